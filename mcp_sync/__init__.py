@@ -1,0 +1,1 @@
+"""mcp_sync: a synchronous, thread-based client for the Model Context Protocol."""

@@ -1,0 +1,232 @@
+"""The exceptions mcp_sync raises, in one hierarchy.
+
+Catch :class:`McpError` for "anything MCP went wrong". Tool failures are not exceptions:
+they come back as results with ``result.is_error`` set.
+
+::
+
+    McpError
+    ├── RpcError                    the peer answered with a JSON-RPC error
+    │   ├── UrlElicitationRequired  -32042: the user must open URLs first (2025-11-25)
+    │   └── MissingClientCapability -32021: the request needed a capability we did not declare
+    ├── RequestTimeout              also a builtin TimeoutError
+    ├── Aborted                     the caller's AbortSignal fired (or Ctrl-C)
+    ├── ConnectionClosed            the transport closed; carries the cause
+    ├── TransportError              I/O failed
+    │   ├── HttpError               an HTTP status the transport could not use
+    │   └── SessionExpired          the server forgot our Mcp-Session-Id (HTTP 404)
+    ├── ProtocolError               the peer broke the protocol (bad JSON-RPC, bad result shape)
+    ├── UnsupportedProtocolVersion  no protocol version both sides speak
+    ├── CapabilityError             the server did not advertise what this call needs
+    ├── NotSupportedInEra           the negotiated protocol era has no such concept
+    └── InvalidStateError           the client is not in a state that allows the call
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "Aborted",
+    "CapabilityError",
+    "ConnectionClosed",
+    "HttpError",
+    "InvalidStateError",
+    "McpError",
+    "MissingClientCapability",
+    "NotSupportedInEra",
+    "ProtocolError",
+    "RequestTimeout",
+    "RpcError",
+    "SessionExpired",
+    "TransportError",
+    "UnsupportedProtocolVersion",
+    "UrlElicitationRequired",
+]
+
+
+class McpError(Exception):
+    """Base class of every error mcp_sync raises."""
+
+
+class RpcError(McpError):
+    """The peer answered a request with a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} (JSON-RPC error {code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+    @classmethod
+    def from_error(cls, error: dict[str, Any]) -> RpcError:
+        """Build the most specific subclass for a JSON-RPC ``error`` object."""
+        code = error["code"]
+        message = str(error.get("message", ""))
+        data = error.get("data")
+        if code == UrlElicitationRequired.CODE:
+            return UrlElicitationRequired(code, message, data)
+        if code == MissingClientCapability.CODE:
+            return MissingClientCapability(code, message, data)
+        return cls(code, message, data)
+
+    def to_error(self) -> dict[str, Any]:
+        """The JSON-RPC ``error`` object for this error."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class UrlElicitationRequired(RpcError):
+    """-32042: the server needs the user to visit URLs before it can answer (2025-11-25).
+
+    ``elicitations`` holds the URL-mode elicitation requests (dicts with ``url``, ``message``
+    and ``elicitationId``) from the error's data.
+    """
+
+    CODE = -32042
+
+    @property
+    def elicitations(self) -> list[dict[str, Any]]:
+        data = self.data if isinstance(self.data, dict) else {}
+        items = data.get("elicitations", [])
+        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+    @property
+    def urls(self) -> list[str]:
+        return [str(item["url"]) for item in self.elicitations if "url" in item]
+
+
+class MissingClientCapability(RpcError):
+    """-32021: the request needed a client capability that was not declared (2026-07-28)."""
+
+    CODE = -32021
+
+    @property
+    def required_capabilities(self) -> Any:
+        return self.data.get("requiredCapabilities") if isinstance(self.data, dict) else None
+
+
+class RequestTimeout(McpError, TimeoutError):
+    """A request got no answer within its timeout. It was cancelled on the wire."""
+
+    def __init__(self, method: str, timeout: float) -> None:
+        super().__init__(f"{method} timed out after {timeout:g} s")
+        self.method = method
+        self.timeout = timeout
+
+
+class Aborted(McpError):
+    """The request was aborted through its ``signal`` (or by Ctrl-C) and cancelled on the wire."""
+
+    def __init__(self, reason: object = None) -> None:
+        super().__init__(f"aborted: {reason}" if reason is not None else "aborted")
+        self.reason = reason
+
+
+class ConnectionClosed(McpError):
+    """The connection to the server is closed; ``cause`` says why when known.
+
+    For a stdio server that died, ``exit_status`` and ``stderr_tail`` tell how.
+    """
+
+    def __init__(
+        self,
+        message: str = "connection closed",
+        *,
+        cause: BaseException | None = None,
+        exit_status: int | None = None,
+        stderr_tail: str | None = None,
+    ) -> None:
+        text = message
+        if exit_status is not None:
+            text += f" (exit status {exit_status})"
+        if cause is not None:
+            text += f": {cause}"
+        if stderr_tail:
+            tail = stderr_tail[-2000:].rstrip()
+            text += f"\n--- server stderr (last lines) ---\n{tail}"
+        super().__init__(text)
+        self.cause = cause
+        self.exit_status = exit_status
+        self.stderr_tail = stderr_tail
+        if cause is not None:
+            self.__cause__ = cause
+
+
+class TransportError(McpError):
+    """A transport could not send or receive.
+
+    A transport that can tell which request an error belongs to sets ``request_id``: only that
+    request fails. Otherwise the error is reported and the connection goes on.
+    """
+
+    def __init__(self, message: str, *, request_id: str | int | None = None) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+
+
+class HttpError(TransportError):
+    """The server answered with an HTTP status the transport could not use.
+
+    ``body`` holds at most the first 8 KiB of the response body.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        body: str = "",
+        *,
+        message: str | None = None,
+        request_id: str | int | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        text = message or f"HTTP {status}"
+        if body:
+            text += f": {body[:500]}"
+        super().__init__(text, request_id=request_id)
+        self.status = status
+        self.body = body
+        self.headers = headers or {}
+
+
+class SessionExpired(TransportError):
+    """The server no longer knows the session (HTTP 404 on a request carrying a session id)."""
+
+
+class ProtocolError(McpError):
+    """The peer sent something the protocol does not allow, or a result of the wrong shape."""
+
+
+class UnsupportedProtocolVersion(McpError):
+    """The server chose, or only supports, protocol versions this client does not speak."""
+
+    def __init__(self, offered: str | None, supported: Sequence[str]) -> None:
+        super().__init__(
+            f"server protocol version {offered!r} is not supported; "
+            f"this client speaks {', '.join(supported)}"
+        )
+        self.offered = offered
+        self.supported = tuple(supported)
+
+
+class CapabilityError(McpError):
+    """The server did not advertise the capability a call needs; nothing was sent."""
+
+    def __init__(self, method: str, capability: str) -> None:
+        super().__init__(
+            f"server does not advertise the {capability!r} capability needed by {method}"
+            " (pass strict_capabilities=False to the Client to send anyway)"
+        )
+        self.method = method
+        self.capability = capability
+
+
+class NotSupportedInEra(McpError):
+    """The protocol era in use has no equivalent of the requested operation."""
+
+
+class InvalidStateError(McpError):
+    """The client is not in a state that allows the call (e.g. not connected yet, or closed)."""

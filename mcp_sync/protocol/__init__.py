@@ -1,0 +1,1 @@
+"""The MCP protocol with no I/O: JSON-RPC messages, versions, ``_meta`` keys and types."""

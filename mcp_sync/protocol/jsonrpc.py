@@ -1,0 +1,210 @@
+"""JSON-RPC 2.0 messages as MCP uses them: building, encoding and checking them. No I/O.
+
+Messages travel as plain dicts (what ``json.loads`` gives); :func:`parse` checks one and
+classifies it into a small frozen object, so the session core never guesses at a dict's shape.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Union
+
+from ..errors import ProtocolError
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "ErrorResponse",
+    "InvalidMessage",
+    "Message",
+    "Notification",
+    "Request",
+    "RequestId",
+    "Response",
+    "decode",
+    "encode",
+    "error_response",
+    "is_request_id",
+    "notification",
+    "parse",
+    "parse_batch",
+    "request",
+    "result_response",
+]
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+RequestId = Union[str, int]
+JsonObject = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Request:
+    """A request from the peer: it expects a response with the same ``id``."""
+
+    id: RequestId
+    method: str
+    params: JsonObject | None
+
+
+@dataclass(frozen=True)
+class Notification:
+    """A one-way message from the peer."""
+
+    method: str
+    params: JsonObject | None
+
+
+@dataclass(frozen=True)
+class Response:
+    """A success response to one of our requests."""
+
+    id: RequestId
+    result: Any
+
+
+@dataclass(frozen=True)
+class ErrorResponse:
+    """An error response; ``id`` is None when the peer could not read our request's id."""
+
+    id: RequestId | None
+    code: int
+    message: str
+    data: Any
+
+
+Message = Union[Request, Notification, Response, ErrorResponse]
+
+
+class InvalidMessage(ProtocolError):
+    """A JSON value that is not a valid JSON-RPC 2.0 message.
+
+    ``id`` is the message's id when one could be read, so that the request it answers can fail
+    at once instead of waiting for its timeout.
+    """
+
+    def __init__(self, reason: str, raw: Any, id: RequestId | None = None) -> None:
+        shown = repr(raw)
+        if len(shown) > 200:
+            shown = shown[:200] + "..."
+        super().__init__(f"invalid JSON-RPC message ({reason}): {shown}")
+        self.reason = reason
+        self.raw = raw
+        self.id = id
+
+
+def is_request_id(value: object) -> bool:
+    """True for a usable JSON-RPC id: a str or an int (bool and null are not ids)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def parse(obj: Any) -> Message:
+    """Check one decoded JSON value and classify it; raise :class:`InvalidMessage` if invalid."""
+    if not isinstance(obj, dict):
+        raise InvalidMessage("not an object", obj)
+    raw_id = obj.get("id")
+    usable_id = raw_id if is_request_id(raw_id) else None
+    if obj.get("jsonrpc") != "2.0":
+        raise InvalidMessage('"jsonrpc" must be "2.0"', obj, usable_id)
+    params = obj.get("params")
+    if "method" in obj:
+        method = obj["method"]
+        if "result" in obj or "error" in obj:
+            raise InvalidMessage("has both a method and a result or error", obj, usable_id)
+        if not isinstance(method, str):
+            raise InvalidMessage('"method" must be a string', obj, usable_id)
+        if params is not None and not isinstance(params, dict):
+            raise InvalidMessage('"params" must be an object', obj, usable_id)
+        if "id" not in obj:
+            return Notification(method, params)
+        if usable_id is None:
+            raise InvalidMessage('request "id" must be a string or an integer', obj)
+        return Request(usable_id, method, params)
+    if "result" in obj:
+        if "error" in obj:
+            raise InvalidMessage("has both a result and an error", obj, usable_id)
+        if usable_id is None:
+            raise InvalidMessage('response "id" must be a string or an integer', obj)
+        return Response(usable_id, obj["result"])
+    if "error" in obj:
+        error = obj["error"]
+        if not isinstance(error, dict):
+            raise InvalidMessage('"error" must be an object', obj, usable_id)
+        code = error.get("code")
+        if not isinstance(code, int) or isinstance(code, bool):
+            raise InvalidMessage("error code must be an integer", obj, usable_id)
+        message = error.get("message")
+        return ErrorResponse(
+            usable_id, code, message if isinstance(message, str) else "", error.get("data")
+        )
+    raise InvalidMessage("neither a request, a notification nor a response", obj, usable_id)
+
+
+def parse_batch(obj: Any) -> list[Message | InvalidMessage]:
+    """Like :func:`parse`, also unpacking a batch array (2025-03-26); errors are returned."""
+    items = obj if isinstance(obj, list) else [obj]
+    if not items:
+        return [InvalidMessage("empty batch", obj)]
+    out: list[Message | InvalidMessage] = []
+    for item in items:
+        try:
+            out.append(parse(item))
+        except InvalidMessage as exc:
+            out.append(exc)
+    return out
+
+
+def request(id: RequestId, method: str, params: JsonObject | None = None) -> JsonObject:
+    """A request message dict."""
+    message: JsonObject = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def notification(method: str, params: JsonObject | None = None) -> JsonObject:
+    """A notification message dict."""
+    message: JsonObject = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def result_response(id: RequestId, result: Any) -> JsonObject:
+    """A success response dict."""
+    return {"jsonrpc": "2.0", "id": id, "result": result}
+
+
+def error_response(
+    id: RequestId | None, code: int, message: str, data: Any = None
+) -> JsonObject:
+    """An error response dict."""
+    error: JsonObject = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": id, "error": error}
+
+
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def encode(message: Any) -> bytes:
+    """Compact UTF-8 JSON for a message (no newlines inside, as stdio framing needs)."""
+    return _encoder.encode(message).encode("utf-8")
+
+
+def decode(data: bytes | str) -> Any:
+    """Decode one JSON text; raise :class:`ProtocolError` naming the problem if it is not JSON."""
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        shown = data[:200] if isinstance(data, (bytes, str)) else data
+        raise ProtocolError(f"invalid JSON ({exc}): {shown!r}") from None

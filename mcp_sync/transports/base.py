@@ -1,0 +1,179 @@
+"""The transport contract: the strict point of cut-off between the session core and I/O.
+
+A transport moves whole JSON-RPC messages and knows nothing of their meaning beyond what
+framing needs. The session core (:mod:`mcp_sync._session`) owns ids, correlation, timeouts,
+cancellation and initialization.
+
+Contract, for someone writing a transport:
+
+``start()``
+    Open the connection (spawn the process, open the socket) and start the reader thread,
+    named ``mcp-sync-<kind>-reader`` and daemonic. Raise a :class:`~mcp_sync.errors.McpError`
+    naming what failed (a missing command, a refused connection). Called once.
+
+``send(message, signal=None)``
+    Write one message (a JSON-serializable dict). Serialize concurrent writers. Do not start
+    writing if ``signal`` is already aborted: the caller has given up. For a request, the
+    session aborts ``signal`` once the request settles (answered, timed out, aborted), so a
+    transport that keeps a per-request stream open (HTTP) closes it then. Return once the
+    message is handed off; a transport whose peer may take long to answer does that waiting on
+    its own threads. Raise :class:`~mcp_sync.errors.ConnectionClosed` after close, or a
+    :class:`~mcp_sync.errors.TransportError` when this one message cannot be sent.
+
+``close()``
+    Idempotent, callable from any thread (a listener included). Release every reader, stop
+    the peer (a child process is gone when it returns), join the threads it started, and fire
+    ``on_close`` once, with ``None`` as the cause.
+
+``set_protocol_version(version)``
+    Tells the transport the negotiated version (HTTP sends it as a header).
+
+Incoming traffic goes to listeners, called on the transport's threads; they must be quick:
+
+- ``on_message(callback)``: each decoded JSON value (an object, or a batch array), in order.
+- ``on_error(callback)``: problems that do not end the connection (an unparsable line, an HTTP
+  error for one request). An error with ``request_id`` set fails just that request.
+- ``on_close(callback)``: once, when the connection ends, with the cause (None after a normal
+  ``close()``; a :class:`~mcp_sync.errors.ConnectionClosed` carries the details).
+
+Each ``on_*`` returns a function that removes the listener.
+
+Example, a transport over a socket-like object ``conn`` with ``readline``/``write``::
+
+    class LineTransport(Transport):
+        kind = "line"
+
+        def start(self):
+            threading.Thread(target=self._read, name="mcp-sync-line-reader", daemon=True).start()
+
+        def _read(self):
+            for line in conn:
+                self._deliver(json.loads(line))
+            self._fire_close(None)
+
+        def send(self, message, signal=None):
+            if signal is None or not signal.aborted:
+                conn.write(jsonrpc.encode(message) + b"\\n")
+
+        def close(self):
+            conn.close()
+            self._fire_close(None)
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from ..abort import AbortSignal
+
+__all__ = ["Transport"]
+
+logger = logging.getLogger("mcp_sync.transport")
+
+MessageListener = Callable[[Any], None]
+ErrorListener = Callable[[BaseException], None]
+CloseListener = Callable[[BaseException | None], None]
+
+
+class Transport(ABC):
+    """Base class of every transport. Subclasses implement ``start``, ``send`` and ``close``."""
+
+    #: Short name used in thread names and messages.
+    kind: ClassVar[str] = "transport"
+
+    def __init__(self) -> None:
+        self._message_listeners: tuple[MessageListener, ...] = ()
+        self._error_listeners: tuple[ErrorListener, ...] = ()
+        self._close_listeners: tuple[CloseListener, ...] = ()
+        self._listener_lock = threading.Lock()
+        self._close_fired = False
+        self.protocol_version: str | None = None
+
+    # -- the contract -------------------------------------------------------------------
+
+    @abstractmethod
+    def start(self) -> None:
+        """Open the connection and start reading."""
+
+    @abstractmethod
+    def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
+        """Write one JSON-RPC message (see the module docstring)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close the connection, stop the peer and join the transport's threads."""
+
+    def set_protocol_version(self, version: str) -> None:
+        """Record the negotiated protocol version."""
+        self.protocol_version = version
+
+    # -- listeners ----------------------------------------------------------------------
+
+    def on_message(self, callback: MessageListener) -> Callable[[], None]:
+        """Call ``callback(message)`` for each incoming message; returns a remover."""
+        return self._add("_message_listeners", callback)
+
+    def on_error(self, callback: ErrorListener) -> Callable[[], None]:
+        """Call ``callback(error)`` for each non-fatal error; returns a remover."""
+        return self._add("_error_listeners", callback)
+
+    def on_close(self, callback: CloseListener) -> Callable[[], None]:
+        """Call ``callback(cause)`` once when the connection ends; returns a remover."""
+        return self._add("_close_listeners", callback)
+
+    @property
+    def closed(self) -> bool:
+        """True once ``on_close`` has fired."""
+        return self._close_fired
+
+    def _add(self, attr: str, callback: Any) -> Callable[[], None]:
+        with self._listener_lock:
+            setattr(self, attr, (*getattr(self, attr), callback))
+
+        def remove() -> None:
+            with self._listener_lock:
+                current = getattr(self, attr)
+                if callback in current:
+                    items = list(current)
+                    items.remove(callback)
+                    setattr(self, attr, tuple(items))
+
+        return remove
+
+    # -- for subclasses -----------------------------------------------------------------
+
+    def _deliver(self, message: Any) -> None:
+        """Hand one decoded message to the listeners."""
+        for listener in self._message_listeners:
+            try:
+                listener(message)
+            except Exception:
+                logger.exception("%s transport: message listener failed", self.kind)
+
+    def _report(self, error: BaseException) -> None:
+        """Hand a non-fatal error to the listeners (logged when nobody listens)."""
+        listeners = self._error_listeners
+        if not listeners:
+            logger.warning("%s transport: %s", self.kind, error)
+        for listener in listeners:
+            try:
+                listener(error)
+            except Exception:
+                logger.exception("%s transport: error listener failed", self.kind)
+
+    def _fire_close(self, cause: BaseException | None) -> None:
+        """Fire ``on_close`` the first time this is called; later calls do nothing."""
+        with self._listener_lock:
+            if self._close_fired:
+                return
+            self._close_fired = True
+            listeners = self._close_listeners
+        for listener in listeners:
+            try:
+                listener(cause)
+            except Exception:
+                logger.exception("%s transport: close listener failed", self.kind)

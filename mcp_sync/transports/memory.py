@@ -1,0 +1,87 @@
+"""An in-process transport pair for tests: what one side sends, the other receives."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from typing import Any
+
+from ..abort import AbortSignal
+from ..errors import ConnectionClosed
+from .base import Transport
+
+__all__ = ["InMemoryTransport", "in_memory_transport_pair"]
+
+_STOP = object()
+
+
+class InMemoryTransport(Transport):
+    """One end of an in-memory pair made by :func:`in_memory_transport_pair`.
+
+    Messages are delivered as copies (a JSON round trip, so nothing unserializable slips
+    through), in order, on this end's own reader thread. Closing either end closes both.
+    """
+
+    kind = "memory"
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.peer: InMemoryTransport | None = None
+        self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._send_lock = threading.Lock()
+        self._closing = False
+
+    def start(self) -> None:
+        if self._thread is not None:
+            raise RuntimeError("transport already started")
+        self._thread = threading.Thread(
+            target=self._read, name=f"mcp-sync-{self.kind}-reader", daemon=True
+        )
+        self._thread.start()
+
+    def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
+        if self._closing or self.peer is None or self.peer._closing:
+            raise ConnectionClosed(f"in-memory transport {self.name!r} is closed")
+        data = json.dumps(message)
+        with self._send_lock:
+            if signal is not None and signal.aborted:
+                return
+            self.peer._inbox.put(data)
+
+    def emit_error(self, error: BaseException) -> None:
+        """Report ``error`` to this end's ``on_error`` listeners, as a real transport would."""
+        self._report(error)
+
+    def close(self) -> None:
+        self._shutdown(None)
+        if self.peer is not None:
+            self.peer._shutdown(ConnectionClosed("in-memory peer closed the connection"))
+
+    def _shutdown(self, cause: BaseException | None) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        self._inbox.put(_STOP)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        self._fire_close(cause)
+
+    def _read(self) -> None:
+        while True:
+            item = self._inbox.get()
+            if item is _STOP:
+                return
+            self._deliver(json.loads(item))
+
+
+def in_memory_transport_pair() -> tuple[InMemoryTransport, InMemoryTransport]:
+    """Two connected transports: give the first to a ``Client``, drive the second yourself."""
+    client_side = InMemoryTransport("client")
+    server_side = InMemoryTransport("server")
+    client_side.peer = server_side
+    server_side.peer = client_side
+    return client_side, server_side
