@@ -11,6 +11,7 @@ that call raise :class:`~mcp_sync.errors.Aborted` and cancel the request on the 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable
 
@@ -65,11 +66,8 @@ class AbortSignal:
         return lambda: None
 
     def _remove(self, callback: _Callback) -> None:
-        with self._lock:
-            try:
-                self._callbacks.remove(callback)
-            except ValueError:
-                pass
+        with self._lock, contextlib.suppress(ValueError):
+            self._callbacks.remove(callback)
 
     def _abort(self, reason: object) -> bool:
         with self._lock:

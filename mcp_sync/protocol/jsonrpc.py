@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, TypeGuard
 
 from ..errors import ProtocolError
 
@@ -42,7 +42,7 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
-RequestId = Union[str, int]
+RequestId = str | int
 JsonObject = dict[str, Any]
 
 
@@ -81,7 +81,7 @@ class ErrorResponse:
     data: Any
 
 
-Message = Union[Request, Notification, Response, ErrorResponse]
+Message = Request | Notification | Response | ErrorResponse
 
 
 class InvalidMessage(ProtocolError):
@@ -101,7 +101,7 @@ class InvalidMessage(ProtocolError):
         self.id = id
 
 
-def is_request_id(value: object) -> bool:
+def is_request_id(value: object) -> TypeGuard[RequestId]:
     """True for a usable JSON-RPC id: a str or an int (bool and null are not ids)."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
@@ -183,9 +183,7 @@ def result_response(id: RequestId, result: Any) -> JsonObject:
     return {"jsonrpc": "2.0", "id": id, "result": result}
 
 
-def error_response(
-    id: RequestId | None, code: int, message: str, data: Any = None
-) -> JsonObject:
+def error_response(id: RequestId | None, code: int, message: str, data: Any = None) -> JsonObject:
     """An error response dict."""
     error: JsonObject = {"code": code, "message": message}
     if data is not None:

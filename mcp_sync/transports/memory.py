@@ -43,13 +43,18 @@ class InMemoryTransport(Transport):
         self._thread.start()
 
     def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
-        if self._closing or self.peer is None or self.peer._closing:
+        self.send_raw(message, signal)
+
+    def send_raw(self, value: Any, signal: AbortSignal | None = None) -> None:
+        """Send any JSON value, valid JSON-RPC or not (to script a misbehaving peer)."""
+        peer = self.peer
+        if self._closing or peer is None or peer._closing:
             raise ConnectionClosed(f"in-memory transport {self.name!r} is closed")
-        data = json.dumps(message)
+        data = json.dumps(value)
         with self._send_lock:
             if signal is not None and signal.aborted:
                 return
-            self.peer._inbox.put(data)
+            peer._inbox.put(data)
 
     def emit_error(self, error: BaseException) -> None:
         """Report ``error`` to this end's ``on_error`` listeners, as a real transport would."""

@@ -1,0 +1,42 @@
+# make test: set up everything (venv, real MCP peers, Node 22) and run lint, types and tests.
+# make demo: set up the venv and run examples/quickstart.py against a real MCP server.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PEERS  := tests/peers
+STAMP  := $(VENV)/.installed-stamp
+NODE_STAMP := $(PEERS)/node_modules/.installed-stamp
+
+.PHONY: test demo bench lint typecheck venv peers clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test,dev,validation]'
+	touch $@
+
+$(NODE_STAMP): $(PEERS)/package.json $(PEERS)/package-lock.json
+	cd $(PEERS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+venv: $(STAMP)
+peers: $(NODE_STAMP)
+
+lint: venv
+	$(VENV)/bin/ruff check mcp_sync tests examples
+
+typecheck: venv
+	$(VENV)/bin/mypy --strict mcp_sync
+
+test: venv peers lint typecheck
+	$(VENV)/bin/pytest --cov=mcp_sync --cov-report=term:skip-covered
+
+demo: venv
+	$(PY) examples/quickstart.py
+
+bench: venv peers
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) $(PEERS)/node_modules .coverage .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,140 @@
+"""Adapting the user's plain callables into server-request handlers, and the capabilities
+they imply. The client registers these; the session core calls them on the dispatcher thread.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .abort import AbortSignal
+from .errors import RpcError
+from .protocol import jsonrpc
+from .protocol.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    Root,
+    parse_elicit_params,
+)
+
+if TYPE_CHECKING:
+    from .client import Client
+
+__all__ = ["HandlerContext", "RootsSource", "roots_to_wire"]
+
+
+@dataclass(frozen=True)
+class HandlerContext:
+    """What a handler may want besides the request's params.
+
+    ``signal`` fires when the server cancels the request (or the connection closes); a long
+    handler should check it. ``client`` is the client the request came through: a handler may
+    call it (e.g. list resources while sampling) without deadlock.
+    """
+
+    signal: AbortSignal
+    client: Client
+    method: str
+
+
+RootLike = Root | str | os.PathLike[str]
+RootsSource = Sequence[RootLike] | Callable[[], Sequence[RootLike]]
+
+
+def _root_to_wire(root: RootLike) -> dict[str, Any]:
+    if isinstance(root, Root):
+        return root.to_wire()
+    if isinstance(root, (str, os.PathLike)) and not str(root).startswith("file://"):
+        path = Path(root).expanduser().resolve()
+        return {"uri": path.as_uri(), "name": path.name or str(path)}
+    return {"uri": str(root)}
+
+
+def roots_to_wire(roots: RootsSource) -> list[dict[str, Any]]:
+    """The ``roots`` list of a ``roots/list`` answer; paths become ``file://`` URIs."""
+    items = roots() if callable(roots) else roots
+    return [_root_to_wire(root) for root in items]
+
+
+def _arity(handler: Callable[..., Any]) -> int:
+    """How many positional arguments ``handler`` takes (1: params; 2: params, context)."""
+    try:
+        parameters = inspect.signature(handler).parameters.values()
+    except (TypeError, ValueError):
+        return 2
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind is p.VAR_POSITIONAL for p in parameters):
+        return 2
+    return 2 if len(positional) >= 2 else 1
+
+
+def call_user(handler: Callable[..., Any], params: Any, context: HandlerContext) -> Any:
+    """Call a user handler with ``(params)`` or ``(params, context)``, as it was written."""
+    return handler(params, context) if _arity(handler) == 2 else handler(params)
+
+
+def _to_wire(result: Any) -> Any:
+    to_wire = getattr(result, "to_wire", None)
+    return to_wire() if callable(to_wire) else result
+
+
+def sampling_handler(
+    client: Client, user: Callable[..., Any], tools: bool
+) -> Callable[[dict[str, Any], AbortSignal], Any]:
+    """A ``sampling/createMessage`` handler around the user's typed callable."""
+
+    def handle(params: dict[str, Any], signal: AbortSignal) -> Any:
+        typed = CreateMessageRequestParams.from_wire(params)
+        if typed.tools and not tools:
+            raise RpcError(
+                jsonrpc.INVALID_PARAMS, "this client did not declare tools support in sampling"
+            )
+        context = HandlerContext(signal, client, "sampling/createMessage")
+        result = call_user(user, typed, context)
+        if isinstance(result, dict):
+            result = CreateMessageResult.from_wire(result)
+        return _to_wire(result)
+
+    return handle
+
+
+def elicitation_handler(
+    client: Client, form: Callable[..., Any] | None, url: Callable[..., Any] | None
+) -> Callable[[dict[str, Any], AbortSignal], Any]:
+    """An ``elicitation/create`` handler dispatching on the request's mode."""
+
+    def handle(params: dict[str, Any], signal: AbortSignal) -> Any:
+        typed = parse_elicit_params(params)
+        user = url if isinstance(typed, ElicitRequestURLParams) else form
+        if user is None:
+            mode = "url" if isinstance(typed, ElicitRequestURLParams) else "form"
+            raise RpcError(jsonrpc.INVALID_PARAMS, f"elicitation mode {mode!r} is not supported")
+        result = call_user(user, typed, HandlerContext(signal, client, "elicitation/create"))
+        if isinstance(result, dict):
+            result = ElicitResult.from_wire(result)
+        if isinstance(typed, ElicitRequestFormParams) and isinstance(result, ElicitResult):
+            result = apply_form_defaults(typed, result)
+        return _to_wire(result)
+
+    return handle
+
+
+def apply_form_defaults(request: ElicitRequestFormParams, result: ElicitResult) -> ElicitResult:
+    """Fill in schema defaults (SEP-1034) for fields an accepting handler left out."""
+    if result.action != "accept":
+        return result
+    properties = (request.requested_schema or {}).get("properties") or {}
+    content = dict(result.content or {})
+    for name, schema in properties.items():
+        if name not in content and isinstance(schema, dict) and "default" in schema:
+            content[name] = schema["default"]
+    if content == (result.content or {}) and result.content is not None:
+        return result
+    return result.model_copy(update={"content": content})

@@ -1,0 +1,433 @@
+"""The session core: ids, pending requests, deadlines, progress, cancellation, inbound dispatch.
+
+A blocking call travels like this::
+
+    caller thread                      reader thread (transport)        dispatcher thread
+    -------------                      -------------------------        -----------------
+    request(): new id, pending entry
+    transport.send(message, signal)
+    wait on the Future, until the      response arrives: parse,
+    (movable) deadline                 resolve the Future
+    <- result / raise                  progress: move the deadline,     on_progress callback
+                                       queue the callback
+                                       server request / notification -> handler / listeners
+
+The caller waits on its Future with a timeout equal to the time left; when it wakes it
+re-reads the deadline, which progress notifications may have pushed back. So a renewed timeout
+costs nothing while nothing happens, and Ctrl-C reaches the caller promptly (lock waits with a
+timeout are interruptible).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from . import _dispatch
+from .abort import AbortController, AbortSignal
+from .errors import Aborted, ConnectionClosed, McpError, ProtocolError, RequestTimeout, RpcError
+from .protocol import jsonrpc
+from .protocol.jsonrpc import (
+    ErrorResponse,
+    InvalidMessage,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+)
+from .transports.base import Transport
+
+__all__ = ["RequestHandler", "Session"]
+
+logger = logging.getLogger("mcp_sync")
+
+#: ``handler(params, signal) -> result``; raise :class:`RpcError` to answer with an error.
+RequestHandler = Callable[[dict[str, Any], AbortSignal], Any]
+NotificationListener = Callable[[Notification], None]
+ProgressCallback = Callable[[dict[str, Any]], None]
+
+_INTERRUPT_SLICE = 0.05
+
+
+class _Pending:
+    __slots__ = (
+        "cancel_reason",
+        "deadline",
+        "future",
+        "id",
+        "max_total",
+        "method",
+        "on_progress",
+        "send_control",
+        "timeout",
+        "total_deadline",
+    )
+
+    def __init__(
+        self,
+        id: RequestId,
+        method: str,
+        timeout: float | None,
+        max_total_timeout: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> None:
+        now = time.monotonic()
+        self.id = id
+        self.method = method
+        self.future: Future[Any] = Future()
+        self.timeout = timeout
+        self.max_total = max_total_timeout
+        self.total_deadline = now + max_total_timeout if max_total_timeout else math.inf
+        self.deadline = min(now + timeout if timeout else math.inf, self.total_deadline)
+        self.on_progress = on_progress
+        self.send_control = AbortController()
+        self.cancel_reason: str | None = None
+
+
+class Session:
+    """Correlates requests and responses over one transport. Owned by a ``Client``."""
+
+    def __init__(self, transport: Transport, dispatcher: _dispatch.Dispatcher) -> None:
+        self.transport = transport
+        self.dispatcher = dispatcher
+        #: False in eras/transports where cancelling means closing the request's stream.
+        self.cancel_on_wire = True
+        self._ids = itertools.count(1)
+        self._pending: dict[RequestId, _Pending] = {}
+        self._inbound: dict[RequestId, AbortController] = {}
+        self._handlers: dict[str, RequestHandler] = {}
+        self._listeners: dict[str | None, tuple[NotificationListener, ...]] = {}
+        self._error_listeners: tuple[Callable[[BaseException], None], ...] = ()
+        self._lock = threading.Lock()
+        self._close_cause: BaseException | None = None
+        self._closed = False
+        self._removers = [
+            transport.on_message(self._on_message),
+            transport.on_error(self._on_transport_error),
+            transport.on_close(self._on_transport_close),
+        ]
+
+    # -- outgoing -----------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None,
+        max_total_timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressCallback | None = None,
+        cancellable: bool = True,
+    ) -> Any:
+        """Send a request and block until its result; raise on error, timeout or abort."""
+        self._check_open()
+        if signal is not None:
+            signal.throw_if_aborted()
+        request_id = next(self._ids)
+        pending = _Pending(request_id, method, timeout, max_total_timeout, on_progress)
+        if on_progress is not None:
+            params = dict(params or {})
+            meta = dict(params.get("_meta") or {})
+            meta["progressToken"] = request_id
+            params["_meta"] = meta
+        self._pending[request_id] = pending
+        remove_abort = (
+            signal.on_abort(lambda reason: self._settle_locally(pending, Aborted(reason), reason))
+            if signal is not None
+            else None
+        )
+        try:
+            try:
+                self.transport.send(
+                    jsonrpc.request(request_id, method, params), pending.send_control.signal
+                )
+            except BaseException as exc:
+                self._settle(pending, error=exc)
+                raise
+            return self._wait(pending, cancellable)
+        finally:
+            if remove_abort is not None:
+                remove_abort()
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification."""
+        self._check_open()
+        self.transport.send(jsonrpc.notification(method, params))
+
+    def _wait(self, pending: _Pending, cancellable: bool) -> Any:
+        future = pending.future
+        # Only the main thread gets KeyboardInterrupt, and a signal does not always interrupt
+        # its wait: there it waits in short slices so Ctrl-C is seen promptly.
+        main_thread = threading.current_thread() is threading.main_thread()
+        try:
+            while True:
+                remaining = pending.deadline - time.monotonic()
+                if remaining <= 0:
+                    capped = pending.deadline >= pending.total_deadline
+                    limit = pending.max_total if capped else pending.timeout
+                    self._settle_locally(
+                        pending, RequestTimeout(pending.method, limit or 0.0), "Request timed out"
+                    )
+                if main_thread:
+                    remaining = min(remaining, _INTERRUPT_SLICE)
+                try:
+                    error = future.exception(None if remaining == math.inf else max(remaining, 0))
+                    break
+                except FutureTimeout:
+                    continue
+        except KeyboardInterrupt:
+            self._settle_locally(pending, Aborted("KeyboardInterrupt"), "Interrupted by the user")
+            self._send_cancel(pending, cancellable)
+            raise
+        self._send_cancel(pending, cancellable)
+        if error is not None:
+            raise error
+        return future.result()
+
+    def _send_cancel(self, pending: _Pending, cancellable: bool) -> None:
+        reason = pending.cancel_reason
+        if reason is None or not cancellable or not self.cancel_on_wire or self._closed:
+            return
+        try:
+            self.transport.send(
+                jsonrpc.notification(
+                    "notifications/cancelled", {"requestId": pending.id, "reason": reason}
+                )
+            )
+        except McpError as exc:
+            logger.debug("could not send notifications/cancelled: %s", exc)
+
+    def _settle_locally(self, pending: _Pending, error: BaseException, reason: object) -> None:
+        """Give up on a request from our side (timeout, abort, Ctrl-C)."""
+        if self._settle(pending, error=error):
+            pending.cancel_reason = str(reason)
+
+    def _settle(
+        self, pending: _Pending, result: Any = None, error: BaseException | None = None
+    ) -> bool:
+        # dict.pop is atomic: whoever pops the entry settles the request, exactly once.
+        if self._pending.pop(pending.id, None) is None:
+            return False
+        if error is not None:
+            pending.future.set_exception(error)
+        else:
+            pending.future.set_result(result)
+        pending.send_control.abort("settled")
+        return True
+
+    # -- incoming -----------------------------------------------------------------------
+
+    def _on_message(self, raw: Any) -> None:
+        if isinstance(raw, dict):
+            try:
+                self._handle(jsonrpc.parse(raw))
+            except InvalidMessage as exc:
+                self._on_invalid(exc)
+            return
+        for item in jsonrpc.parse_batch(raw):
+            if isinstance(item, InvalidMessage):
+                self._on_invalid(item)
+            else:
+                self._handle(item)
+
+    def _handle(self, message: jsonrpc.Message) -> None:
+        if isinstance(message, Response):
+            pending = self._pending.get(message.id)
+            if pending is None:
+                logger.debug("response for unknown or settled request id %r", message.id)
+            else:
+                self._settle(pending, result=message.result)
+        elif isinstance(message, ErrorResponse):
+            error = RpcError.from_error(
+                {"code": message.code, "message": message.message, "data": message.data}
+            )
+            pending = self._pending.get(message.id) if message.id is not None else None
+            if pending is not None:
+                self._settle(pending, error=error)
+            elif message.id is None:
+                self._report(ProtocolError(f"error response without a request id: {error}"))
+            else:
+                logger.debug("error for unknown or settled request id %r: %s", message.id, error)
+        elif isinstance(message, Request):
+            self._on_request(message)
+        else:
+            self._on_notification(message)
+
+    def _on_invalid(self, error: InvalidMessage) -> None:
+        pending = self._pending.get(error.id) if error.id is not None else None
+        if pending is not None and "method" not in error.raw:
+            self._settle(pending, error=error)
+        else:
+            self._report(error)
+
+    def _on_request(self, request: Request) -> None:
+        if request.method == "ping":  # answered at once: no user code, must not queue behind any
+            self._respond(request.id, {})
+            return
+        handler = self._handlers.get(request.method)
+        if handler is None:
+            self._respond_error(
+                request.id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {request.method}"
+            )
+            return
+        control = AbortController()
+        self._inbound[request.id] = control
+
+        def run() -> None:
+            try:
+                if control.signal.aborted:
+                    return
+                result = handler(request.params or {}, control.signal)
+            except RpcError as exc:
+                if not control.signal.aborted:
+                    self._respond_error(request.id, exc.code, exc.message, exc.data)
+            except Exception as exc:
+                logger.exception("handler for %s raised", request.method)
+                if not control.signal.aborted:
+                    self._respond_error(
+                        request.id, jsonrpc.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
+                    )
+            else:
+                if not control.signal.aborted:
+                    self._respond(request.id, result)
+            finally:
+                self._inbound.pop(request.id, None)
+
+        self.dispatcher.submit(run)
+
+    def _on_notification(self, notification: Notification) -> None:
+        params = notification.params or {}
+        if notification.method == "notifications/cancelled":
+            request_id = params.get("requestId")
+            control = (
+                self._inbound.pop(request_id, None) if jsonrpc.is_request_id(request_id) else None
+            )
+            if control is not None:
+                control.abort(params.get("reason") or "cancelled by the server")
+            return
+        if notification.method == "notifications/progress":
+            token = params.get("progressToken")
+            pending = self._pending.get(token) if jsonrpc.is_request_id(token) else None
+            if pending is not None and pending.on_progress is not None:
+                if pending.timeout:
+                    pending.deadline = min(
+                        time.monotonic() + pending.timeout, pending.total_deadline
+                    )
+                callback = pending.on_progress
+                self.dispatcher.submit(lambda: callback(params))
+                return
+        listeners = self._listeners.get(notification.method, ()) + self._listeners.get(None, ())
+        for listener in listeners:
+            self.dispatcher.submit(lambda listener=listener: listener(notification))  # type: ignore[misc]
+
+    def _respond(self, request_id: RequestId, result: Any) -> None:
+        self._send_quietly(jsonrpc.result_response(request_id, result))
+
+    def _respond_error(
+        self, request_id: RequestId, code: int, message: str, data: Any = None
+    ) -> None:
+        self._send_quietly(jsonrpc.error_response(request_id, code, message, data))
+
+    def _send_quietly(self, message: dict[str, Any]) -> None:
+        try:
+            self.transport.send(message)
+        except McpError as exc:
+            logger.warning("could not answer the server: %s", exc)
+
+    # -- registration -------------------------------------------------------------------
+
+    def set_handler(self, method: str, handler: RequestHandler | None) -> None:
+        """Answer server requests for ``method`` with ``handler`` (None removes it)."""
+        if handler is None:
+            self._handlers.pop(method, None)
+        else:
+            self._handlers[method] = handler
+
+    def add_listener(
+        self, method: str | None, listener: NotificationListener
+    ) -> Callable[[], None]:
+        """Deliver notifications for ``method`` (every one for None); returns a remover."""
+        with self._lock:
+            self._listeners[method] = (*self._listeners.get(method, ()), listener)
+
+        def remove() -> None:
+            with self._lock:
+                current = list(self._listeners.get(method, ()))
+                if listener in current:
+                    current.remove(listener)
+                    self._listeners[method] = tuple(current)
+
+        return remove
+
+    def add_error_listener(self, listener: Callable[[BaseException], None]) -> Callable[[], None]:
+        """Deliver non-fatal errors (bad messages, transport reports); returns a remover."""
+        with self._lock:
+            self._error_listeners = (*self._error_listeners, listener)
+
+        def remove() -> None:
+            with self._lock:
+                self._error_listeners = tuple(x for x in self._error_listeners if x is not listener)
+
+        return remove
+
+    # -- errors and closing -------------------------------------------------------------
+
+    def _on_transport_error(self, error: BaseException) -> None:
+        request_id = getattr(error, "request_id", None)
+        pending = self._pending.get(request_id) if request_id is not None else None
+        if pending is not None:
+            self._settle(pending, error=error)
+        else:
+            self._report(error)
+
+    def _report(self, error: BaseException) -> None:
+        listeners = self._error_listeners
+        if not listeners:
+            logger.warning("mcp_sync: %s", error)
+        for listener in listeners:
+            self.dispatcher.submit(lambda listener=listener: listener(error))  # type: ignore[misc]
+
+    def _on_transport_close(self, cause: BaseException | None) -> None:
+        self.fail_all(cause)
+
+    def fail_all(self, cause: BaseException | None) -> None:
+        """Mark the session closed and fail every pending request with ``ConnectionClosed``."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._close_cause = cause
+        for pending in list(self._pending.values()):
+            self._settle(pending, error=self.closed_error())
+        for control in list(self._inbound.values()):
+            control.abort("connection closed")
+        self._inbound.clear()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def closed_error(self) -> ConnectionClosed:
+        """A fresh ``ConnectionClosed`` describing why the session ended."""
+        cause = self._close_cause
+        if isinstance(cause, ConnectionClosed):
+            return copy.copy(cause)
+        return ConnectionClosed("connection closed", cause=cause)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise self.closed_error()
+
+    def detach(self) -> None:
+        """Stop listening to the transport."""
+        for remove in self._removers:
+            remove()

@@ -1,0 +1,46 @@
+"""Checking a tool's ``structuredContent`` against its ``outputSchema``.
+
+Uses ``jsonschema`` (the ``validation`` extra), imported only when a caller asks to validate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import McpError, ProtocolError
+
+__all__ = ["OutputValidationError", "validate_structured"]
+
+
+class OutputValidationError(ProtocolError):
+    """A tool's structured content does not match its output schema.
+
+    ``path`` is where the first mismatch is, as a JSON-pointer-like string (``/items/0/id``).
+    """
+
+    def __init__(self, tool: str, path: str, message: str) -> None:
+        super().__init__(
+            f"tool {tool!r}: structured content at {path or '/'} is invalid: {message}"
+        )
+        self.tool = tool
+        self.path = path
+
+
+def validate_structured(tool: str, schema: dict[str, Any], instance: Any) -> None:
+    """Raise :class:`OutputValidationError` unless ``instance`` matches ``schema``."""
+    try:
+        import jsonschema
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise McpError(
+            "validating tool output needs jsonschema: pip install 'mcp-sync-client[validation]'"
+        ) from None
+    if instance is None:
+        raise OutputValidationError(tool, "", "the tool declares an outputSchema but sent none")
+    validator_cls = jsonschema.validators.validator_for(
+        schema, default=jsonschema.Draft202012Validator
+    )
+    errors = sorted(validator_cls(schema).iter_errors(instance), key=lambda e: list(e.path))
+    if errors:
+        first = errors[0]
+        path = "/" + "/".join(str(part) for part in first.absolute_path)
+        raise OutputValidationError(tool, path if first.absolute_path else "", first.message)

@@ -1,0 +1,46 @@
+"""Shared fixtures: a MockServer-backed client, and a check that no client thread outlives it."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from mcp_sync import Client
+from mcp_sync.testing import MockServer
+
+
+def client_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("mcp-sync")]
+
+
+def wait_until(predicate, timeout: float = 5.0, interval: float = 0.005):
+    """Poll ``predicate`` until it is truthy (returning it) or fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s: {predicate}")
+        time.sleep(interval)
+
+
+@pytest.fixture
+def server():
+    return MockServer(capabilities={"tools": {"listChanged": True}, "resources": {"subscribe": True},
+                                    "prompts": {}, "logging": {}, "completions": {}})
+
+
+@pytest.fixture
+def client(server):
+    before = set(client_threads())
+    c = Client("test-client", "1.0", request_timeout=5.0)
+    server.connect(c)
+    server.wait_for("notifications/initialized")
+    yield c
+    c.close()
+    server.transport.close()
+    leftover = [t for t in client_threads() if t not in before and t.is_alive()]
+    assert not leftover, f"threads left after close(): {leftover}"
