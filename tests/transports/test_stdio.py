@@ -1,0 +1,445 @@
+"""StdioTransport and PipeTransport against real subprocesses: the happy paths and the API."""
+
+from __future__ import annotations
+
+import os
+import queue
+import shlex
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from stdio_support import (
+    PYTHON,
+    SERVERS,
+    Recorder,
+    child_pids,
+    open_fds,
+    pid_alive,
+    request,
+    server,
+    transport_threads,
+)
+
+from mcp_sync.abort import AbortController
+from mcp_sync.errors import ConnectionClosed, TransportError
+from mcp_sync.transports.stdio import (
+    DEFAULT_ENV_KEYS,
+    PipeTransport,
+    ServerStartError,
+    StdioTransport,
+)
+
+pytestmark = pytest.mark.timeout(30)
+
+ECHO = str(SERVERS / "stdio_echo.py")
+
+
+def test_round_trip_then_close_of_an_eof_exiting_server_is_fast() -> None:
+    transport = server("stdio_echo")
+    seen = Recorder(transport)
+    transport.start()
+    pid = transport.pid
+    assert pid is not None and pid_alive(pid)
+    assert os.getpgid(pid) == pid  # leader of its own process group
+
+    transport.send(request(1, "tools/call", {"text": "héllo ☃"}))
+    assert seen.message() == {"jsonrpc": "2.0", "id": 1, "result": {"echo": {"text": "héllo ☃"}}}
+
+    started = time.perf_counter()
+    transport.close()
+    elapsed = time.perf_counter() - started
+    print(f"\nclose() of a server that exits on EOF: {elapsed * 1000:.1f} ms")
+    assert elapsed < 0.5
+    assert not pid_alive(pid)
+    assert transport.pid is None
+    assert transport.exit_status == 0
+    assert seen.closes == [None]
+    transport.close()  # idempotent
+    assert seen.closes == [None]
+    assert not [t for t in transport_threads() if t.is_alive()]
+
+
+def test_notifications_batches_and_crlf_arrive_in_order() -> None:
+    transport = server("stdio_echo", "--crlf")
+    seen = Recorder(transport)
+    transport.start()
+    try:
+        transport.send(request(1, "notify", {"n": 1}))
+        transport.send(request(2, "batch"))
+        assert seen.message()["method"] == "notifications/message"
+        assert seen.message()["id"] == 1
+        assert seen.message() == [{"jsonrpc": "2.0", "id": 2, "result": {"echo": {}}}]
+        assert seen.errors.empty()
+    finally:
+        transport.close()
+
+
+def test_a_message_larger_than_a_pipe_buffer_both_ways() -> None:
+    transport = server("stdio_echo")
+    seen = Recorder(transport)
+    transport.start()
+    try:
+        big = "x" * 3_000_000  # many chunks each way; the write must not be cut
+        transport.send(request(1, "echo", {"big": big}))
+        transport.send(request(2))
+        assert seen.message()["result"]["echo"]["big"] == big
+        assert seen.message()["id"] == 2
+    finally:
+        transport.close()
+
+
+def _raw_pipe_echo_cost(n: int) -> float:
+    """Seconds per call for a bare Popen + reader-thread + readline echo: the baseline."""
+    proc = subprocess.Popen([*PYTHON, ECHO], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    replies: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+    stdout = proc.stdout
+
+    def read() -> None:
+        for line in stdout:
+            replies.put(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    import json
+
+    try:
+        started = time.perf_counter()
+        for i in range(n):
+            proc.stdin.write(json.dumps(request(i)).encode() + b"\n")
+            proc.stdin.flush()
+            json.loads(replies.get(timeout=10))
+        return (time.perf_counter() - started) / n
+    finally:
+        proc.stdin.close()
+        proc.wait()
+        reader.join()
+
+
+def test_sequential_calls_cost_about_a_raw_pipe_echo() -> None:
+    n = 2000
+    transport = server("stdio_echo")
+    replies: queue.SimpleQueue[object] = queue.SimpleQueue()
+    transport.on_message(replies.put)
+    transport.start()
+    try:
+        for i in range(50):  # warm up
+            transport.send(request(i))
+            replies.get(timeout=10)
+        started = time.perf_counter()
+        for i in range(n):
+            transport.send(request(i))
+            replies.get(timeout=10)
+        ours = (time.perf_counter() - started) / n
+    finally:
+        transport.close()
+    raw = _raw_pipe_echo_cost(n)
+    print(f"\nper call: StdioTransport {ours * 1e6:.0f} µs, raw pipe echo {raw * 1e6:.0f} µs")
+    assert ours < raw * 2 + 50e-6
+
+
+def test_missing_command_is_a_clear_error_naming_it() -> None:
+    fds = open_fds()
+    transport = StdioTransport("mcp-sync-no-such-server-xyz", ["--flag"])
+    with pytest.raises(ServerStartError) as info:
+        transport.start()
+    assert isinstance(info.value, TransportError)
+    assert "'mcp-sync-no-such-server-xyz'" in str(info.value)
+    assert "not found on PATH" in str(info.value)
+    assert isinstance(info.value.__cause__, FileNotFoundError)
+    assert open_fds() == fds  # the pipes made for it are closed
+    transport.close()  # fine after a failed start
+
+
+def test_a_file_that_is_not_executable_or_not_a_program(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / "server.py"
+    script.write_text("print('hi')\n")
+    with pytest.raises(ServerStartError, match=r"server\.py'.*permission denied"):
+        StdioTransport(script).start()
+    script.chmod(0o755)  # executable, but no #! line
+    with pytest.raises(ServerStartError, match="not an executable program"):
+        StdioTransport(script).start()
+    with pytest.raises(ServerStartError, match="no such file"):
+        StdioTransport(tmp_path / "missing").start()
+    with pytest.raises(ServerStartError, match="working directory"):
+        StdioTransport(sys.executable, cwd=tmp_path / "nowhere").start()
+
+
+def _server_env(transport: StdioTransport, name: str) -> tuple[str | None, list[str]]:
+    seen = Recorder(transport)
+    transport.start()
+    try:
+        transport.send(request(1, "env", {"name": name}))
+        result = seen.message()["result"]
+        return result["value"], result["keys"]
+    finally:
+        transport.close()
+
+
+def test_environment_inherited_merged_or_minimal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_SYNC_TEST_SECRET", "s3cret")
+    monkeypatch.setenv("HOME", "/home/test-user")
+    value, _ = _server_env(server("stdio_echo"), "MCP_SYNC_TEST_SECRET")
+    assert value == "s3cret"
+
+    value, _ = _server_env(
+        server("stdio_echo", env={"MCP_SYNC_TEST_SECRET": "over"}), "MCP_SYNC_TEST_SECRET"
+    )
+    assert value == "over"
+
+    value, _ = _server_env(
+        server("stdio_echo", env={"MCP_SYNC_TEST_SECRET": None}), "MCP_SYNC_TEST_SECRET"
+    )
+    assert value is None
+
+    minimal = server("stdio_echo", inherit_env=False, env={"TOKEN": "t"})
+    value, keys = _server_env(minimal, "HOME")
+    assert value == "/home/test-user"
+    assert "MCP_SYNC_TEST_SECRET" not in keys
+    assert set(keys) <= {*DEFAULT_ENV_KEYS, "TOKEN"}
+    assert "TOKEN" in keys and "PATH" in keys
+
+
+def test_from_command_splits_like_a_shell() -> None:
+    transport = StdioTransport.from_command(shlex.join([*PYTHON, ECHO]) + " --crlf", cwd="/")
+    assert transport.command == sys.executable
+    assert transport.args == ("-I", "-S", ECHO, "--crlf")
+    assert transport.cwd == "/"
+    listed = StdioTransport.from_command(["uvx", "mcp-server-time"])
+    assert (listed.command, listed.args) == ("uvx", ("mcp-server-time",))
+    with pytest.raises(ValueError):
+        StdioTransport.from_command("  ")
+
+
+def test_stderr_is_kept_and_passed_on() -> None:
+    chunks: list[str] = []
+    transport = server("stdio_echo", on_stderr=chunks.append)
+    seen = Recorder(transport)
+    transport.start()
+    try:
+        transport.send(request(1, "stderr", {"text": "warming up ☃\n"}))
+        seen.message()
+        transport.send(request(2, "stderr", {"text": "ready\n"}))
+        seen.message()
+    finally:
+        transport.close()  # the stderr thread is joined: everything written has been read
+    assert transport.stderr_tail == "warming up ☃\nready\n"
+    assert "".join(chunks) == "warming up ☃\nready\n"
+
+
+@pytest.mark.parametrize("mode", ["devnull", "inherit"])
+def test_stderr_not_captured(mode: str) -> None:
+    transport = server("stdio_echo", stderr=mode)  # type: ignore[arg-type]
+    seen = Recorder(transport)
+    transport.start()
+    try:
+        assert [t.name for t in transport_threads() if t.is_alive()] == ["mcp-sync-stdio-reader"]
+        transport.send(request(1, "exit", {"code": 4, "text": "bye from the test\n"}))
+        cause = seen.wait_closed()
+    finally:
+        transport.close()
+    assert isinstance(cause, ConnectionClosed)
+    assert cause.exit_status == 4 and cause.stderr_tail is None
+    assert transport.stderr_tail == ""
+
+
+def test_server_death_reports_exit_status_and_stderr_tail() -> None:
+    transport = server("stdio_echo")
+    seen = Recorder(transport)
+    transport.start()
+    pid = transport.pid
+    assert pid is not None
+    transport.send(
+        request(1, "exit", {"code": 3, "text": "Traceback: boom\nValueError: bad config\n"})
+    )
+    cause = seen.wait_closed()
+    assert isinstance(cause, ConnectionClosed)
+    assert cause.exit_status == 3
+    assert cause.stderr_tail == "Traceback: boom\nValueError: bad config\n"
+    assert "exited (exit status 3)" in str(cause)
+    assert "ValueError: bad config" in str(cause)
+    assert not pid_alive(pid) and transport.pid is None
+    with pytest.raises(ConnectionClosed):
+        transport.send(request(2))
+    transport.close()
+    assert seen.closes == [cause]
+    assert not [t for t in transport_threads() if t.is_alive()]
+
+
+def test_close_from_inside_a_listener() -> None:
+    transport = server("stdio_echo")
+    seen = Recorder(transport)
+    done = threading.Event()
+
+    def on_message(message: object) -> None:
+        transport.close()  # on the reader thread: must not join itself
+        done.set()
+
+    transport.on_message(on_message)
+    transport.start()
+    pid = transport.pid
+    assert pid is not None
+    transport.send(request(1))
+    assert done.wait(10)
+    assert seen.wait_closed() is None
+    assert not pid_alive(pid)
+    for thread in transport_threads():
+        thread.join(5)
+    assert seen.closes == [None]
+
+
+def test_close_from_another_thread_while_the_server_is_busy_reading() -> None:
+    transport = server("stdio_echo")
+    seen = Recorder(transport)
+    transport.start()
+    closer = threading.Thread(target=transport.close)
+    transport.send(request(1))
+    seen.message()
+    closer.start()
+    transport.close()
+    closer.join(10)
+    assert seen.closes == [None]
+
+
+def test_an_aborted_signal_writes_nothing() -> None:
+    transport = server("stdio_echo")
+    seen = Recorder(transport)
+    transport.start()
+    try:
+        controller = AbortController()
+        controller.abort("gave up")
+        transport.send(request(1), signal=controller.signal)
+        transport.send(request(2), signal=AbortController().signal)
+        assert seen.message()["id"] == 2  # 1 was never written
+    finally:
+        transport.close()
+
+
+def test_send_before_start_and_after_close_raises_connection_closed() -> None:
+    transport = server("stdio_echo")
+    with pytest.raises(ConnectionClosed):
+        transport.send(request(1))
+    transport.start()
+    transport.close()
+    with pytest.raises(ConnectionClosed, match="closed"):
+        transport.send(request(1))
+    with pytest.raises(RuntimeError):
+        transport.start()
+
+
+def test_200_transports_leave_no_threads_fds_or_processes() -> None:
+    def cycle() -> None:
+        transport = server("stdio_echo")
+        replies: queue.SimpleQueue[object] = queue.SimpleQueue()
+        transport.on_message(replies.put)
+        transport.start()
+        transport.send(request(1))
+        replies.get(timeout=10)
+        transport.close()
+
+    cycle()  # the first start also starts the watchdog, which lives on (not as our child)
+    threads, fds, children = set(threading.enumerate()), open_fds(), child_pids()
+    started = time.perf_counter()
+    for _ in range(200):
+        cycle()
+    elapsed = time.perf_counter() - started
+    print(f"\n200 start/request/close cycles: {elapsed:.2f} s ({elapsed / 200 * 1000:.1f} ms each)")
+    assert set(threading.enumerate()) == threads
+    assert open_fds() == fds
+    assert child_pids() == children
+
+
+# -- PipeTransport --------------------------------------------------------------------------
+
+
+def _popen(*args: str, **kwargs: object) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(  # type: ignore[call-overload,no-any-return]
+        [*PYTHON, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, **kwargs
+    )
+
+
+def test_pipe_transport_over_a_popen() -> None:
+    proc = _popen(ECHO, stderr=subprocess.PIPE)
+    transport = PipeTransport(proc)
+    assert transport.kind == "pipe"
+    seen = Recorder(transport)
+    transport.start()
+    assert transport.pid == proc.pid
+    transport.send(request(1, "stderr", {"text": "from the pipe\n"}))
+    assert seen.message()["id"] == 1
+    started = time.perf_counter()
+    transport.close()
+    elapsed = time.perf_counter() - started
+    print(f"\nPipeTransport close() of a program that exits on EOF: {elapsed * 1000:.1f} ms")
+    assert elapsed < 0.5
+    assert proc.returncode == 0 and transport.pid is None
+    assert transport.stderr_tail == "from the pipe\n"
+    assert proc.stdin is not None and proc.stdin.closed
+    assert proc.stdout is not None and proc.stdout.closed
+    assert seen.closes == [None]
+
+
+def test_pipe_transport_terminates_a_program_that_ignores_eof() -> None:
+    proc = _popen(str(SERVERS / "stdio_stubborn.py"), "--ignore-eof")
+    transport = PipeTransport(proc, close_timeout=1.0)
+    seen = Recorder(transport)
+    transport.start()
+    assert seen.message()["method"] == "pids"
+    started = time.perf_counter()
+    transport.close()
+    elapsed = time.perf_counter() - started
+    print(f"\nPipeTransport close() of a program that ignores EOF: {elapsed * 1000:.0f} ms")
+    assert 0.4 < elapsed < 1.5
+    assert proc.returncode == -15
+
+
+def test_pipe_transport_reports_the_program_exiting() -> None:
+    proc = _popen(ECHO, stderr=subprocess.PIPE)
+    transport = PipeTransport(proc)
+    seen = Recorder(transport)
+    transport.start()
+    transport.send(request(1, "exit", {"code": 9, "text": "pipe died\n"}))
+    cause = seen.wait_closed()
+    assert isinstance(cause, ConnectionClosed)
+    assert (cause.exit_status, cause.stderr_tail) == (9, "pipe died\n")
+    transport.close()
+
+
+def test_pipe_transport_over_raw_fds() -> None:
+    fds = open_fds()
+    to_client_r, to_client_w = os.pipe()
+    to_server_r, to_server_w = os.pipe()
+
+    def fake_server() -> None:  # echoes lines back until EOF
+        with os.fdopen(to_server_r, "rb") as inbox, os.fdopen(to_client_w, "wb") as outbox:
+            for line in inbox:
+                outbox.write(line)
+                outbox.flush()
+
+    peer = threading.Thread(target=fake_server)
+    peer.start()
+    transport = PipeTransport((to_client_r, to_server_w))
+    seen = Recorder(transport)
+    transport.start()
+    transport.send(request(5))
+    assert seen.message() == request(5)
+    assert transport.pid is None
+    transport.close()
+    peer.join(5)
+    assert not peer.is_alive()
+    assert open_fds() == fds  # the transport closed its two ends, the peer its own
+    assert seen.closes == [None]
+
+
+def test_pipe_transport_needs_pipes() -> None:
+    proc = subprocess.Popen([*PYTHON, "-c", "pass"], stdin=subprocess.PIPE)
+    try:
+        with pytest.raises(ValueError, match="stdout=PIPE"):
+            PipeTransport(proc)
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait()
