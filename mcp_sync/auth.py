@@ -1,0 +1,125 @@
+"""The small interface the HTTP transports use to authorize their requests.
+
+A transport knows nothing of OAuth: before every HTTP request it sends it asks its
+:class:`AuthProvider` for a bearer token, and when the server rejects one (HTTP 401, or 403
+with ``error="insufficient_scope"``) it tells the provider once through
+:meth:`AuthProvider.on_unauthorized` and, if the provider says so, retries that request with
+the provider's current token.
+``mcp_sync.oauth`` builds the full OAuth client on this interface; :class:`BearerToken` is the
+trivial provider for a fixed token::
+
+    transport = StreamableHttpTransport(url, auth=BearerToken(os.environ["API_TOKEN"]))
+
+Tokens never appear in reprs, log records or exception messages.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import requests
+
+__all__ = ["AuthProvider", "BearerToken", "UnauthorizedContext", "parse_www_authenticate"]
+
+_PARAM = re.compile(r'([A-Za-z0-9_.~+/-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))')
+
+
+def parse_www_authenticate(header: str | None) -> dict[str, str]:
+    """The auth-params of a ``WWW-Authenticate: Bearer ...`` header, keys lower-cased.
+
+    ``Bearer error="insufficient_scope", scope="files:read"`` gives
+    ``{"error": "insufficient_scope", "scope": "files:read"}``. Only the first challenge is read.
+    """
+    if not header:
+        return {}
+    text = header.strip()
+    scheme, _, rest = text.partition(" ")
+    if "=" in scheme:  # no scheme at all: the header is only params
+        rest = text
+    params: dict[str, str] = {}
+    for match in _PARAM.finditer(rest):
+        name = match.group(1).lower()
+        quoted, bare = match.group(2), match.group(3)
+        value = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else bare
+        params.setdefault(name, value)
+    return params
+
+
+@dataclass(frozen=True)
+class UnauthorizedContext:
+    """What a provider learns about a rejected request (see ``AuthProvider.on_unauthorized``)."""
+
+    #: The HTTP status: 401, or 403 with ``error="insufficient_scope"``.
+    status: int
+    #: The response headers.
+    headers: Mapping[str, str]
+    #: The raw ``WWW-Authenticate`` header, if any.
+    www_authenticate: str | None
+    #: The MCP server URL the request went to.
+    url: str
+    #: The transport's ``requests.Session`` (use it for discovery and token requests).
+    session: requests.Session = field(repr=False)
+    #: The token the rejected request carried (None if it carried none).
+    token: str | None = field(default=None, repr=False)
+    #: At most the first 8 KiB of the response body.
+    body: str = field(default="", repr=False)
+
+    @property
+    def params(self) -> dict[str, str]:
+        """The ``WWW-Authenticate`` auth-params (``error``, ``scope``, ``resource_metadata``...)."""
+        return parse_www_authenticate(self.www_authenticate)
+
+    @property
+    def insufficient_scope(self) -> bool:
+        """True when the server asks for more scope (step-up authorization)."""
+        return self.params.get("error") == "insufficient_scope"
+
+    @property
+    def scope(self) -> str | None:
+        """The scope the server asked for, if it said."""
+        return self.params.get("scope")
+
+    @property
+    def resource_metadata(self) -> str | None:
+        """The protected resource metadata URL the server pointed to, if any."""
+        return self.params.get("resource_metadata")
+
+
+class AuthProvider(ABC):
+    """Supplies bearer tokens to an HTTP transport.
+
+    Both methods are called on the transport's threads. ``on_unauthorized`` is called at most once
+    per rejected token: when several requests are rejected at the same time it runs once and the
+    others wait for it, then retry with the new token.
+    """
+
+    @abstractmethod
+    def token(self) -> str | None:
+        """The access token to send as ``Authorization: Bearer``, or None to send none.
+
+        Called before every request, so it should be cheap (return a cached token).
+        """
+
+    def on_unauthorized(self, ctx: UnauthorizedContext) -> bool:
+        """Handle a 401 (or a 403 asking for more scope); return True to retry the request.
+
+        Refresh or re-acquire a token here. Returning False (the default) fails the request
+        with an :class:`~mcp_sync.errors.HttpError`; raising fails it with that error as cause.
+        """
+        return False
+
+
+class BearerToken(AuthProvider):
+    """A fixed bearer token."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def token(self) -> str | None:
+        return self._token
+
+    def __repr__(self) -> str:
+        return "BearerToken(<hidden>)"

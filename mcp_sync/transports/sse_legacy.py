@@ -1,0 +1,309 @@
+"""The legacy HTTP+SSE transport (protocol 2024-11-05; deprecated since 2025-03-26).
+
+``start()`` GETs the SSE endpoint and waits for its ``endpoint`` event, which names the URL to
+POST messages to (resolved against the SSE URL; another origin is refused). Every message from
+the server arrives as a ``message`` event on that one stream, read by ``mcp-sync-sse-reader``.
+Messages are POSTed in order by a worker (``send()`` does no network I/O); the server answers
+each POST with 2xx. The end of the stream ends the connection (``on_close`` with a
+:class:`~mcp_sync.errors.ConnectionClosed`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import requests
+
+from ..abort import AbortSignal
+from ..auth import AuthProvider
+from ..errors import ConnectionClosed, HttpError, McpError, TransportError
+from ..protocol import jsonrpc
+from ._sse import EventTooLarge, SseStream
+from .base import Transport
+from .http import (
+    _ERROR_BODY_LIMIT,
+    _JOIN_TIMEOUT,
+    MIB,
+    _Cancelled,
+    _content_type,
+    _Exchange,
+    _HttpClient,
+    _Lane,
+    _read_limited,
+    _reader,
+    _Workers,
+    describe_connection_error,
+)
+
+__all__ = ["SseTransport"]
+
+logger = logging.getLogger("mcp_sync.transport.sse")
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    port = parts.port or {"http": 80, "https": 443}.get(scheme)
+    return scheme, (parts.hostname or "").lower(), port
+
+
+class SseTransport(Transport):
+    """The HTTP+SSE transport of protocol 2024-11-05.
+
+    Arguments as for :class:`~mcp_sync.transports.http.StreamableHttpTransport`;
+    ``connect_timeout`` also bounds the wait for the ``endpoint`` event.
+    """
+
+    kind = "sse"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        session: requests.Session | None = None,
+        auth: AuthProvider | None = None,
+        max_message_bytes: int = 16 * MIB,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        super().__init__()
+        if urlsplit(url).scheme not in ("http", "https"):
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        self.url = url
+        self.headers = dict(headers or {})
+        self.max_message_bytes = max_message_bytes
+        self.connect_timeout = connect_timeout
+        #: The URL messages are POSTed to, from the ``endpoint`` event.
+        self.endpoint: str | None = None
+        self._session = session
+        self._auth = auth
+        self._http: _HttpClient | None = None
+        self._workers = _Workers(f"mcp-sync-{self.kind}-worker")
+        self._lane = _Lane(self._workers, self._post)
+        self._state_lock = threading.Lock()
+        self._exchanges: set[_Exchange] = set()
+        self._closing = False
+        self._closed_event = threading.Event()
+        self._ready = threading.Event()
+        self._start_error: McpError | None = None
+        self._reader: threading.Thread | None = None
+
+    def __repr__(self) -> str:
+        return f"<SseTransport {self.url}>"
+
+    # -- the contract ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        """GET the stream and wait for the ``endpoint`` event (at most ``connect_timeout``)."""
+        if self._http is not None:
+            raise RuntimeError("transport already started")
+        self._http = _HttpClient(
+            self.url, session=self._session, auth=self._auth, connect_timeout=self.connect_timeout
+        )
+        stream_exchange = self._new_exchange()
+        self._reader = threading.Thread(
+            target=self._read, args=(stream_exchange,), name=f"mcp-sync-{self.kind}-reader",
+            daemon=True,
+        )
+        self._reader.start()
+        if not self._ready.wait(self.connect_timeout):
+            self._start_error = TransportError(
+                f"{self.url} sent no endpoint event within {self.connect_timeout:g} s"
+            )
+        error = self._start_error
+        if error is not None:
+            self._stop()
+            raise error
+
+    def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
+        if self._closing or self.closed:
+            raise ConnectionClosed(f"SSE transport to {self.url} is closed")
+        if self.endpoint is None:
+            raise TransportError("call start() before send()")
+        if signal is not None and signal.aborted:
+            return
+        self._lane.put((message, signal))
+
+    def close(self) -> None:
+        if not self._stop():
+            if not threading.current_thread().name.startswith(f"mcp-sync-{self.kind}-"):
+                self._closed_event.wait(_JOIN_TIMEOUT)
+            return
+        self._fire_close(None)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _stop(self) -> bool:
+        """Release and join everything; False if another call already did."""
+        with self._state_lock:
+            if self._closing:
+                return False
+            self._closing = True
+            exchanges = list(self._exchanges)
+        for exchange in exchanges:
+            exchange.cancel()
+        self._workers.shutdown(_JOIN_TIMEOUT)
+        reader = self._reader
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(_JOIN_TIMEOUT)
+        if self._http is not None:
+            self._http.close()
+        self._closed_event.set()
+        return True
+
+    def _new_exchange(self) -> _Exchange:
+        exchange = _Exchange()
+        with self._state_lock:
+            if self._closing:
+                raise ConnectionClosed(f"SSE transport to {self.url} is closed")
+            self._exchanges.add(exchange)
+        return exchange
+
+    def _forget(self, exchange: _Exchange) -> None:
+        exchange.release()
+        with self._state_lock:
+            self._exchanges.discard(exchange)
+
+    def _describe(self, exc: BaseException) -> str:
+        return describe_connection_error(exc, self.url, self.connect_timeout)
+
+    def _fail_start(self, error: McpError) -> None:
+        self._start_error = error
+        self._ready.set()
+
+    def _read(self, exchange: _Exchange) -> None:
+        assert self._http is not None
+        cause: BaseException | None = None
+        try:
+            headers = dict(self.headers)
+            headers["Accept"] = "text/event-stream"
+            try:
+                response = self._http.open("GET", self.url, headers, None, exchange)
+            except requests.RequestException as exc:
+                self._fail_start(TransportError(self._describe(exc)))
+                return
+            with response:
+                status = response.status_code
+                if not 200 <= status < 300 or _content_type(response) != "text/event-stream":
+                    body = exchange.body_prefix
+                    if body is None:
+                        body = _read_limited(response, _ERROR_BODY_LIMIT)
+                    self._fail_start(
+                        HttpError(
+                            status,
+                            body.decode("utf-8", "replace"),
+                            message=f"GET {self.url} answered HTTP {status} "
+                            f"({_content_type(response) or 'no content type'}), "
+                            "not an event stream",
+                            headers=dict(response.headers),
+                        )
+                    )
+                    return
+                cause = self._pump(SseStream(_reader(response), self.max_message_bytes))
+        except _Cancelled:
+            return
+        except McpError as exc:
+            self._fail_start(exc)
+            return
+        except Exception as exc:  # a failing auth provider, or a bug
+            self._fail_start(TransportError(f"opening the SSE stream failed: {exc}"))
+            return
+        finally:
+            self._forget(exchange)
+        if self._start_error is not None:
+            return
+        if not self._ready.is_set():
+            self._fail_start(TransportError(f"{self.url} ended the stream before its endpoint"))
+            return
+        if self._closing:
+            return
+        self._fire_close(ConnectionClosed(f"the SSE stream from {self.url} ended", cause=cause))
+
+    def _pump(self, stream: SseStream) -> BaseException | None:
+        """Read events until the stream ends; return the read error, if any."""
+        try:
+            for item in stream:
+                if isinstance(item, EventTooLarge):
+                    self._report(
+                        TransportError(
+                            f"an event from {self.url} is larger than max_message_bytes "
+                            f"({self.max_message_bytes} bytes)"
+                        )
+                    )
+                elif item.event == "endpoint":
+                    self._take_endpoint(item.data.strip())
+                    if self._start_error is not None:
+                        return None
+                elif item.event == "message" and item.data:
+                    try:
+                        self._deliver(jsonrpc.decode(item.data))
+                    except McpError as exc:
+                        self._report(exc)
+        except Exception as exc:
+            return exc
+        return None
+
+    def _take_endpoint(self, data: str) -> None:
+        if self._ready.is_set():
+            logger.debug("ignoring a second endpoint event")
+            return
+        endpoint = urljoin(self.url, data)
+        if _origin(endpoint) != _origin(self.url):
+            self._fail_start(
+                TransportError(
+                    f"the SSE server at {self.url} named an endpoint on another origin "
+                    f"({endpoint}); refusing to send messages there"
+                )
+            )
+            return
+        self.endpoint = endpoint
+        self._ready.set()
+
+    def _post(self, item: tuple[dict[str, Any], AbortSignal | None]) -> None:
+        message, signal = item
+        if self._closing or (signal is not None and signal.aborted):
+            return
+        assert self._http is not None and self.endpoint is not None
+        request_id = message.get("id") if "method" in message else None
+        if not jsonrpc.is_request_id(request_id):
+            request_id = None
+        try:
+            exchange = self._new_exchange()
+        except ConnectionClosed:
+            return
+        headers = dict(self.headers)
+        headers["Content-Type"] = "application/json"
+        try:
+            response = self._http.open(
+                "POST", self.endpoint, headers, jsonrpc.encode(message), exchange
+            )
+            with response:
+                body = exchange.body_prefix
+                if body is None:
+                    body = _read_limited(response, _ERROR_BODY_LIMIT)
+                if not 200 <= response.status_code < 300:
+                    raise HttpError(
+                        response.status_code,
+                        body.decode("utf-8", "replace"),
+                        message=f"HTTP {response.status_code} from {self.endpoint}",
+                        request_id=request_id,
+                        headers=dict(response.headers),
+                    )
+        except _Cancelled:
+            pass
+        except McpError as exc:
+            self._report(exc)
+        except requests.RequestException as exc:
+            if not exchange.cancelled:
+                self._report(TransportError(self._describe(exc), request_id=request_id))
+        except Exception as exc:
+            if not exchange.cancelled:
+                error = TransportError(f"sending a message failed: {exc}", request_id=request_id)
+                error.__cause__ = exc
+                self._report(error)
+        finally:
+            self._forget(exchange)

@@ -1,0 +1,51 @@
+"""A tiny real MCP server (official Python SDK, ``MCPServer``) for the HTTP transport tests.
+
+    python http_fixture_server.py streamable-http PORT [--json]
+    python http_fixture_server.py sse PORT
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+from mcp.server.mcpserver import Context, MCPServer
+
+warnings.simplefilter("ignore")
+
+server = MCPServer("http-fixture")
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@server.tool()
+async def count(steps: int, ctx: Context) -> str:
+    """Log one message per step, then answer (notifications before the response)."""
+    for step in range(steps):
+        await ctx.info(f"step {step}")
+    return f"counted {steps}"
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+if __name__ == "__main__":
+    mode, port = sys.argv[1], int(sys.argv[2])
+    if mode == "streamable-http":
+        server.run(
+            "streamable-http",
+            host="127.0.0.1",
+            port=port,
+            json_response="--json" in sys.argv,
+        )
+    elif mode == "sse":
+        server.run("sse", host="127.0.0.1", port=port)
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")

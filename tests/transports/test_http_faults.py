@@ -1,0 +1,700 @@
+"""StreamableHttpTransport against the scripted fault server (tests/servers/http_faults.py)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
+
+from http_faults import FaultServer, Inbox, Request, initialize_result
+
+from mcp_sync.abort import AbortController
+from mcp_sync.auth import AuthProvider, BearerToken, UnauthorizedContext
+from mcp_sync.errors import (
+    ConnectionClosed,
+    HttpError,
+    SessionExpired,
+    TransportError,
+)
+from mcp_sync.protocol import jsonrpc
+from mcp_sync.transports.http import (
+    ReconnectOptions,
+    StreamableHttpTransport,
+    fallback_to_sse,
+)
+
+FAST = ReconnectOptions(initial_delay=0.05, max_delay=0.5, max_retries=3)
+INIT = jsonrpc.request(
+    1,
+    "initialize",
+    {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+)
+INITIALIZED = jsonrpc.notification("notifications/initialized")
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def http_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("mcp-sync-http")]
+
+
+def wait_until(predicate: Any, timeout: float = 5.0, interval: float = 0.001) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(interval)
+
+
+def standard(req: Request, session_id: str | None = "s-1") -> None:
+    """A well-behaved server: JSON answers, 202 for notifications, no GET stream."""
+    if req.method == "POST":
+        msg = req.json
+        if "method" not in msg or "id" not in msg:
+            req.reply(202)
+            return
+        if msg["method"] == "initialize":
+            headers = {"Mcp-Session-Id": session_id} if session_id else {}
+            req.reply_json(jsonrpc.result_response(msg["id"], initialize_result()), headers=headers)
+        else:
+            req.reply_json(jsonrpc.result_response(msg["id"], {"echo": msg["method"]}))
+    elif req.method == "GET":
+        req.reply(405)
+    else:
+        req.reply(200)
+
+
+@pytest.fixture
+def make():
+    made: list[StreamableHttpTransport] = []
+
+    def factory(url: str, **kw: Any) -> tuple[StreamableHttpTransport, Inbox]:
+        kw.setdefault("reconnect", FAST)
+        transport = StreamableHttpTransport(url, **kw)
+        inbox = Inbox(transport)
+        transport.start()
+        made.append(transport)
+        return transport, inbox
+
+    yield factory
+    for transport in made:
+        transport.close()
+    wait_until(lambda: not http_threads(), timeout=2)
+
+
+def handshake(transport: StreamableHttpTransport, inbox: Inbox) -> None:
+    transport.send(INIT)
+    inbox.response(1)
+    transport.set_protocol_version("2025-11-25")
+    transport.send(INITIALIZED)
+
+
+def call(id: int, name: str = "t") -> dict[str, Any]:
+    return jsonrpc.request(id, "tools/call", {"name": name, "arguments": {}})
+
+
+# -- plain exchanges ----------------------------------------------------------------------------
+
+
+def test_json_answers_session_headers_and_delete_on_close(make) -> None:
+    with FaultServer(standard) as server:
+        transport, inbox = make(server.url, auth=BearerToken("tok-123"))
+        handshake(transport, inbox)
+        transport.send(jsonrpc.request(2, "tools/list"))
+        assert inbox.response(2)["result"] == {"echo": "tools/list"}
+        assert transport.session_id == "s-1"
+        init, initialized, listed = server.of("POST")
+        assert init.headers["accept"] == "application/json, text/event-stream"
+        assert init.headers["content-type"] == "application/json"
+        assert "mcp-session-id" not in init.headers
+        assert "mcp-protocol-version" not in init.headers
+        for later in (initialized, listed):
+            assert later.headers["mcp-session-id"] == "s-1"
+            assert later.headers["mcp-protocol-version"] == "2025-11-25"
+            assert later.headers["authorization"] == "Bearer tok-123"
+        assert listed.json == jsonrpc.request(2, "tools/list")
+        assert len(server.of("GET")) == 1  # 405: no stream, no retry
+        transport.close()
+        (delete,) = server.of("DELETE")
+        assert delete.headers["mcp-session-id"] == "s-1"
+        assert delete.headers["authorization"] == "Bearer tok-123"
+        assert inbox.closes == [None]
+        assert not http_threads()
+        assert not inbox.errors
+        with pytest.raises(ConnectionClosed):
+            transport.send(jsonrpc.request(3, "ping"))
+
+
+def test_sse_answer_with_crlf_comments_multiline_and_related_messages(make) -> None:
+    def handler(req: Request) -> None:
+        msg = req.json
+        if req.method == "POST" and msg.get("method") == "tools/call":
+            w = req.open_sse()
+            w.raw(": keep-alive\r\n\r\n")
+            w.event(jsonrpc.notification("notifications/progress", {"progress": 1}), eol="\r\n")
+            answer = json.dumps(jsonrpc.result_response(msg["id"], {"ok": True}), indent=1)
+            w.event(answer, eol="\r\n")  # multi-line data
+            w.end()
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url)
+        handshake(transport, inbox)
+        transport.send(call(2))
+        assert inbox.response(2)["result"] == {"ok": True}
+        assert inbox.messages[1]["method"] == "notifications/progress"
+        assert not inbox.errors
+
+
+def test_202_to_a_request_fails_only_that_request(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/list":
+            req.reply(202)
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False)
+        handshake(transport, inbox)
+        transport.send(jsonrpc.request(2, "tools/list"))
+        error = inbox.error()
+        assert isinstance(error, TransportError)
+        assert error.request_id == 2
+        assert "202" in str(error)
+        transport.send(jsonrpc.request(3, "ping"))
+        inbox.response(3)
+
+
+def test_http_error_status_is_an_http_error_for_that_request(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/list":
+            req.reply(500, "kaputt " * 3000, {"Content-Type": "text/plain"})
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False)
+        handshake(transport, inbox)
+        transport.send(jsonrpc.request(2, "tools/list"))
+        error = inbox.error()
+        assert isinstance(error, HttpError)
+        assert (error.status, error.request_id) == (500, 2)
+        assert error.body.startswith("kaputt") and len(error.body) == 8192
+        assert not fallback_to_sse(error)
+
+
+def test_id_null_error_body_fails_the_request_that_got_it(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/call":
+            req.reply_json(jsonrpc.error_response(None, -32600, "Bad Request: nope"), status=400)
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False)
+        handshake(transport, inbox)
+        transport.send(call(7))
+        answer = inbox.response(7)
+        assert answer["error"]["code"] == -32600
+        assert not inbox.errors
+
+
+def test_session_404_is_session_expired(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/list":
+            req.reply_json(jsonrpc.error_response(None, -32600, "Session not found"), status=404)
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False)
+        handshake(transport, inbox)
+        transport.send(jsonrpc.request(2, "tools/list"))
+        error = inbox.error()
+        assert isinstance(error, SessionExpired)
+        assert error.request_id == 2
+
+
+def test_initialize_fallback_signals() -> None:
+    assert fallback_to_sse(HttpError(405, "Method Not Allowed"))
+    assert fallback_to_sse(HttpError(404, "<html>not found</html>"))
+    assert fallback_to_sse(HttpError(400, ""))
+    assert not fallback_to_sse(HttpError(400, json.dumps(jsonrpc.error_response(None, -1, "x"))))
+    assert not fallback_to_sse(HttpError(401, ""))
+    assert not fallback_to_sse(SessionExpired("gone", request_id=1))
+    assert not fallback_to_sse(TransportError("refused"))
+
+
+def test_connection_refused_names_the_url(make) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    transport, inbox = make(url)
+    transport.send(INIT)
+    error = inbox.error()
+    assert isinstance(error, TransportError)
+    assert error.request_id == 1
+    assert "connection refused" in str(error) and url in str(error)
+
+
+def test_pooled_connection_reset_is_retried_once_on_a_fresh_connection(make) -> None:
+    served: dict[int, int] = {}
+
+    def handler(req: Request) -> None:
+        key = id(req.handler.connection)
+        served[key] = served.get(key, 0) + 1
+        if served[key] == 2:  # the reused keep-alive connection: drop it unanswered
+            req.drop()
+            return
+        standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False)
+        transport.send(INIT)
+        inbox.response(1)
+        transport.send(jsonrpc.request(2, "tools/list"))
+        inbox.response(2)
+        assert server.connections == 2
+        assert len(server.of("POST")) == 3
+        assert not inbox.errors
+
+
+def test_already_aborted_signal_sends_nothing(make) -> None:
+    with FaultServer(standard) as server:
+        transport, _inbox = make(server.url, open_get_stream=False)
+        controller = AbortController()
+        controller.abort("too late")
+        transport.send(INIT, controller.signal)
+        time.sleep(0.1)
+        assert server.requests == []
+
+
+def test_sequential_post_latency_has_no_nagle_delay(make) -> None:
+    with FaultServer(standard) as server:
+        transport, inbox = make(server.url, open_get_stream=False)
+        handshake(transport, inbox)
+        times = []
+        for i in range(100, 140):
+            start = time.perf_counter()
+            transport.send(jsonrpc.request(i, "ping"))
+            inbox.response(i)
+            times.append(time.perf_counter() - start)
+        median = statistics.median(times)
+        print(f"\nsequential JSON POST round trip: median {median * 1e3:.2f} ms")
+        assert median < 0.02
+        assert server.connections <= 2  # kept alive
+        # Headers and body are two writes: without TCP_NODELAY the body could wait 40 ms.
+        pool = transport._client().session.get_adapter(server.url).poolmanager
+        conns = [c for key in pool.pools for c in pool.pools[key].pool.queue]
+        socks = [c.sock for c in conns if c is not None and c.sock is not None]
+        assert socks
+        assert all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in socks)
+
+
+# -- abort and close release readers ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("send_headers", [True, False], ids=["after-headers", "before-headers"])
+def test_abort_releases_a_reader_blocked_on_a_silent_server(make, send_headers: bool) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/call":
+            if send_headers:
+                req.send_headers_only()
+            req.hang()
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False)
+        handshake(transport, inbox)
+        controller = AbortController()
+        transport.send(call(2), controller.signal)
+        wait_until(lambda: len(server.of("POST")) == 3)
+        time.sleep(0.1)  # the reader is now blocked in recv
+        assert transport._exchanges
+        start = time.perf_counter()
+        controller.abort("timed out")
+        wait_until(lambda: not transport._exchanges, timeout=1)
+        elapsed = time.perf_counter() - start
+        print(f"\nabort released a reader blocked {'after' if send_headers else 'before'} "
+              f"headers in {elapsed * 1e3:.2f} ms")
+        assert elapsed < 0.1
+        assert not inbox.errors  # an aborted request is the session's business
+
+
+def test_close_releases_every_reader_and_joins(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/call":
+            req.hang()
+        elif req.method == "GET":
+            req.open_sse()
+            req.hang()
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url)
+        handshake(transport, inbox)
+        for i in range(2, 6):
+            transport.send(call(i))
+        wait_until(lambda: len(server.of("POST")) == 6)
+        start = time.perf_counter()
+        transport.close()
+        elapsed = time.perf_counter() - start
+        print(f"\nclose() with 4 blocked requests and a GET stream: {elapsed * 1e3:.1f} ms")
+        assert elapsed < 1.5
+        assert not http_threads()
+        assert inbox.closes == [None]
+
+
+# -- SSE response streams: drops, resumption, polling, limits ------------------------------------
+
+
+def test_response_stream_dropped_without_event_ids_fails_that_request(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/call":
+            w = req.open_sse()
+            w.event(jsonrpc.notification("notifications/progress", {"progress": 1}))
+            w.drop()
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False)
+        handshake(transport, inbox)
+        transport.send(call(2))
+        error = inbox.error()
+        assert isinstance(error, TransportError) and error.request_id == 2
+        assert str(error).startswith("response stream failed")
+        assert not server.of("GET")
+
+
+def test_response_stream_dropped_with_event_ids_resumes_with_last_event_id(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/call":
+            w = req.open_sse()
+            w.event(jsonrpc.notification("notifications/progress", {"progress": 1}), id="e1")
+            w.drop()
+        elif req.method == "GET" and req.header("Last-Event-ID") == "e1":
+            w = req.open_sse()
+            w.event(jsonrpc.result_response(2, {"resumed": True}), id="e2")
+            w.end()
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False)
+        handshake(transport, inbox)
+        transport.send(call(2))
+        assert inbox.response(2)["result"] == {"resumed": True}
+        (get,) = server.of("GET")
+        assert get.headers["last-event-id"] == "e1"
+        assert get.headers["mcp-session-id"] == "s-1"
+        assert not inbox.errors
+
+
+def test_polling_priming_event_then_wait_retry_then_get(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/call":
+            w = req.open_sse()
+            w.event("", id="p1", retry=300)  # priming: id and empty data
+            w.end()  # the server closes early
+        elif req.method == "GET" and req.header("Last-Event-ID") == "p1":
+            w = req.open_sse()
+            w.event(jsonrpc.result_response(2, {"polled": True}), id="p2")
+            w.end()
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False)
+        handshake(transport, inbox)
+        transport.send(call(2))
+        assert inbox.response(2)["result"] == {"polled": True}
+        post = server.of("POST")[-1]
+        (get,) = server.of("GET")
+        waited = get.time - post.time
+        assert 0.29 <= waited < 1.0, waited
+        assert not inbox.errors
+
+
+def test_sse_event_over_the_size_limit_fails_the_request_memory_bounded(make) -> None:
+    sent = []
+
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/call":
+            w = req.open_sse()
+            w.raw("data: ")
+            for _ in range(200):  # up to 12.8 MB, unless the client hangs up
+                w.raw("x" * 65536)
+                sent.append(1)
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False, max_message_bytes=1 << 20)
+        handshake(transport, inbox)
+        transport.send(call(2))
+        error = inbox.error()
+        assert isinstance(error, TransportError) and error.request_id == 2
+        assert "max_message_bytes" in str(error)
+        assert len(sent) < 100
+
+
+def test_json_body_over_the_size_limit_fails_the_request(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/call":
+            req.reply_json(jsonrpc.result_response(2, {"blob": "y" * 300_000}))
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False, max_message_bytes=100_000)
+        handshake(transport, inbox)
+        transport.send(call(2))
+        error = inbox.error()
+        assert isinstance(error, TransportError) and error.request_id == 2
+        assert "max_message_bytes" in str(error)
+
+
+def test_slow_drip_stream_is_reassembled(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/call":
+            w = req.open_sse()
+            data = b"data: " + json.dumps(jsonrpc.result_response(2, {"drip": True})).encode()
+            for i in range(len(data)):
+                w.raw(data[i : i + 1])
+                time.sleep(0.002)
+            w.raw("\r")
+            time.sleep(0.02)
+            w.raw("\n\r\n")  # CRLF CRLF, split after the CR
+            req.hang(2)
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False)
+        handshake(transport, inbox)
+        controller = AbortController()
+        transport.send(call(2), controller.signal)
+        assert inbox.response(2)["result"] == {"drip": True}
+        controller.abort("answered")  # what the session does: the linger is cut by close()
+        assert not inbox.errors
+
+
+# -- the GET stream ------------------------------------------------------------------------------
+
+
+def test_initialized_returns_once_the_get_stream_is_open(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "GET":
+            time.sleep(0.3)
+            w = req.open_sse()
+            w.event(jsonrpc.request(0, "roots/list"))
+            req.hang()
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url)
+        transport.send(INIT)
+        inbox.response(1)
+        start = time.monotonic()
+        transport.send(INITIALIZED)
+        assert time.monotonic() - start >= 0.29
+        inbox.wait_for(lambda: any(m.get("method") == "roots/list" for m in inbox.messages), 1)
+        (get,) = server.of("GET")
+        assert get.headers["accept"] == "text/event-stream"
+        assert get.headers["mcp-session-id"] == "s-1"
+
+
+def test_get_stream_503_then_200_reconnects(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "GET":
+            if len(server.of("GET")) == 1:
+                req.reply(503)
+                return
+            w = req.open_sse()
+            w.event(jsonrpc.notification("notifications/tools/list_changed"))
+            req.hang()
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url)
+        handshake(transport, inbox)
+        inbox.wait_for(
+            lambda: any(m.get("method") == "notifications/tools/list_changed" for m in inbox.messages)
+        )
+        assert len(server.of("GET")) == 2
+        assert not inbox.errors
+
+
+def test_get_stream_429_honours_retry_after(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "GET":
+            if len(server.of("GET")) == 1:
+                req.reply(429, headers={"Retry-After": "1"})
+                return
+            req.open_sse()
+            req.hang()
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, reconnect=ReconnectOptions(0.05, 5.0, 3))
+        handshake(transport, inbox)
+        wait_until(lambda: len(server.of("GET")) == 2, timeout=3)
+        first, second = server.of("GET")
+        assert 0.95 <= second.time - first.time < 2.0
+
+
+def test_get_stream_405_means_no_stream(make) -> None:
+    with FaultServer(standard) as server:
+        transport, inbox = make(server.url)
+        handshake(transport, inbox)
+        time.sleep(0.2)
+        assert len(server.of("GET")) == 1
+        assert not inbox.errors
+        wait_until(lambda: not any(t.name == "mcp-sync-http-reader" for t in http_threads()))
+
+
+def test_get_stream_auth_errors_are_not_retried(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "GET":
+            req.reply(403, "forbidden")
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url)
+        handshake(transport, inbox)
+        error = inbox.error()
+        assert isinstance(error, HttpError) and error.status == 403 and error.request_id is None
+        time.sleep(0.2)
+        assert len(server.of("GET")) == 1
+
+
+def test_get_stream_resume_500_gives_up_after_the_retry_budget(make) -> None:
+    # The official Python SDK server answers a GET with Last-Event-ID with 500.
+    def handler(req: Request) -> None:
+        if req.method == "GET":
+            if req.header("Last-Event-ID"):
+                req.reply(500, "Internal Server Error")
+                return
+            w = req.open_sse()
+            w.event(jsonrpc.notification("notifications/message", {"data": 1}), id="g1")
+            w.drop()
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url)
+        handshake(transport, inbox)
+        error = inbox.error(timeout=5)
+        assert isinstance(error, TransportError) and "giving up" in str(error)
+        resumes = [g for g in server.of("GET") if g.headers.get("last-event-id") == "g1"]
+        assert len(resumes) == FAST.max_retries
+        assert inbox.messages[-1]["method"] == "notifications/message"
+
+
+def test_reconnect_options_delays() -> None:
+    policy = ReconnectOptions(initial_delay=1.0, max_delay=30.0, max_retries=5)
+    assert [policy.delay(n) for n in (1, 2, 3, 6, 10)] == [1.0, 2.0, 4.0, 30.0, 30.0]
+    assert policy.delay(3, server_retry=0.25) == 0.25
+    assert policy.delay(3, server_retry=99) == 30.0
+    assert policy.delay(1, retry_after=7, server_retry=0.25) == 7
+    with pytest.raises(ValueError):
+        ReconnectOptions(initial_delay=-1)
+    with pytest.raises(AttributeError):
+        policy.max_retries = 3  # type: ignore[misc]
+
+
+# -- auth ---------------------------------------------------------------------------------------
+
+
+class RefreshingProvider(AuthProvider):
+    def __init__(self, token: str, new_token: str, *, grant: bool = True) -> None:
+        self.current = token
+        self.new_token = new_token
+        self.grant = grant
+        self.calls: list[UnauthorizedContext] = []
+
+    def token(self) -> str | None:
+        return self.current
+
+    def on_unauthorized(self, ctx: UnauthorizedContext) -> bool:
+        self.calls.append(ctx)
+        time.sleep(0.2)
+        if not self.grant:
+            return False
+        self.current = self.new_token
+        return True
+
+
+def test_concurrent_401s_call_on_unauthorized_once(make) -> None:
+    def handler(req: Request) -> None:
+        if req.header("Authorization") != "Bearer fresh":
+            req.reply(401, "no", {"WWW-Authenticate": 'Bearer resource_metadata="http://x/prm"'})
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        provider = RefreshingProvider("stale", "fresh")
+        transport, inbox = make(server.url, auth=provider, open_get_stream=False)
+        for i in range(10, 16):
+            transport.send(call(i))
+        for i in range(10, 16):
+            assert "result" in inbox.response(i)
+        assert len(provider.calls) == 1
+        ctx = provider.calls[0]
+        assert ctx.status == 401 and ctx.token == "stale" and ctx.url == server.url
+        assert ctx.resource_metadata == "http://x/prm"
+        assert "stale" not in repr(ctx)
+        assert not inbox.errors
+
+
+def test_403_insufficient_scope_steps_up(make) -> None:
+    def handler(req: Request) -> None:
+        if req.header("Authorization") != "Bearer scoped":
+            challenge = 'Bearer error="insufficient_scope", scope="tools:call"'
+            req.reply(403, "", {"WWW-Authenticate": challenge})
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        provider = RefreshingProvider("basic", "scoped")
+        transport, inbox = make(server.url, auth=provider, open_get_stream=False)
+        transport.send(call(2))
+        assert "result" in inbox.response(2)
+        (ctx,) = provider.calls
+        assert ctx.status == 403 and ctx.insufficient_scope and ctx.scope == "tools:call"
+
+
+def test_refused_authorization_fails_without_leaking_the_token(make) -> None:
+    def handler(req: Request) -> None:
+        req.reply(401, "denied", {"WWW-Authenticate": "Bearer"})
+
+    with FaultServer(handler) as server:
+        provider = RefreshingProvider("s3cr3t-token", "never", grant=False)
+        transport, inbox = make(server.url, auth=provider, open_get_stream=False)
+        transport.send(call(2))
+        error = inbox.error()
+        assert isinstance(error, HttpError) and error.status == 401 and error.request_id == 2
+        assert len(provider.calls) == 1 and len(server.of("POST")) == 1
+        assert "s3cr3t" not in str(error) and "s3cr3t" not in repr(error.headers)
+        assert "s3cr3t" not in repr(transport) and "s3cr3t" not in repr(BearerToken("s3cr3t"))

@@ -1,0 +1,222 @@
+"""The HTTP transports against the official Python SDK server (tests/servers/http_fixture_server.py).
+
+Driven with raw JSON-RPC dicts: these test the transports, not the client.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
+
+from http_faults import Inbox
+
+from mcp_sync.errors import HttpError, SessionExpired
+from mcp_sync.protocol import jsonrpc
+from mcp_sync.transports.http import (
+    ReconnectOptions,
+    StreamableHttpTransport,
+    fallback_to_sse,
+)
+from mcp_sync.transports.sse_legacy import SseTransport
+
+pytest.importorskip("mcp.server.mcpserver")
+pytestmark = pytest.mark.timeout(30)
+
+SERVER = Path(__file__).resolve().parent.parent / "servers" / "http_fixture_server.py"
+INIT = jsonrpc.request(
+    1,
+    "initialize",
+    {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def run_server(*args: str) -> Iterator[int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), args[0], str(port), *args[1:]],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                stderr = proc.communicate()[1].decode(errors="replace")
+                pytest.fail(f"fixture server did not start:\n{stderr[-2000:]}")
+            time.sleep(0.02)
+    try:
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def sse_server_port() -> Iterator[int]:
+    yield from run_server("streamable-http")
+
+
+@pytest.fixture(scope="module")
+def json_server_port() -> Iterator[int]:
+    yield from run_server("streamable-http", "--json")
+
+
+@pytest.fixture(scope="module")
+def legacy_server_port() -> Iterator[int]:
+    yield from run_server("sse")
+
+
+def transport_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith(("mcp-sync-http", "mcp-sync-sse"))]
+
+
+@pytest.fixture
+def opened() -> Iterator[list[Any]]:
+    transports: list[Any] = []
+    yield transports
+    for transport in transports:
+        transport.close()
+    deadline = time.monotonic() + 2
+    while transport_threads() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not transport_threads()
+
+
+def handshake(transport: Any, inbox: Inbox) -> dict[str, Any]:
+    transport.send(INIT)
+    result: dict[str, Any] = inbox.response(1)["result"]
+    transport.set_protocol_version(result["protocolVersion"])
+    transport.send(jsonrpc.notification("notifications/initialized"))
+    return result
+
+
+def exercise(transport: Any, inbox: Inbox, *, logs_expected: bool = True) -> None:
+    handshake(transport, inbox)
+    transport.send(jsonrpc.request(2, "tools/list"))
+    names = {tool["name"] for tool in inbox.response(2)["result"]["tools"]}
+    assert {"add", "count", "echo"} <= names
+    transport.send(jsonrpc.request(3, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}))
+    result = inbox.response(3)["result"]
+    assert result["content"][0]["text"] == "5"
+    transport.send(jsonrpc.request(4, "tools/call", {"name": "count", "arguments": {"steps": 3}}))
+    assert inbox.response(4)["result"]["content"][0]["text"] == "counted 3"
+    logs = [m for m in inbox.messages if m.get("method") == "notifications/message"]
+    if not logs_expected:  # a JSON response has no room for them: the SDK drops them
+        return
+    assert [m["params"]["data"] for m in logs] == ["step 0", "step 1", "step 2"]
+    # the log messages came before the answer, in order
+    index = {id(m): i for i, m in enumerate(inbox.messages)}
+    assert all(index[id(m)] < index[id(inbox.response(4))] for m in logs)
+
+
+@pytest.mark.parametrize("mode", ["sse", "json"])
+def test_streamable_http_against_the_sdk_server(
+    mode: str, sse_server_port: int, json_server_port: int, opened: list[Any]
+) -> None:
+    port = sse_server_port if mode == "sse" else json_server_port
+    url = f"http://127.0.0.1:{port}/mcp"
+    transport = StreamableHttpTransport(url)
+    opened.append(transport)
+    inbox = Inbox(transport)
+    transport.start()
+    exercise(transport, inbox, logs_expected=mode == "sse")
+    assert transport.session_id
+    assert any(t.name == "mcp-sync-http-reader" for t in transport_threads())  # GET stream open
+    # Concurrent calls, each on its own POST.
+    for i in range(10, 30):
+        transport.send(
+            jsonrpc.request(i, "tools/call", {"name": "echo", "arguments": {"text": str(i)}})
+        )
+    for i in range(10, 30):
+        assert inbox.response(i)["result"]["content"][0]["text"] == str(i)
+    assert not inbox.errors
+    session_id = transport.session_id
+    transport.close()
+    assert inbox.closes == [None]
+
+    # close() DELETEd the session: the server no longer knows it.
+    stale = StreamableHttpTransport(url, open_get_stream=False)
+    opened.append(stale)
+    stale_inbox = Inbox(stale)
+    stale.start()
+    stale.session_id = session_id
+    stale.set_protocol_version("2025-11-25")
+    stale.send(jsonrpc.request(5, "tools/list"))
+    error = stale_inbox.error()
+    assert isinstance(error, SessionExpired) and error.request_id == 5
+
+
+def test_sdk_server_resume_500_is_given_up(sse_server_port: int, opened: list[Any]) -> None:
+    # The SDK server keeps no events: a GET with Last-Event-ID gets HTTP 500. A resuming stream
+    # gives up after its budget and reports, the transport goes on.
+    url = f"http://127.0.0.1:{sse_server_port}/mcp"
+    transport = StreamableHttpTransport(
+        url, open_get_stream=False, reconnect=ReconnectOptions(0.01, 0.05, 2)
+    )
+    opened.append(transport)
+    inbox = Inbox(transport)
+    transport.start()
+    handshake(transport, inbox)
+    exchange = transport._new_exchange()
+    try:
+        with pytest.raises(Exception) as info:
+            transport._resume(9, exchange, "no-such-event", None, "test")
+    finally:
+        transport._forget(exchange)
+    assert "resuming it failed" in str(info.value)
+    transport.send(jsonrpc.request(2, "tools/list"))
+    inbox.response(2)
+
+
+def test_legacy_sse_against_the_sdk_server(legacy_server_port: int, opened: list[Any]) -> None:
+    url = f"http://127.0.0.1:{legacy_server_port}/sse"
+    transport = SseTransport(url)
+    opened.append(transport)
+    inbox = Inbox(transport)
+    transport.start()
+    assert transport.endpoint and transport.endpoint.startswith(
+        f"http://127.0.0.1:{legacy_server_port}/messages/"
+    )
+    exercise(transport, inbox)
+    assert not inbox.errors
+    transport.close()
+    assert inbox.closes == [None]
+
+
+def test_streamable_http_on_a_legacy_server_says_fall_back(
+    legacy_server_port: int, opened: list[Any]
+) -> None:
+    transport = StreamableHttpTransport(f"http://127.0.0.1:{legacy_server_port}/sse")
+    opened.append(transport)
+    inbox = Inbox(transport)
+    transport.start()
+    transport.send(INIT)
+    error = inbox.error()
+    assert isinstance(error, HttpError) and error.request_id == 1
+    assert fallback_to_sse(error), error
