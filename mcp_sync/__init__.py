@@ -9,6 +9,9 @@ client side of MCP only.
         print(client.call_tool("get_current_time", {"timezone": "UTC"}).text)
 """
 
+from typing import TYPE_CHECKING, Any
+
+from ._connect import connect
 from ._handlers import HandlerContext
 from .abort import AbortController, AbortSignal
 from .client import Client, ClientState, Subscription
@@ -24,6 +27,7 @@ from .errors import (
     ProtocolError,
     RequestTimeout,
     RpcError,
+    ServerStartError,
     SessionExpired,
     TransportError,
     UnsupportedProtocolVersion,
@@ -34,7 +38,18 @@ from .protocol.types import *  # noqa: F403
 from .protocol.types import __all__ as _types_all
 from .protocol.validation import OutputValidationError
 from .protocol.versions import LATEST, SUPPORTED
-from .transports import InMemoryTransport, Transport, in_memory_transport_pair
+from .transports import (
+    InMemoryTransport,
+    PipeTransport,
+    StdioTransport,
+    Transport,
+    in_memory_transport_pair,
+)
+
+if TYPE_CHECKING:
+    from .auth import AuthProvider, UnauthorizedContext
+    from .transports.http import ReconnectOptions, StreamableHttpTransport
+    from .transports.sse_legacy import SseTransport
 
 __version__ = "0.1.0"
 
@@ -52,6 +67,14 @@ __all__ = [
     "HttpError",
     "InMemoryTransport",
     "InvalidStateError",
+    "PipeTransport",
+    "ReconnectOptions",
+    "SseTransport",
+    "StdioTransport",
+    "StreamableHttpTransport",
+    "AuthProvider",
+    "UnauthorizedContext",
+    "connect",
     "McpError",
     "MissingClientCapability",
     "NotSupportedInEra",
@@ -59,6 +82,7 @@ __all__ = [
     "ProtocolError",
     "RequestTimeout",
     "RpcError",
+    "ServerStartError",
     "SessionExpired",
     "Subscription",
     "Transport",
@@ -69,3 +93,21 @@ __all__ = [
     "to_llm_content",
     *_types_all,
 ]
+
+# HTTP pulls in `requests`: loaded on first use only.
+_LAZY = {
+    "StreamableHttpTransport": "mcp_sync.transports.http",
+    "ReconnectOptions": "mcp_sync.transports.http",
+    "SseTransport": "mcp_sync.transports.sse_legacy",
+    "AuthProvider": "mcp_sync.auth",
+    "UnauthorizedContext": "mcp_sync.auth",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcp_sync' has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(module), name)

@@ -13,6 +13,7 @@ they come back as results with ``result.is_error`` set.
     ├── Aborted                     the caller's AbortSignal fired (or Ctrl-C)
     ├── ConnectionClosed            the transport closed; carries the cause
     ├── TransportError              I/O failed
+    │   ├── ServerStartError        a stdio server could not be started
     │   ├── HttpError               an HTTP status the transport could not use
     │   └── SessionExpired          the server forgot our Mcp-Session-Id (HTTP 404)
     ├── ProtocolError               the peer broke the protocol (bad JSON-RPC, bad result shape)
@@ -39,6 +40,7 @@ __all__ = [
     "ProtocolError",
     "RequestTimeout",
     "RpcError",
+    "ServerStartError",
     "SessionExpired",
     "TransportError",
     "UnsupportedProtocolVersion",
@@ -166,6 +168,17 @@ class TransportError(McpError):
     def __init__(self, message: str, *, request_id: str | int | None = None) -> None:
         super().__init__(message)
         self.request_id = request_id
+
+
+class ServerStartError(TransportError):
+    """The server process could not be started (missing command, not executable, bad cwd).
+
+    ``command`` is the command as given; ``__cause__`` holds the underlying ``OSError``.
+    """
+
+    def __init__(self, message: str, *, command: str) -> None:
+        super().__init__(message)
+        self.command = command
 
 
 class HttpError(TransportError):

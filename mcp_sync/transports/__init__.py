@@ -1,6 +1,43 @@
-"""Transports move whole JSON-RPC messages; see :mod:`mcp_sync.transports.base`."""
+"""Transports move whole JSON-RPC messages; see :mod:`mcp_sync.transports.base`.
+
+The HTTP transports import ``requests`` and are loaded on first use, so that a stdio-only
+program never pays for it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from .base import Transport
 from .memory import InMemoryTransport, in_memory_transport_pair
+from .stdio import PipeTransport, StdioTransport
 
-__all__ = ["InMemoryTransport", "Transport", "in_memory_transport_pair"]
+if TYPE_CHECKING:
+    from .http import ReconnectOptions, StreamableHttpTransport
+    from .sse_legacy import SseTransport
+
+__all__ = [
+    "InMemoryTransport",
+    "PipeTransport",
+    "ReconnectOptions",
+    "SseTransport",
+    "StdioTransport",
+    "StreamableHttpTransport",
+    "Transport",
+    "in_memory_transport_pair",
+]
+
+_LAZY = {
+    "StreamableHttpTransport": ".http",
+    "ReconnectOptions": ".http",
+    "SseTransport": ".sse_legacy",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(module, __name__), name)

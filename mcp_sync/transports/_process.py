@@ -58,7 +58,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..errors import TransportError
+from ..errors import ServerStartError
 
 __all__ = [
     "EOF_GRACE",
@@ -80,17 +80,6 @@ STRAGGLER_GRACE = 0.25
 WATCHDOG_GRACE = 2.0
 
 _HAVE_PIDFD = hasattr(os, "pidfd_open") and sys.platform.startswith("linux")
-
-
-class ServerStartError(TransportError):
-    """The server process could not be started (missing command, not executable, bad cwd).
-
-    ``command`` is the command as given; ``__cause__`` holds the underlying ``OSError``.
-    """
-
-    def __init__(self, message: str, *, command: str) -> None:
-        super().__init__(message)
-        self.command = command
 
 
 # -- spawning ---------------------------------------------------------------------------

@@ -1,0 +1,76 @@
+"""``mcp_sync.connect()``: one line from a command or a URL to a connected client."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .client import Client
+from .transports.base import Transport
+
+if TYPE_CHECKING:
+    from .auth import AuthProvider
+
+__all__ = ["connect", "transport_for"]
+
+
+def transport_for(
+    target: str | Sequence[str] | Transport,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: AuthProvider | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> Transport:
+    """The transport ``connect()`` would use for ``target`` (HTTP: Streamable HTTP)."""
+    if isinstance(target, Transport):
+        return target
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        from .transports.http import StreamableHttpTransport
+
+        return StreamableHttpTransport(target, headers=headers, auth=auth)
+    argv = shlex.split(target) if isinstance(target, str) else list(target)
+    if not argv:
+        raise ValueError("connect() needs a command to run or a URL")
+    from .transports.stdio import StdioTransport
+
+    return StdioTransport(argv[0], argv[1:], env=env, cwd=cwd)
+
+
+def connect(
+    target: str | Sequence[str] | Transport,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: AuthProvider | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    timeout: float | None = None,
+    **client_options: Any,
+) -> Client:
+    """Connect a new :class:`Client` to ``target`` and return it, ready to call.
+
+    ``target`` is a command (``["npx", "-y", "server"]`` or ``"uvx server --flag"``, spawned
+    over stdio with ``env`` merged over this process's environment and ``cwd``), a URL
+    (Streamable HTTP, falling back to the 2024-11-05 HTTP+SSE transport when the server answers
+    the ``initialize`` POST with 400, 404 or 405), or a :class:`Transport`. ``headers`` and
+    ``auth`` apply to HTTP. Other keyword arguments go to :class:`Client`::
+
+        with mcp_sync.connect(["mcp-server-time"], request_timeout=10) as client:
+            print(client.list_tools())
+    """
+    transport = transport_for(target, headers=headers, auth=auth, env=env, cwd=cwd)
+    client = Client(**client_options)
+    try:
+        return client.connect(transport, timeout=timeout)
+    except Exception as exc:
+        if not (isinstance(target, str) and target.startswith(("http://", "https://"))):
+            raise
+        from .transports.http import fallback_to_sse
+
+        if not fallback_to_sse(exc):
+            raise
+    from .transports.sse_legacy import SseTransport
+
+    legacy = SseTransport(str(target), headers=headers, auth=auth)
+    return Client(**client_options).connect(legacy, timeout=timeout)
