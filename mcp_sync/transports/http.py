@@ -645,6 +645,17 @@ def _jsonrpc_error(text: str, request_id: jsonrpc.RequestId | None) -> dict[str,
     return None
 
 
+def _for_request(exc: Exception, request_id: jsonrpc.RequestId, what: str) -> Exception:
+    """``exc`` tagged with the request it fails (an auth provider's own error keeps its type)."""
+    if isinstance(exc, McpError):
+        if getattr(exc, "request_id", None) is None:
+            exc.request_id = request_id  # type: ignore[attr-defined]
+        return exc
+    error = TransportError(f"{what}: {exc}", request_id=request_id)
+    error.__cause__ = exc
+    return error
+
+
 class _Retry(Exception):
     """A stream could not be opened for a reason worth retrying."""
 
@@ -831,14 +842,9 @@ class StreamableHttpTransport(Transport):
             self._request(message, method, request_id, exchange)
         except _Cancelled:
             pass
-        except McpError as exc:
-            if not exchange.cancelled:
-                self._report(exc)
         except Exception as exc:
             if not exchange.cancelled:
-                error = TransportError(f"{method} failed: {exc}", request_id=request_id)
-                error.__cause__ = exc
-                self._report(error)
+                self._report(_for_request(exc, request_id, f"{method} failed"))
         finally:
             if remove_abort is not None:
                 remove_abort()
@@ -1175,12 +1181,14 @@ class StreamableHttpTransport(Transport):
 
     def _start_get_stream(self) -> None:
         with self._state_lock:
-            if self._reader is not None or self._closing:
-                return
+            if self._closing or (self._reader is not None and self._reader.is_alive()):
+                return  # (a new one is started after a re-initialization if the old one ended)
+            self._get_answered.clear()
             self._reader = threading.Thread(
                 target=self._run_get_stream, name=f"mcp-sync-{self.kind}-reader", daemon=True
             )
-        self._reader.start()
+            reader = self._reader
+        reader.start()
         self._get_answered.wait(self.connect_timeout)
 
     def _run_get_stream(self) -> None:

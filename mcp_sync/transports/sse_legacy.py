@@ -31,6 +31,7 @@ from .http import (
     _Cancelled,
     _content_type,
     _Exchange,
+    _for_request,
     _HttpClient,
     _Lane,
     _read_limited,
@@ -295,15 +296,14 @@ class SseTransport(Transport):
                     )
         except _Cancelled:
             pass
-        except McpError as exc:
-            self._report(exc)
         except requests.RequestException as exc:
             if not exchange.cancelled:
                 self._report(TransportError(self._describe(exc), request_id=request_id))
         except Exception as exc:
             if not exchange.cancelled:
-                error = TransportError(f"sending a message failed: {exc}", request_id=request_id)
-                error.__cause__ = exc
-                self._report(error)
+                if request_id is None:
+                    self._report(exc)
+                else:
+                    self._report(_for_request(exc, request_id, "sending a message failed"))
         finally:
             self._forget(exchange)

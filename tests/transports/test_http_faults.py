@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
@@ -22,6 +23,7 @@ from mcp_sync.auth import AuthProvider, BearerToken, UnauthorizedContext
 from mcp_sync.errors import (
     ConnectionClosed,
     HttpError,
+    McpError,
     SessionExpired,
     TransportError,
 )
@@ -299,7 +301,8 @@ def test_sequential_post_latency_has_no_nagle_delay(make) -> None:
         assert server.connections <= 2  # kept alive
         # Headers and body are two writes: without TCP_NODELAY the body could wait 40 ms.
         pool = transport._client().session.get_adapter(server.url).poolmanager
-        conns = [c for key in pool.pools for c in pool.pools[key].pool.queue]
+        keys = pool.pools.keys()  # (the container refuses plain iteration)
+        conns = [c for key in keys for c in pool.pools[key].pool.queue]
         socks = [c.sock for c in conns if c is not None and c.sock is not None]
         assert socks
         assert all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in socks)
@@ -698,3 +701,61 @@ def test_refused_authorization_fails_without_leaking_the_token(make) -> None:
         assert len(provider.calls) == 1 and len(server.of("POST")) == 1
         assert "s3cr3t" not in str(error) and "s3cr3t" not in repr(error.headers)
         assert "s3cr3t" not in repr(transport) and "s3cr3t" not in repr(BearerToken("s3cr3t"))
+
+
+def test_auth_provider_error_fails_only_that_request_keeping_its_type(make) -> None:
+    class Broken(McpError):
+        pass
+
+    class Provider(AuthProvider):
+        def token(self) -> str | None:
+            return "t"
+
+        def on_unauthorized(self, ctx: UnauthorizedContext) -> bool:
+            raise Broken("the authorization server is down")
+
+    def handler(req: Request) -> None:
+        req.reply(401, "", {"WWW-Authenticate": "Bearer"})
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, auth=Provider(), open_get_stream=False)
+        transport.send(call(2))
+        error = inbox.error()
+        assert isinstance(error, Broken) and error.request_id == 2  # type: ignore[attr-defined]
+
+
+def test_injected_session_abort_after_headers_still_releases_the_reader(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/call":
+            req.send_headers_only()
+            req.hang()
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server, requests.Session() as session:
+        transport, inbox = make(server.url, session=session, open_get_stream=False)
+        handshake(transport, inbox)
+        controller = AbortController()
+        transport.send(call(2), controller.signal)
+        wait_until(lambda: len(server.of("POST")) == 3)
+        time.sleep(0.1)
+        start = time.perf_counter()
+        controller.abort("timed out")
+        wait_until(lambda: not transport._exchanges, timeout=1)
+        assert time.perf_counter() - start < 0.1
+        assert session.trust_env  # an injected session is left as it was
+
+
+def test_environment_proxy_is_resolved_once_at_start(make, monkeypatch) -> None:
+    with FaultServer(standard) as proxy:
+        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+        target = "http://mcp.invalid:9/mcp"
+        transport, inbox = make(target, open_get_stream=False)
+        monkeypatch.delenv("HTTP_PROXY")  # later changes do not matter: resolved once
+        transport.send(INIT)
+        inbox.response(1)
+        (post,) = proxy.of("POST")
+        assert post.path == target  # absolute-form request: it went through the proxy
+        assert transport._client().session.trust_env is False

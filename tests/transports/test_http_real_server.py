@@ -220,3 +220,22 @@ def test_streamable_http_on_a_legacy_server_says_fall_back(
     error = inbox.error()
     assert isinstance(error, HttpError) and error.request_id == 1
     assert fallback_to_sse(error), error
+
+
+@pytest.mark.parametrize("kind", ["streamable-http", "sse"])
+def test_connect_with_the_client_when_it_is_there(
+    kind: str, sse_server_port: int, legacy_server_port: int
+) -> None:
+    import mcp_sync
+
+    connect = getattr(mcp_sync, "connect", None)
+    if connect is None:
+        pytest.skip("mcp_sync.connect is not there yet")
+    if kind == "sse":  # Streamable HTTP first, then the fallback to HTTP+SSE
+        url = f"http://127.0.0.1:{legacy_server_port}/sse"
+    else:
+        url = f"http://127.0.0.1:{sse_server_port}/mcp"
+    with connect(url) as client:
+        assert {tool.name for tool in client.list_tools()} >= {"add", "count", "echo"}
+        assert client.call_tool("add", {"a": 40, "b": 2}).text == "42"
+    assert not transport_threads()
