@@ -341,7 +341,9 @@ class Session:
         try:
             self.transport.send(message)
         except McpError as exc:
-            logger.warning("could not answer the server: %s", exc)
+            # After close, answers to the server's last requests have nowhere to go.
+            log = logger.debug if self._closed or self.transport.closed else logger.warning
+            log("could not answer the server: %s", exc)
 
     # -- registration -------------------------------------------------------------------
 

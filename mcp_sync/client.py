@@ -133,7 +133,11 @@ class Client:
     ) -> None:
         if not versions.is_supported(protocol_version):
             raise UnsupportedProtocolVersion(protocol_version, versions.SUPPORTED)
-        self.client_info = Implementation(name=name, version=version, title=title)
+        self.client_info = (
+            Implementation(name=name, version=version, title=title)
+            if title is not None
+            else Implementation(name=name, version=version)
+        )
         self.request_timeout = request_timeout
         self.max_total_timeout = max_total_timeout
         self.strict_capabilities = strict_capabilities

@@ -9,7 +9,7 @@ import threading
 import time
 
 import pytest
-from conftest import client_threads, wait_until
+from support import client_threads, wait_until
 
 from mcp_sync import (
     AbortController,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from conftest import wait_until
+from support import wait_until
 
 from mcp_sync import (
     CapabilityError,
