@@ -27,7 +27,7 @@ def main() -> int:
     client = mcp_sync.Client("mcp-sync-conformance", "0.1.0", request_timeout=20)
     client.on_elicitation(accept_with_defaults)
     with client.connect(mcp_sync.StreamableHttpTransport(url)):
-        tools = {tool.name: tool for tool in client.list_tools()}
+        tools = client.list_tools() if client.server_capabilities.tools is not None else []
         if scenario == "tools_call":
             result = client.call_tool("add_numbers", {"a": 5, "b": 3})
             print(result.text)
