@@ -1027,7 +1027,7 @@ class StreamableHttpTransport(Transport):
         stream = SseStream(_reader(response), self.max_message_bytes)
         outcome, reason = self._pump(stream, request_id, exchange)
         if outcome == "answered":
-            self._linger(stream, exchange)
+            self._linger(response, stream, exchange)
             return
         if exchange.cancelled:
             return
@@ -1038,9 +1038,13 @@ class StreamableHttpTransport(Transport):
             raise TransportError(f"response stream failed: {reason}", request_id=request_id)
         self._resume(request_id, exchange, stream.last_event_id, stream.retry, reason)
 
-    def _linger(self, stream: SseStream, exchange: _Exchange) -> None:
+    def _linger(
+        self, response: requests.Response, stream: SseStream, exchange: _Exchange
+    ) -> None:
         """After the answer, give the server a moment to end the stream: the connection is then
         reused. Anything still arriving is delivered."""
+        if getattr(response.raw, "_connection", None) is None:
+            return  # the body already ended and the connection went back to the pool
         sock = exchange.socket()
         if sock is None:
             return

@@ -244,7 +244,10 @@ class FaultServer:
 
             do_GET = do_POST = do_DELETE = _serve
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        class _Server(ThreadingHTTPServer):
+            request_queue_size = 128
+
+        self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/mcp"
