@@ -22,23 +22,23 @@ from ..abort import AbortSignal
 from ..auth import AuthProvider
 from ..errors import ConnectionClosed, HttpError, McpError, TransportError
 from ..protocol import jsonrpc
+from ._http_common import (
+    ERROR_BODY_LIMIT,
+    JOIN_TIMEOUT,
+    MIB,
+    Cancelled,
+    Exchange,
+    HttpClient,
+    Lane,
+    Workers,
+    body_reader,
+    content_type,
+    describe_connection_error,
+    error_for_request,
+    read_limited,
+)
 from ._sse import EventTooLarge, SseStream
 from .base import Transport
-from .http import (
-    _ERROR_BODY_LIMIT,
-    _JOIN_TIMEOUT,
-    MIB,
-    _Cancelled,
-    _content_type,
-    _Exchange,
-    _for_request,
-    _HttpClient,
-    _Lane,
-    _read_limited,
-    _reader,
-    _Workers,
-    describe_connection_error,
-)
 
 __all__ = ["SseTransport"]
 
@@ -82,11 +82,11 @@ class SseTransport(Transport):
         self.endpoint: str | None = None
         self._session = session
         self._auth = auth
-        self._http: _HttpClient | None = None
-        self._workers = _Workers(f"mcp-sync-{self.kind}-worker")
-        self._lane = _Lane(self._workers, self._post)
+        self._http: HttpClient | None = None
+        self._workers = Workers(f"mcp-sync-{self.kind}-worker")
+        self._lane = Lane(self._workers, self._post)
         self._state_lock = threading.Lock()
-        self._exchanges: set[_Exchange] = set()
+        self._exchanges: set[Exchange] = set()
         self._closing = False
         self._closed_event = threading.Event()
         self._ready = threading.Event()
@@ -102,7 +102,7 @@ class SseTransport(Transport):
         """GET the stream and wait for the ``endpoint`` event (at most ``connect_timeout``)."""
         if self._http is not None:
             raise RuntimeError("transport already started")
-        self._http = _HttpClient(
+        self._http = HttpClient(
             self.url, session=self._session, auth=self._auth, connect_timeout=self.connect_timeout
         )
         stream_exchange = self._new_exchange()
@@ -132,7 +132,7 @@ class SseTransport(Transport):
     def close(self) -> None:
         if not self._stop():
             if not threading.current_thread().name.startswith(f"mcp-sync-{self.kind}-"):
-                self._closed_event.wait(_JOIN_TIMEOUT)
+                self._closed_event.wait(JOIN_TIMEOUT)
             return
         self._fire_close(None)
 
@@ -147,24 +147,24 @@ class SseTransport(Transport):
             exchanges = list(self._exchanges)
         for exchange in exchanges:
             exchange.cancel()
-        self._workers.shutdown(_JOIN_TIMEOUT)
+        self._workers.shutdown(JOIN_TIMEOUT)
         reader = self._reader
         if reader is not None and reader is not threading.current_thread():
-            reader.join(_JOIN_TIMEOUT)
+            reader.join(JOIN_TIMEOUT)
         if self._http is not None:
             self._http.close()
         self._closed_event.set()
         return True
 
-    def _new_exchange(self) -> _Exchange:
-        exchange = _Exchange()
+    def _new_exchange(self) -> Exchange:
+        exchange = Exchange()
         with self._state_lock:
             if self._closing:
                 raise ConnectionClosed(f"SSE transport to {self.url} is closed")
             self._exchanges.add(exchange)
         return exchange
 
-    def _forget(self, exchange: _Exchange) -> None:
+    def _forget(self, exchange: Exchange) -> None:
         exchange.release()
         with self._state_lock:
             self._exchanges.discard(exchange)
@@ -176,7 +176,7 @@ class SseTransport(Transport):
         self._start_error = error
         self._ready.set()
 
-    def _read(self, exchange: _Exchange) -> None:
+    def _read(self, exchange: Exchange) -> None:
         assert self._http is not None
         cause: BaseException | None = None
         try:
@@ -189,23 +189,23 @@ class SseTransport(Transport):
                 return
             with response:
                 status = response.status_code
-                if not 200 <= status < 300 or _content_type(response) != "text/event-stream":
+                if not 200 <= status < 300 or content_type(response) != "text/event-stream":
                     body = exchange.body_prefix
                     if body is None:
-                        body = _read_limited(response, _ERROR_BODY_LIMIT)
+                        body = read_limited(response, ERROR_BODY_LIMIT)
                     self._fail_start(
                         HttpError(
                             status,
                             body.decode("utf-8", "replace"),
                             message=f"GET {self.url} answered HTTP {status} "
-                            f"({_content_type(response) or 'no content type'}), "
+                            f"({content_type(response) or 'no content type'}), "
                             "not an event stream",
                             headers=dict(response.headers),
                         )
                     )
                     return
-                cause = self._pump(SseStream(_reader(response), self.max_message_bytes))
-        except _Cancelled:
+                cause = self._pump(SseStream(body_reader(response), self.max_message_bytes))
+        except Cancelled:
             return
         except McpError as exc:
             self._fail_start(exc)
@@ -285,7 +285,7 @@ class SseTransport(Transport):
             with response:
                 body = exchange.body_prefix
                 if body is None:
-                    body = _read_limited(response, _ERROR_BODY_LIMIT)
+                    body = read_limited(response, ERROR_BODY_LIMIT)
                 if not 200 <= response.status_code < 300:
                     raise HttpError(
                         response.status_code,
@@ -294,7 +294,7 @@ class SseTransport(Transport):
                         request_id=request_id,
                         headers=dict(response.headers),
                     )
-        except _Cancelled:
+        except Cancelled:
             pass
         except requests.RequestException as exc:
             if not exchange.cancelled:
@@ -304,6 +304,6 @@ class SseTransport(Transport):
                 if request_id is None:
                     self._report(exc)
                 else:
-                    self._report(_for_request(exc, request_id, "sending a message failed"))
+                    self._report(error_for_request(exc, request_id, "sending a message failed"))
         finally:
             self._forget(exchange)

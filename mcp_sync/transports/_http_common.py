@@ -1,0 +1,616 @@
+"""HTTP plumbing shared by the Streamable HTTP and legacy HTTP+SSE transports.
+
+What is here: a ``requests`` client with settings resolved once and bearer auth
+(:class:`HttpClient`), the cancellable :class:`Exchange` and the tracking adapter that lets
+another thread end one, a small elastic worker pool (:class:`Workers`), an in-order lane on it
+(:class:`Lane`), and helpers for bodies, content types and errors. Nothing here knows MCP
+beyond JSON-RPC error bodies.
+
+Releasing a blocked reader
+    ``Response.close()`` from another thread does not wake a thread blocked in ``recv``, so every
+    HTTP exchange has an :class:`Exchange` that can shut the connection's socket down
+    (``SHUT_RDWR``), which does. The client's own ``requests.Session`` mounts an adapter whose
+    urllib3 connections register themselves with the exchange of the thread using them, so even
+    a request still waiting for response headers can be released; with an injected session the
+    socket is found through the response once its headers are in.
+
+Retries
+    A request that fails with a connection reset (or the server closing an idle keep-alive
+    connection) on a reused connection is sent once more on a fresh one.
+
+Environment proxy and TLS settings are resolved once when the client is made and passed
+explicitly, and an owned session has ``trust_env`` off, so no request reads the environment
+again. urllib3 sets ``TCP_NODELAY``, so the header and body writes of a POST do not wait on Nagle.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import logging
+import socket
+import ssl
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+from ..auth import AuthProvider, UnauthorizedContext, parse_www_authenticate
+from ..errors import ConnectionClosed, McpError, TransportError
+from ..protocol import jsonrpc
+
+__all__ = [
+    "ERROR_BODY_LIMIT",
+    "JOIN_TIMEOUT",
+    "JSON_TYPE",
+    "MIB",
+    "SSE_TYPE",
+    "Cancelled",
+    "Exchange",
+    "HttpClient",
+    "Lane",
+    "TooLarge",
+    "Workers",
+    "body_reader",
+    "content_type",
+    "describe_connection_error",
+    "error_for_request",
+    "jsonrpc_error_in",
+    "parse_retry_after",
+    "read_limited",
+    "same_id",
+]
+
+logger = logging.getLogger("mcp_sync.transport.http")
+
+MIB = 1024 * 1024
+ERROR_BODY_LIMIT = 8 * 1024
+_READ_SIZE = 64 * 1024
+JOIN_TIMEOUT = 5.0
+JSON_TYPE = "application/json"
+SSE_TYPE = "text/event-stream"
+
+
+# -- cutting an HTTP exchange short ------------------------------------------------------------
+
+_local = threading.local()
+
+
+def _shutdown_socket(sock: Any) -> None:
+    if sock is None:
+        return
+    try:
+        if isinstance(sock, socket.socket):
+            # The plain socket's shutdown: on an SSLSocket this leaves the TLS object alone.
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        else:
+            sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+class Cancelled(Exception):
+    """The exchange was cancelled (signal aborted, or the transport closing)."""
+
+
+class Exchange:
+    """One HTTP exchange (request, response, maybe a long body) that another thread may end."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.cancelled = False
+        self.answered = False
+        #: Set on cancel: waits between reconnects use it to stop early.
+        self.wake = threading.Event()
+        self.reused: bool | None = None
+        self.body_prefix: bytes | None = None
+        self._conn: Any = None
+        self._response: requests.Response | None = None
+
+    def begin(self) -> None:
+        with self._lock:
+            self._conn = None
+            self._response = None
+            self.reused = None
+            self.body_prefix = None
+
+    def attach_conn(self, conn: Any, reused: bool | None) -> None:
+        with self._lock:
+            self._conn = conn
+            if reused is not None:
+                self.reused = reused
+            cancelled = self.cancelled
+        if cancelled:
+            _shutdown_socket(getattr(conn, "sock", None))
+
+    def attach_response(self, response: requests.Response) -> None:
+        with self._lock:
+            self._response = response
+            if self._conn is None:  # an injected session's adapter: find it through the response
+                self._conn = getattr(response.raw, "_connection", None)
+            conn, cancelled = self._conn, self.cancelled
+        if cancelled and conn is not None:
+            _shutdown_socket(getattr(conn, "sock", None))
+
+    def socket(self) -> Any:
+        conn = self._conn
+        return getattr(conn, "sock", None) if conn is not None else None
+
+    def on_abort(self, _reason: object) -> None:
+        """The request's signal fired: stop reading unless the answer is already in."""
+        if not self.answered:
+            self.cancel()
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self.cancelled:
+                return
+            self.cancelled = True
+            conn, response = self._conn, self._response
+        self.wake.set()
+        if conn is None:
+            return
+        if response is not None and getattr(response.raw, "_connection", conn) is None:
+            return  # the body was read to its end: the connection is back in the pool
+        _shutdown_socket(getattr(conn, "sock", None))
+
+    def release(self) -> None:
+        with self._lock:
+            self._conn = None
+            self._response = None
+
+
+def _track(conn: Any, reused: bool | None) -> None:
+    exchange: Exchange | None = getattr(_local, "exchange", None)
+    if exchange is not None:
+        if exchange.cancelled:
+            raise ConnectionAbortedError("request cancelled")
+        exchange.attach_conn(conn, reused)
+
+
+def _track_request(conn: Any) -> None:
+    sock = conn.sock
+    reused = sock is not None and getattr(conn, "_mcp_sync_sock", None) is sock
+    _track(conn, reused)
+
+
+def _track_sent(conn: Any) -> None:
+    conn._mcp_sync_sock = conn.sock
+
+
+class _TrackedHTTPConnection(HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        _track(self, None)
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _track_request(self)
+        super().request(*args, **kwargs)
+        _track_sent(self)
+
+
+class _TrackedHTTPSConnection(HTTPSConnection):
+    def connect(self) -> None:
+        super().connect()
+        _track(self, None)
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _track_request(self)
+        super().request(*args, **kwargs)
+        _track_sent(self)
+
+
+class _TrackedHTTPPool(HTTPConnectionPool):
+    ConnectionCls = _TrackedHTTPConnection
+
+
+class _TrackedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _TrackedHTTPSConnection
+
+
+_TRACKED_POOLS = {"http": _TrackedHTTPPool, "https": _TrackedHTTPSPool}
+
+
+class _TrackingAdapter(HTTPAdapter):
+    """An HTTPAdapter whose connections tell the current thread's exchange who they are."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = dict(_TRACKED_POOLS)
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not proxy.lower().startswith("socks"):
+            manager.pool_classes_by_scheme = dict(_TRACKED_POOLS)
+        return manager
+
+
+# -- worker threads ------------------------------------------------------------------------------
+
+
+class Workers:
+    """A small elastic thread pool: a task never waits for a busy worker; idle ones exit."""
+
+    def __init__(self, prefix: str, idle_timeout: float = 30.0) -> None:
+        self._prefix = prefix
+        self._idle_timeout = idle_timeout
+        self._tasks: deque[Callable[[], None] | None] = deque()
+        self._cond = threading.Condition()
+        self._idle = 0
+        self._threads: set[threading.Thread] = set()
+        self._count = 0
+        self._stopped = False
+
+    def submit(self, task: Callable[[], None]) -> None:
+        with self._cond:
+            if self._stopped:
+                raise ConnectionClosed("the transport is closed")
+            self._tasks.append(task)
+            if self._idle > len(self._tasks) - 1:
+                self._cond.notify()
+                return
+            self._count += 1
+            thread = threading.Thread(
+                target=self._run, name=f"{self._prefix}-{self._count}", daemon=True
+            )
+            self._threads.add(thread)
+        thread.start()
+
+    def _run(self) -> None:
+        me = threading.current_thread()
+        while True:
+            with self._cond:
+                deadline = time.monotonic() + self._idle_timeout
+                while not self._tasks and not self._stopped:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._idle += 1
+                    self._cond.wait(left)
+                    self._idle -= 1
+                if not self._tasks:
+                    self._threads.discard(me)
+                    return
+                task = self._tasks.popleft()
+            if task is None:
+                continue
+            try:
+                task()
+            except Exception:
+                logger.exception("HTTP transport worker failed")
+
+    def shutdown(self, timeout: float) -> None:
+        with self._cond:
+            self._stopped = True
+            threads = list(self._threads)
+            self._cond.notify_all()
+        me = threading.current_thread()
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            if thread is not me:
+                thread.join(max(deadline - time.monotonic(), 0.0))
+                if thread.is_alive():
+                    logger.warning("%s did not stop within %g s", thread.name, timeout)
+
+
+class Lane:
+    """Handles items one at a time, in order, on a worker (for messages that must not overtake)."""
+
+    def __init__(self, workers: Workers, handle: Callable[[Any], None]) -> None:
+        self._workers = workers
+        self._handle = handle
+        self._items: deque[Any] = deque()
+        self._lock = threading.Lock()
+        self._running = False
+
+    def put(self, item: Any) -> None:
+        with self._lock:
+            self._items.append(item)
+            if self._running:
+                return
+            self._running = True
+        try:
+            self._workers.submit(self._drain)
+        except BaseException:
+            with self._lock:
+                self._running = False
+                self._items.clear()
+            raise
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._items:
+                    self._running = False
+                    return
+                item = self._items.popleft()
+            try:
+                self._handle(item)
+            except Exception:
+                logger.exception("HTTP transport: sending a message failed")
+
+
+# -- the HTTP client --------------- ---------------------------------------
+
+
+class HttpClient:
+    """A ``requests`` session with settings resolved once, auth, and cancellable exchanges."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        session: requests.Session | None,
+        auth: AuthProvider | None,
+        connect_timeout: float,
+    ) -> None:
+        self.url = url
+        self.auth = auth
+        self.connect_timeout = connect_timeout
+        self.owns_session = session is None
+        if session is None:
+            session = requests.Session()
+            adapter = _TrackingAdapter(pool_connections=4, pool_maxsize=32)
+            session.mount("http://", adapter)
+            session.mount("https://", adapter)
+        self.session = session
+        # Proxies, CA bundle and client cert from the environment, resolved once (no per-request
+        # environment or netrc lookups on the hot path).
+        settings = session.merge_environment_settings(url, {}, None, None, None)
+        if self.owns_session:
+            session.trust_env = False
+        self._send_kwargs: dict[str, Any] = {
+            "proxies": settings.get("proxies") or {},
+            "verify": settings.get("verify", True),
+            "cert": settings.get("cert"),
+        }
+        self._auth_lock = threading.Lock()
+        self._auth_generation = 0
+        self._auth_refused_generation = -1
+
+    def open(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        body: bytes | None,
+        exchange: Exchange,
+        *,
+        read_timeout: float | None = None,
+        connect_timeout: float | None = None,
+        auth_retry: bool = True,
+    ) -> requests.Response:
+        """Send one request on this thread and return the response with its body unread.
+
+        Raises ``requests`` exceptions for network failures, :class:`Cancelled` if the exchange
+        was cancelled, and whatever ``AuthProvider.on_unauthorized`` raises.
+        """
+        reset_retried = False
+        auth_retried = not auth_retry or self.auth is None
+        while True:
+            if exchange.cancelled:
+                raise Cancelled
+            generation = self._auth_generation
+            token = self.auth.token() if self.auth is not None else None
+            sent = dict(headers)
+            if token:
+                sent["Authorization"] = f"Bearer {token}"
+            prepared = self.session.prepare_request(
+                requests.Request(method, url, headers=sent, data=body)
+            )
+            exchange.begin()
+            _local.exchange = exchange
+            try:
+                response = self.session.send(
+                    prepared,
+                    stream=True,
+                    timeout=(connect_timeout or self.connect_timeout, read_timeout),
+                    **self._send_kwargs,
+                )
+            except requests.RequestException as exc:
+                if exchange.cancelled:
+                    raise Cancelled from exc
+                if not reset_retried and exchange.reused is not False and _is_reset(exc):
+                    logger.debug("%s %s: connection reset; retrying on a fresh one", method, url)
+                    reset_retried = True
+                    continue
+                raise
+            finally:
+                _local.exchange = None
+            exchange.attach_response(response)
+            if exchange.cancelled:
+                response.close()
+                raise Cancelled
+            if not auth_retried and _is_auth_challenge(response):
+                auth_retried = True
+                body_prefix = read_limited(response, ERROR_BODY_LIMIT)
+                response.close()
+                ctx = UnauthorizedContext(
+                    status=response.status_code,
+                    headers=response.headers,
+                    www_authenticate=response.headers.get("WWW-Authenticate"),
+                    url=self.url,
+                    session=self.session,
+                    token=token,
+                    body=body_prefix.decode("utf-8", "replace"),
+                )
+                if self._on_unauthorized(ctx, generation):
+                    continue
+                exchange.body_prefix = body_prefix
+            return response
+
+    def _on_unauthorized(self, ctx: UnauthorizedContext, generation: int) -> bool:
+        assert self.auth is not None
+        with self._auth_lock:  # concurrent rejections: one provider call, the others wait
+            if self._auth_generation != generation:
+                return True  # someone got a new token since this request was sent
+            if self._auth_refused_generation == generation:
+                return False
+            try:
+                retry = self.auth.on_unauthorized(ctx)
+            except BaseException:
+                self._auth_refused_generation = generation
+                raise
+            if retry:
+                self._auth_generation += 1
+            else:
+                self._auth_refused_generation = generation
+            return retry
+
+    def close(self) -> None:
+        if self.owns_session:
+            self.session.close()
+
+
+def _is_auth_challenge(response: requests.Response) -> bool:
+    if response.status_code == 401:
+        return True
+    if response.status_code == 403:
+        params = parse_www_authenticate(response.headers.get("WWW-Authenticate"))
+        return params.get("error") == "insufficient_scope"
+    return False
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        item = todo.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        yield item
+        todo.extend(a for a in item.args if isinstance(a, BaseException))
+        for attr in ("reason", "__cause__", "__context__"):
+            nested = getattr(item, attr, None)
+            if isinstance(nested, BaseException):
+                todo.append(nested)
+
+
+def _is_reset(exc: BaseException) -> bool:
+    reset = (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected)
+    return any(isinstance(c, reset) for c in _causes(exc))
+
+
+def describe_connection_error(exc: BaseException, url: str, connect_timeout: float) -> str:
+    """A one-line explanation of a failed HTTP exchange, naming the URL (never a token)."""
+    causes = list(_causes(exc))
+    if any(isinstance(c, requests.ConnectTimeout) for c in causes) or any(
+        type(c).__name__ == "ConnectTimeoutError" for c in causes
+    ):
+        return f"connecting to {url} timed out after {connect_timeout:g} s"
+    if any(isinstance(c, ConnectionRefusedError) for c in causes):
+        return f"cannot connect to {url}: connection refused"
+    if any(isinstance(c, socket.gaierror) for c in causes):
+        host = urlsplit(url).hostname
+        return f"cannot connect to {url}: cannot resolve host {host!r}"
+    for c in causes:
+        if isinstance(c, ssl.SSLError):
+            return f"TLS error talking to {url}: {c}"
+    if _is_reset(exc):
+        return f"the connection to {url} was reset"
+    return f"HTTP request to {url} failed: {exc}"
+
+
+def content_type(response: requests.Response) -> str:
+    return response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+
+
+def body_reader(response: requests.Response) -> Callable[[], bytes]:
+    """A function returning the body's next available bytes (b"" at the end), decoded."""
+    raw = response.raw
+    read1 = getattr(raw, "read1", None)
+    if read1 is None:  # urllib3 1.x
+        fp: Any = getattr(raw, "_fp", None)
+
+        def read_fp() -> bytes:
+            data: bytes = fp.read1(_READ_SIZE)
+            return data
+
+        return read_fp
+
+    def read() -> bytes:
+        data: bytes = read1(_READ_SIZE, decode_content=True)
+        return data
+
+    return read
+
+
+class TooLarge(Exception):
+    pass
+
+
+def read_limited(response: requests.Response, limit: int, *, strict: bool = False) -> bytes:
+    """At most ``limit`` bytes of the body (raise :class:`TooLarge` if ``strict`` and longer)."""
+    length = response.headers.get("Content-Length", "")
+    if strict and length.isdigit() and int(length) > limit:
+        raise TooLarge
+    read = body_reader(response)
+    data = bytearray()
+    try:
+        while len(data) <= limit:
+            chunk = read()
+            if not chunk:
+                break
+            data += chunk
+    except Exception:
+        if strict:
+            raise
+    if len(data) > limit:
+        if strict:
+            raise TooLarge
+        del data[limit:]
+    return bytes(data)
+
+
+def parse_retry_after(response: requests.Response) -> float | None:
+    value = response.headers.get("Retry-After", "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def same_id(a: object, b: object) -> bool:
+    return jsonrpc.is_request_id(a) and type(a) is type(b) and a == b
+
+
+def jsonrpc_error_in(text: str, request_id: jsonrpc.RequestId | None) -> dict[str, Any] | None:
+    """The JSON-RPC error object in an HTTP error body, if it is one for us (or id-less)."""
+    if not text or "error" not in text:
+        return None
+    try:
+        value = jsonrpc.decode(text)
+    except McpError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("error"), dict):
+        return None
+    if "code" not in value["error"]:
+        return None
+    msg_id = value.get("id")
+    if msg_id is None or (request_id is not None and same_id(msg_id, request_id)):
+        return value
+    return None
+
+
+def error_for_request(exc: Exception, request_id: jsonrpc.RequestId, what: str) -> Exception:
+    """``exc`` tagged with the request it fails (an auth provider's own error keeps its type)."""
+    if isinstance(exc, McpError):
+        if getattr(exc, "request_id", None) is None:
+            exc.request_id = request_id  # type: ignore[attr-defined]
+        return exc
+    error = TransportError(f"{what}: {exc}", request_id=request_id)
+    error.__cause__ = exc
+    return error
