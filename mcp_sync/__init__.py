@@ -11,6 +11,7 @@ client side of MCP only.
 
 from typing import TYPE_CHECKING, Any
 
+from . import _repr
 from ._connect import connect
 from ._handlers import HandlerContext
 from .abort import AbortController, AbortSignal
@@ -33,6 +34,7 @@ from .errors import (
     UnsupportedProtocolVersion,
     UrlElicitationRequired,
 )
+from .config import ClientGroup, connect_all
 from .llm import to_llm_content
 from .protocol.types import *  # noqa: F403
 from .protocol.types import __all__ as _types_all
@@ -61,6 +63,7 @@ __all__ = [
     "Aborted",
     "CapabilityError",
     "Client",
+    "ClientGroup",
     "ClientState",
     "ConnectionClosed",
     "HandlerContext",
@@ -75,6 +78,7 @@ __all__ = [
     "AuthProvider",
     "UnauthorizedContext",
     "connect",
+    "connect_all",
     "McpError",
     "MissingClientCapability",
     "NotSupportedInEra",
@@ -102,6 +106,10 @@ _LAZY = {
     "AuthProvider": "mcp_sync.auth",
     "UnauthorizedContext": "mcp_sync.auth",
 }
+
+
+# In IPython / Jupyter: lists of tools, prompts and resources render as tables.
+_repr.register_ipython()
 
 
 def __getattr__(name: str) -> Any:

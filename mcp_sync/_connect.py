@@ -10,7 +10,10 @@ from .client import Client
 from .transports.base import Transport
 
 if TYPE_CHECKING:
+    import os
+
     from .auth import AuthProvider
+    from .config import Config
 
 __all__ = ["connect", "transport_for"]
 
@@ -46,6 +49,7 @@ def connect(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     timeout: float | None = None,
+    config: Config | str | os.PathLike[str] | Mapping[str, Any] | None = None,
     **client_options: Any,
 ) -> Client:
     """Connect a new :class:`Client` to ``target`` and return it, ready to call.
@@ -58,7 +62,18 @@ def connect(
 
         with mcp_sync.connect(["mcp-server-time"], request_timeout=10) as client:
             print(client.list_tools())
+
+    With ``config`` (a path to an ``mcpServers`` JSON file, its parsed dict, or a
+    :class:`mcp_sync.config.Config`), ``target`` is the name of a server in it::
+
+        client = mcp_sync.connect("time", config="mcp.json")
     """
+    if config is not None:
+        if not isinstance(target, str):
+            raise TypeError("with config=, the target is a server name (a string)")
+        from .config import resolve
+
+        return resolve(config)[target].connect(auth=auth, timeout=timeout, **client_options)
     transport = transport_for(target, headers=headers, auth=auth, env=env, cwd=cwd)
     client = Client(**client_options)
     try:

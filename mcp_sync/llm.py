@@ -1,15 +1,25 @@
-"""Turning MCP results into what LLM APIs take.
+"""Turning MCP tools and results into what LLM APIs take, as plain dicts.
 
-:func:`to_llm_content` converts a tool result into a list of plain ``{"type": "text"}`` and
-``{"type": "image"}`` items, the common denominator of chat-completion APIs. Adapters for
-specific LLM SDKs will live here too.
+- :func:`to_llm_content` converts a tool result into a list of plain ``{"type": "text"}`` and
+  ``{"type": "image"}`` items, the common denominator of chat-completion APIs.
+- :func:`openai_tools` / :func:`anthropic_tools` describe tools in the shape of the OpenAI
+  (chat completions or responses) and Anthropic (messages) APIs; :func:`openai_tool_message`
+  and :func:`anthropic_tool_result` wrap a result for the next request. No vendor SDK is
+  imported: the dicts go straight into ``tools=[...]`` and ``messages=[...]``.
+
+LLM APIs accept tool names of 1 to 64 characters from ``[A-Za-z0-9_-]``; MCP names may be
+longer or hold dots and slashes. :func:`llm_tool_names` maps each tool to a safe name that is
+unique in its list, and :func:`openai_tools` / :func:`anthropic_tools` use the same names, so
+``dict(zip(llm_tool_names(tools), tools))`` finds the tool a model asked for.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from .protocol.types import (
     AudioContent,
@@ -21,11 +31,24 @@ from .protocol.types import (
     ResourceLink,
     TextContent,
     TextResourceContents,
+    Tool,
     UnknownContent,
     parse_content,
 )
 
-__all__ = ["to_llm_content"]
+__all__ = [
+    "anthropic_tool",
+    "anthropic_tool_result",
+    "anthropic_tools",
+    "llm_tool_names",
+    "openai_tool",
+    "openai_tool_message",
+    "openai_tools",
+    "sanitize_tool_name",
+    "to_llm_content",
+    "tool_input_schema",
+    "unique_names",
+]
 
 
 def to_llm_content(
@@ -164,3 +187,141 @@ def _char_start(raw: bytes, position: int, *, backwards: bool) -> int:
     while 0 < position < len(raw) and raw[position] & 0xC0 == 0x80:
         position += step
     return position
+
+
+# -- tool descriptions ----------------------------------------------------------------------
+
+MAX_NAME_LENGTH = 64
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+OpenAIStyle = Literal["chat", "responses"]
+
+
+def sanitize_tool_name(name: str) -> str:
+    """``name`` with every character outside ``[A-Za-z0-9_-]`` replaced by ``_``, cut to 64
+    characters (``"tool"`` if nothing is left)."""
+    return _UNSAFE.sub("_", name)[:MAX_NAME_LENGTH] or "tool"
+
+
+def unique_names(names: Iterable[str]) -> list[str]:
+    """Sanitise each name and make it unique in the list by suffixing ``_2``, ``_3``, ...
+
+    A name that is already safe and unique is kept as it is; the result is the same for the
+    same input, so it can be recomputed to map a model's tool call back.
+    """
+    wanted = [sanitize_tool_name(name) for name in names]
+    reserved = set(wanted)  # a suffixed name never takes a name another tool has
+    taken: set[str] = set()
+    result: list[str] = []
+    for name in wanted:
+        candidate, number = name, 1
+        while candidate in taken or (number > 1 and candidate in reserved):
+            number += 1
+            suffix = f"_{number}"
+            candidate = name[: MAX_NAME_LENGTH - len(suffix)] + suffix
+        taken.add(candidate)
+        result.append(candidate)
+    return result
+
+
+def llm_tool_names(tools: Sequence[Tool]) -> list[str]:
+    """The name each tool gets in :func:`openai_tools` / :func:`anthropic_tools`."""
+    return unique_names(tool.name for tool in tools)
+
+
+def tool_input_schema(tool: Tool) -> dict[str, Any]:
+    """The tool's input schema as LLM APIs want it: an object schema with ``properties``
+    always present (a copy; ``$ref`` and everything else left as the server wrote it)."""
+    schema = copy.deepcopy(tool.input_schema) if isinstance(tool.input_schema, dict) else {}
+    schema["type"] = "object"
+    if not isinstance(schema.get("properties"), dict):
+        schema["properties"] = {}
+    schema.pop("$schema", None)
+    return schema
+
+
+def _description(tool: Tool) -> str | None:
+    return tool.description or tool.title or None
+
+
+def openai_tool(
+    tool: Tool, *, name: str | None = None, style: OpenAIStyle = "chat"
+) -> dict[str, Any]:
+    """One tool in the OpenAI shape: ``{"type": "function", "function": {...}}`` for chat
+    completions, or the flat ``{"type": "function", "name": ...}`` for the responses API."""
+    function: dict[str, Any] = {"name": name or sanitize_tool_name(tool.name)}
+    description = _description(tool)
+    if description:
+        function["description"] = description
+    function["parameters"] = tool_input_schema(tool)
+    if style == "responses":
+        return {"type": "function", **function}
+    if style != "chat":
+        raise ValueError(f"style must be 'chat' or 'responses', not {style!r}")
+    return {"type": "function", "function": function}
+
+
+def openai_tools(tools: Sequence[Tool], *, style: OpenAIStyle = "chat") -> list[dict[str, Any]]:
+    """Tools for OpenAI's ``tools=[...]``, names made safe and unique (see
+    :func:`llm_tool_names`)."""
+    return [
+        openai_tool(tool, name=name, style=style)
+        for tool, name in zip(tools, llm_tool_names(tools), strict=True)
+    ]
+
+
+def anthropic_tool(tool: Tool, *, name: str | None = None) -> dict[str, Any]:
+    """One tool in the Anthropic messages API shape: ``{"name", "description",
+    "input_schema"}``."""
+    item: dict[str, Any] = {"name": name or sanitize_tool_name(tool.name)}
+    description = _description(tool)
+    if description:
+        item["description"] = description
+    item["input_schema"] = tool_input_schema(tool)
+    return item
+
+
+def anthropic_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """Tools for Anthropic's ``tools=[...]``, names made safe and unique."""
+    names = llm_tool_names(tools)
+    return [anthropic_tool(tool, name=name) for tool, name in zip(tools, names, strict=True)]
+
+
+# -- results for the next request -----------------------------------------------------------
+
+
+def anthropic_tool_result(
+    tool_use_id: str, result: CallToolResult, *, max_text_bytes: int | None = None
+) -> dict[str, Any]:
+    """A ``tool_result`` content block answering the model's ``tool_use`` block."""
+    content: list[dict[str, Any]] = []
+    for item in to_llm_content(result, max_text_bytes=max_text_bytes):
+        if item["type"] == "image":
+            source = {"type": "base64", "media_type": item["mimeType"], "data": item["data"]}
+            content.append({"type": "image", "source": source})
+        else:
+            content.append(item)
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
+    block["content"] = content
+    if result.is_error:
+        block["is_error"] = True
+    return block
+
+
+def openai_tool_message(
+    tool_call_id: str, result: CallToolResult, *, max_text_bytes: int | None = None
+) -> dict[str, Any]:
+    """A chat-completions ``{"role": "tool"}`` message answering one tool call.
+
+    Tool messages carry text only: an image becomes ``[image: image/png, N bytes]``.
+    A failed tool's text is prefixed with ``Error:`` so that the model sees it failed.
+    """
+    parts: list[str] = []
+    for item in to_llm_content(result, max_text_bytes=max_text_bytes):
+        if item["type"] == "image":
+            parts.append(f"[image: {item['mimeType']}, {_base64_size(item['data'])} bytes]")
+        else:
+            parts.append(item["text"])
+    text = "\n".join(parts)
+    if result.is_error:
+        text = f"Error: {text}" if text else "Error"
+    return {"role": "tool", "tool_call_id": tool_call_id, "content": text}

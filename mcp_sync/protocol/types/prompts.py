@@ -32,6 +32,16 @@ class Prompt(MetaModel):
     arguments: list[PromptArgument] | None = None
     icons: list[Icon] | None = None
 
+    def _repr_html_(self) -> str | None:
+        from ..._repr import html_for
+
+        return html_for(self)
+
+    def _repr_markdown_(self) -> str | None:
+        from ..._repr import markdown_for
+
+        return markdown_for(self)
+
 
 class ListPromptsResult(PaginatedResult, CacheableResult):
     prompts: list[Prompt] = Field(default_factory=list)
@@ -54,3 +64,13 @@ class GetPromptResult(Result):
     messages: list[PromptMessage] = Field(default_factory=list)
 
     _always_sent = frozenset({"messages"})
+
+    def _repr_html_(self) -> str | None:
+        from ..._repr import html_for
+
+        return html_for(self)
+
+    def _repr_markdown_(self) -> str | None:
+        from ..._repr import markdown_for
+
+        return markdown_for(self)

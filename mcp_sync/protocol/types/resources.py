@@ -29,6 +29,16 @@ __all__ = [
 class Resource(ResourceFields):
     """A resource the server can read, as listed by ``resources/list``."""
 
+    def _repr_html_(self) -> str | None:
+        from ..._repr import html_for
+
+        return html_for(self)
+
+    def _repr_markdown_(self) -> str | None:
+        from ..._repr import markdown_for
+
+        return markdown_for(self)
+
 
 class ResourceTemplate(MetaModel):
     """An RFC 6570 URI template for resources the server can read."""
@@ -40,6 +50,16 @@ class ResourceTemplate(MetaModel):
     mime_type: str | None = None
     annotations: Annotations | None = None
     icons: list[Icon] | None = None
+
+    def _repr_html_(self) -> str | None:
+        from ..._repr import html_for
+
+        return html_for(self)
+
+    def _repr_markdown_(self) -> str | None:
+        from ..._repr import markdown_for
+
+        return markdown_for(self)
 
 
 class ListResourcesResult(PaginatedResult, CacheableResult):
@@ -70,6 +90,16 @@ class ReadResourceResult(CacheableResult):
     contents: list[ResourceContents] = Field(default_factory=list)
 
     _always_sent = frozenset({"contents"})
+
+    def _repr_html_(self) -> str | None:
+        from ..._repr import html_for
+
+        return html_for(self)
+
+    def _repr_markdown_(self) -> str | None:
+        from ..._repr import markdown_for
+
+        return markdown_for(self)
 
 
 class ResourceUpdatedNotificationParams(NotificationParams):

@@ -65,6 +65,28 @@ class Tool(MetaModel):
             return self.annotations.title
         return self.name
 
+    def to_openai(self, *, style: Literal["chat", "responses"] = "chat") -> dict[str, Any]:
+        """This tool for OpenAI's ``tools=[...]``; see :func:`mcp_sync.llm.openai_tool`."""
+        from ...llm import openai_tool
+
+        return openai_tool(self, style=style)
+
+    def to_anthropic(self) -> dict[str, Any]:
+        """This tool for Anthropic's ``tools=[...]``; see :func:`mcp_sync.llm.anthropic_tool`."""
+        from ...llm import anthropic_tool
+
+        return anthropic_tool(self)
+
+    def _repr_html_(self) -> str | None:
+        from ..._repr import html_for
+
+        return html_for(self)
+
+    def _repr_markdown_(self) -> str | None:
+        from ..._repr import markdown_for
+
+        return markdown_for(self)
+
 
 class ListToolsResult(PaginatedResult, CacheableResult):
     tools: list[Tool] = Field(default_factory=list)
@@ -102,3 +124,13 @@ class CallToolResult(Result):
         from ...llm import to_llm_content
 
         return to_llm_content(self, max_text_bytes=max_text_bytes)
+
+    def _repr_html_(self) -> str | None:
+        from ..._repr import html_for
+
+        return html_for(self)
+
+    def _repr_markdown_(self) -> str | None:
+        from ..._repr import markdown_for
+
+        return markdown_for(self)

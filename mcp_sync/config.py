@@ -1,0 +1,423 @@
+"""Server configs in the ``mcpServers`` format, and a group of clients opened from one.
+
+Claude Desktop, Cursor, Claude Code and VS Code describe MCP servers in the same JSON shape::
+
+    {
+      "mcpServers": {
+        "time":   {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
+        "search": {"url": "https://example.com/mcp",
+                   "headers": {"Authorization": "Bearer ${SEARCH_TOKEN}"}}
+      }
+    }
+
+VS Code's ``.vscode/mcp.json`` calls the top-level key ``servers``; both are read. A stdio
+entry has ``command`` and optionally ``args``, ``env`` and ``cwd``; a remote entry has ``url``
+and optionally ``headers``. ``type`` (``"stdio"``, ``"http"``, ``"streamable-http"`` or
+``"sse"``) is optional: without it a URL gets Streamable HTTP with the legacy HTTP+SSE
+fallback. ``${VAR}``, ``${env:VAR}`` and ``${VAR:-default}`` in any string are replaced from the
+environment; an unset variable without a default is an error naming the entry.
+
+::
+
+    config = mcp_sync.config.load("mcp.json")
+    with mcp_sync.connect("time", config=config) as client: ...
+    with mcp_sync.config.connect_all(config) as group:
+        tools = group.list_tools()                    # names prefixed: "time__get_current_time"
+        group.call_tool("time__get_current_time", {"timezone": "UTC"})
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import McpError
+
+if TYPE_CHECKING:
+    from .auth import AuthProvider
+    from .client import Client
+    from .protocol.types import CallToolResult, Tool
+    from .transports.base import Transport
+
+__all__ = [
+    "ClientGroup",
+    "Config",
+    "ConfigError",
+    "ServerConfig",
+    "ServerConnectError",
+    "connect_all",
+    "load",
+    "parse",
+]
+
+Kind = Literal["stdio", "http", "sse"]
+
+_TYPES: dict[str, Kind] = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamable_http": "http",
+    "streamablehttp": "http",
+    "sse": "sse",
+}
+_VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class ConfigError(McpError, ValueError):
+    """A config file is missing, is not valid JSON, or has an entry of the wrong shape.
+
+    The message names the file and the entry (``mcp.json: server "time": "args" must be a list
+    of strings``); ``server`` is the entry's name when one is at fault.
+    """
+
+    def __init__(self, message: str, *, server: str | None = None) -> None:
+        super().__init__(message)
+        self.server = server
+
+
+class ServerConnectError(McpError):
+    """Connecting one server of a group failed; ``server`` names it, ``__cause__`` says why."""
+
+    def __init__(self, server: str, cause: BaseException) -> None:
+        super().__init__(f"server {server!r}: {cause}")
+        self.server = server
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One entry of a config: how to reach one server (variables already expanded)."""
+
+    name: str
+    kind: Kind
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    #: ``type`` as written, or None when the entry had none.
+    declared_type: str | None = None
+
+    def transport(
+        self, *, on_stderr: Any = None, auth: AuthProvider | None = None
+    ) -> Transport | str:
+        """The transport for this entry, or the URL itself when ``connect()`` should pick
+        (Streamable HTTP with the legacy fallback)."""
+        if self.kind == "stdio":
+            from .transports.stdio import StdioTransport
+
+            assert self.command is not None
+            return StdioTransport(
+                self.command, self.args, env=dict(self.env) or None, cwd=self.cwd,
+                on_stderr=on_stderr,
+            )
+        assert self.url is not None
+        if self.kind == "sse":
+            from .transports.sse_legacy import SseTransport
+
+            return SseTransport(self.url, headers=dict(self.headers), auth=auth)
+        if self.declared_type is not None:
+            from .transports.http import StreamableHttpTransport
+
+            return StreamableHttpTransport(self.url, headers=dict(self.headers), auth=auth)
+        return self.url
+
+    def connect(
+        self,
+        *,
+        timeout: float | None = None,
+        auth: AuthProvider | None = None,
+        on_stderr: Any = None,
+        **client_options: Any,
+    ) -> Client:
+        """A new :class:`~mcp_sync.Client` connected to this server."""
+        from ._connect import connect
+
+        target = self.transport(on_stderr=on_stderr, auth=auth)
+        return connect(
+            target, headers=dict(self.headers) or None, auth=auth, timeout=timeout,
+            **client_options,
+        )
+
+
+class Config(Mapping[str, ServerConfig]):
+    """The servers of one config, by name, in file order."""
+
+    def __init__(self, servers: Iterable[ServerConfig], *, source: str = "<config>") -> None:
+        self.source = source
+        self._servers = {server.name: server for server in servers}
+
+    def __getitem__(self, name: str) -> ServerConfig:
+        try:
+            return self._servers[name]
+        except KeyError:
+            known = ", ".join(self._servers) or "none"
+            raise ConfigError(
+                f"{self.source}: no server named {name!r} (servers: {known})", server=name
+            ) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._servers)
+
+    def __len__(self) -> int:
+        return len(self._servers)
+
+    def __repr__(self) -> str:
+        return f"<mcp_sync.config.Config {self.source} servers={list(self._servers)}>"
+
+    def connect(self, name: str, **options: Any) -> Client:
+        """Connect to the server called ``name``; see :meth:`ServerConfig.connect`."""
+        return self[name].connect(**options)
+
+
+def load(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Config:
+    """Read a config file (``mcpServers`` or ``servers`` format); see the module docstring.
+
+    Raises :class:`ConfigError` naming the file and the entry at fault.
+    """
+    source = os.fspath(path)
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read the config: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{source}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    return parse(data, source=source, environ=environ)
+
+
+def parse(
+    data: Any, *, source: str = "<config>", environ: Mapping[str, str] | None = None
+) -> Config:
+    """Build a :class:`Config` from an already parsed JSON value."""
+    env = os.environ if environ is None else environ
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the config must be a JSON object")
+    key = "mcpServers" if "mcpServers" in data else "servers" if "servers" in data else None
+    if key is None:
+        raise ConfigError(f'{source}: no "mcpServers" (or "servers") object')
+    entries = data[key]
+    if not isinstance(entries, dict):
+        raise ConfigError(f'{source}: "{key}" must be an object of named servers')
+    return Config(
+        (_server(name, entry, source, env) for name, entry in entries.items()), source=source
+    )
+
+
+def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> ServerConfig:
+    where = f"{source}: server {name!r}"
+
+    def fail(problem: str) -> ConfigError:
+        return ConfigError(f"{where}: {problem}", server=name)
+
+    if not isinstance(entry, dict):
+        raise fail("must be an object")
+
+    def text(key: str) -> str | None:
+        value = entry.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise fail(f'"{key}" must be a string')
+        return _expand(value, environ, lambda var: fail(f"${{{var}}} in {key!r} is not set"))
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = entry.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise fail(f'"{key}" must be a list of strings')
+        return tuple(
+            _expand(v, environ, lambda var: fail(f"${{{var}}} in {key!r} is not set"))
+            for v in value
+        )
+
+    def table(key: str) -> dict[str, str]:
+        value = entry.get(key, {})
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise fail(f'"{key}" must be an object of strings')
+        return {
+            k: _expand(v, environ, lambda var, k=k: fail(f"${{{var}}} in {key}.{k} is not set"))
+            for k, v in value.items()
+        }
+
+    declared = text("type")
+    kind: Kind | None = None
+    if declared is not None:
+        kind = _TYPES.get(declared.lower())
+        if kind is None:
+            raise fail(f'unknown "type" {declared!r} (use "stdio", "http" or "sse")')
+    command, url = text("command"), text("url") or text("serverUrl")
+    if kind is None:
+        if command and url:
+            raise fail('has both "command" and "url": say which with "type"')
+        kind = "stdio" if command else "http" if url else None
+    if kind is None:
+        raise fail('needs "command" (a program to run) or "url" (a remote server)')
+    if kind == "stdio":
+        if not command:
+            raise fail('a stdio server needs "command"')
+        return ServerConfig(
+            name, "stdio", command=command, args=strings("args"), env=table("env"),
+            cwd=text("cwd"), declared_type=declared,
+        )
+    if not url:
+        raise fail(f'a {kind} server needs "url"')
+    if not url.startswith(("http://", "https://")):
+        raise fail(f'"url" must start with http:// or https://, not {url!r}')
+    return ServerConfig(name, kind, url=url, headers=table("headers"), declared_type=declared)
+
+
+def _expand(value: str, environ: Mapping[str, str], missing: Any) -> str:
+    def replace(match: re.Match[str]) -> str:
+        var, default = match.group(1), match.group(2)
+        if var in environ:
+            return environ[var]
+        if default is not None:
+            return default
+        raise missing(var)
+
+    return _VAR.sub(replace, value)
+
+
+def resolve(config: Config | str | os.PathLike[str] | Mapping[str, Any]) -> Config:
+    """``config`` as a :class:`Config`: loaded from a path, parsed from a dict, or as is."""
+    if isinstance(config, Config):
+        return config
+    if isinstance(config, Mapping):
+        return parse(dict(config), source="<dict>")
+    return load(config)
+
+
+# -- several servers at once ----------------------------------------------------------------
+
+
+class ClientGroup:
+    """Clients of several servers, used together; closes them all on exit.
+
+    :meth:`list_tools` lists every server's tools under unique names ``<server>__<tool>``
+    (sanitised to what LLM APIs accept: ``[A-Za-z0-9_-]``, at most 64 characters);
+    :meth:`call_tool` takes such a name and calls the right server.
+    """
+
+    SEPARATOR = "__"
+
+    def __init__(self, clients: Mapping[str, Client]) -> None:
+        self.clients: dict[str, Client] = dict(clients)
+        self._routes: dict[str, tuple[str, str]] = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, server: str) -> Client:
+        return self.clients[server]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.clients)
+
+    def __len__(self) -> int:
+        return len(self.clients)
+
+    def __enter__(self) -> ClientGroup:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<mcp_sync.ClientGroup servers={list(self.clients)}>"
+
+    def close(self) -> None:
+        """Close every client (idempotent)."""
+        for client in self.clients.values():
+            client.close()
+
+    def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
+        """Every server's tools, renamed ``<server>__<tool>`` (unique, LLM-safe)."""
+        from .llm import unique_names
+
+        found: list[tuple[str, Tool]] = []
+        for server, client in self.clients.items():
+            if client.server_capabilities.tools is None:
+                continue
+            found.extend((server, tool) for tool in client.list_tools(timeout=timeout))
+        names = unique_names(f"{server}{self.SEPARATOR}{tool.name}" for server, tool in found)
+        with self._lock:
+            self._routes = {
+                name: (server, tool.name) for name, (server, tool) in zip(names, found, strict=True)
+            }
+        pairs = zip(names, found, strict=True)
+        return [tool.model_copy(update={"name": name}) for name, (_, tool) in pairs]
+
+    def route(self, name: str) -> tuple[str, str]:
+        """``(server, tool name)`` for a prefixed tool name."""
+        with self._lock:
+            route = self._routes.get(name)
+        if route is not None:
+            return route
+        server, sep, tool = name.partition(self.SEPARATOR)
+        if sep and server in self.clients:
+            return server, tool
+        raise KeyError(f"no tool {name!r} in this group (call list_tools() first)")
+
+    def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
+    ) -> CallToolResult:
+        """Call the tool listed as ``name`` by :meth:`list_tools` on its server."""
+        server, tool = self.route(name)
+        result: CallToolResult = self.clients[server].call_tool(tool, arguments, **options)
+        return result
+
+
+def connect_all(
+    config: Config | str | os.PathLike[str] | Mapping[str, Any],
+    names: Sequence[str] | None = None,
+    *,
+    timeout: float | None = None,
+    **client_options: Any,
+) -> ClientGroup:
+    """Connect to every server of ``config`` (or those in ``names``), in parallel.
+
+    If one fails, the others are closed and :class:`ServerConnectError` names the failing one.
+    """
+    resolved = resolve(config)
+    chosen = list(names) if names is not None else list(resolved)
+    entries = [resolved[name] for name in chosen]
+    clients: dict[str, Client] = {}
+    errors: dict[str, BaseException] = {}
+    lock = threading.Lock()
+
+    def open_one(entry: ServerConfig) -> None:
+        try:
+            client = entry.connect(timeout=timeout, **client_options)
+        except BaseException as exc:
+            with lock:
+                errors[entry.name] = exc
+            return
+        with lock:
+            clients[entry.name] = client
+
+    threads = [
+        threading.Thread(target=open_one, args=(entry,), name=f"mcp-sync-connect-{entry.name}")
+        for entry in entries
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            thread.join()
+    finally:
+        if errors or any(thread.is_alive() for thread in threads):
+            for thread in threads:
+                thread.join()
+            for client in clients.values():
+                client.close()
+    if errors:
+        name = next(n for n in chosen if n in errors)
+        raise ServerConnectError(name, errors[name]) from errors[name]
+    return ClientGroup({name: clients[name] for name in chosen})
