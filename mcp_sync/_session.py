@@ -45,7 +45,7 @@ from .protocol.jsonrpc import (
 )
 from .transports.base import Transport
 
-__all__ = ["RequestHandler", "Session"]
+__all__ = ["PendingRequest", "RequestHandler", "Session"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -58,6 +58,8 @@ _INTERRUPT_SLICE = 0.05
 
 
 class _Pending:
+    """One request awaiting its answer; ``future`` settles exactly once."""
+
     __slots__ = (
         "cancel_reason",
         "deadline",
@@ -92,6 +94,9 @@ class _Pending:
         self.cancel_reason: str | None = None
 
 
+PendingRequest = _Pending
+
+
 class Session:
     """Correlates requests and responses over one transport. Owned by a ``Client``."""
 
@@ -100,6 +105,9 @@ class Session:
         self.dispatcher = dispatcher
         #: False in eras/transports where cancelling means closing the request's stream.
         self.cancel_on_wire = True
+        #: Called on the reader thread for each notification, before any listener: for the
+        #: client's own bookkeeping only (quick, never user code).
+        self.inline_listener: NotificationListener | None = None
         self._ids = itertools.count(1)
         self._pending: dict[RequestId, _Pending] = {}
         self._inbound: dict[RequestId, AbortController] = {}
@@ -129,9 +137,33 @@ class Session:
         cancellable: bool = True,
     ) -> Any:
         """Send a request and block until its result; raise on error, timeout or abort."""
-        self._check_open()
         if signal is not None:
             signal.throw_if_aborted()
+        pending = self.begin(method, params, timeout, max_total_timeout, on_progress)
+        remove_abort = (
+            signal.on_abort(lambda reason: self._settle_locally(pending, Aborted(reason), reason))
+            if signal is not None
+            else None
+        )
+        try:
+            return self._wait(pending, cancellable)
+        finally:
+            if remove_abort is not None:
+                remove_abort()
+
+    def begin(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> _Pending:
+        """Send a request without waiting: its ``future`` settles when it is answered.
+
+        For long-lived requests (``subscriptions/listen``); end one with :meth:`cancel`.
+        """
+        self._check_open()
         request_id = next(self._ids)
         pending = _Pending(request_id, method, timeout, max_total_timeout, on_progress)
         if on_progress is not None:
@@ -140,23 +172,19 @@ class Session:
             meta["progressToken"] = request_id
             params["_meta"] = meta
         self._pending[request_id] = pending
-        remove_abort = (
-            signal.on_abort(lambda reason: self._settle_locally(pending, Aborted(reason), reason))
-            if signal is not None
-            else None
-        )
         try:
-            try:
-                self.transport.send(
-                    jsonrpc.request(request_id, method, params), pending.send_control.signal
-                )
-            except BaseException as exc:
-                self._settle(pending, error=exc)
-                raise
-            return self._wait(pending, cancellable)
-        finally:
-            if remove_abort is not None:
-                remove_abort()
+            self.transport.send(
+                jsonrpc.request(request_id, method, params), pending.send_control.signal
+            )
+        except BaseException as exc:
+            self._settle(pending, error=exc)
+            raise
+        return pending
+
+    def cancel(self, pending: _Pending, reason: str) -> None:
+        """Give up on a request started with :meth:`begin` and cancel it on the wire."""
+        self._settle_locally(pending, Aborted(reason), reason)
+        self._send_cancel(pending, True)
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification."""
@@ -325,6 +353,8 @@ class Session:
                 callback = pending.on_progress
                 self.dispatcher.submit(lambda: callback(params))
                 return
+        if self.inline_listener is not None:
+            self.inline_listener(notification)
         listeners = self._listeners.get(notification.method, ()) + self._listeners.get(None, ())
         for listener in listeners:
             self.dispatcher.submit(lambda listener=listener: listener(notification))  # type: ignore[misc]
@@ -346,6 +376,10 @@ class Session:
             log("could not answer the server: %s", exc)
 
     # -- registration -------------------------------------------------------------------
+
+    def handler(self, method: str) -> RequestHandler | None:
+        """The handler registered for server requests of ``method``, if any."""
+        return self._handlers.get(method)
 
     def set_handler(self, method: str, handler: RequestHandler | None) -> None:
         """Answer server requests for ``method`` with ``handler`` (None removes it)."""

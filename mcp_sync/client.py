@@ -13,34 +13,44 @@ Handlers and callbacks run on the client's dispatcher thread, one at a time, in 
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 import pydantic
 
 from . import _dispatch, _handlers
 from ._handlers import RootsSource
+from ._listen import ModernListen, listen_filters
 from ._session import Session
 from ._tasks import ToolTask
-from .abort import AbortSignal
+from .abort import AbortController, AbortSignal
 from .errors import (
     CapabilityError,
     InvalidStateError,
+    MissingClientCapability,
+    NotSupportedInEra,
     ProtocolError,
+    RequestTimeout,
+    RpcError,
+    TransportError,
     UnsupportedProtocolVersion,
 )
-from .protocol import versions
+from .protocol import modern, versions
 from .protocol.jsonrpc import Notification
+from .protocol.meta import SERVER_INFO as SERVER_INFO_KEY
 from .protocol.pagination import follow_cursors
 from .protocol.types import (
     CallToolResult,
     CancelTaskResult,
     CompleteResult,
     CreateTaskResult,
+    DiscoverResult,
     GetPromptResult,
     GetTaskResult,
     Implementation,
@@ -87,6 +97,21 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_mark_forked)
 
 
+@dataclasses.dataclass(frozen=True)
+class ServerState:
+    """What the server told us about itself, from ``initialize`` or ``server/discover``."""
+
+    protocol_version: str
+    capabilities: ServerCapabilities
+    server_info: Implementation | None
+    instructions: str | None
+    discover: DiscoverResult | None = None
+
+
+class _LegacyServer(Exception):
+    """The ``server/discover`` probe says: not a 2026-era server."""
+
+
 class Subscription:
     """A live subscription; ``cancel()`` ends it (idempotent). Also a context manager."""
 
@@ -130,9 +155,18 @@ class Client:
         max_total_timeout: float | None = None,
         roots: RootsSource | None = None,
         strict_capabilities: bool = True,
+        protocol: str = "auto",
+        probe_timeout: float = 2.0,
+        max_input_rounds: int = 8,
     ) -> None:
         if not versions.is_supported(protocol_version):
             raise UnsupportedProtocolVersion(protocol_version, versions.SUPPORTED)
+        if protocol not in ("auto", "legacy") and not versions.is_supported(protocol):
+            raise UnsupportedProtocolVersion(
+                protocol, (*versions.MODERN_VERSIONS, *versions.SUPPORTED)
+            )
+        if protocol in versions.SUPPORTED:
+            protocol_version = protocol
         self.client_info = (
             Implementation(name=name, version=version, title=title)
             if title is not None
@@ -143,6 +177,10 @@ class Client:
         self.strict_capabilities = strict_capabilities
         self._extra_capabilities = dict(capabilities or {})
         self._requested_version = protocol_version
+        self._protocol = protocol
+        self.probe_timeout = probe_timeout
+        self.max_input_rounds = max_input_rounds
+        self._log_level: str | None = None
         self._roots = roots
         self._state: ClientState = "idle"
         self._state_lock = threading.Lock()
@@ -157,7 +195,8 @@ class Client:
         self._subscriptions: dict[str, list[Callable[[str], None]]] = {}
         self._subscriptions_lock = threading.Lock()
         self._tool_cache: dict[str, Tool] = {}
-        self._init: InitializeResult | None = None
+        self._server: ServerState | None = None
+        self._listens: dict[Any, ModernListen] = {}
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -167,10 +206,14 @@ class Client:
         return self._state
 
     def connect(self, transport: Transport, *, timeout: float | None = None) -> Client:
-        """Start ``transport`` and run the ``initialize`` handshake. Returns the client.
+        """Start ``transport`` and agree on a protocol version. Returns the client.
 
-        Raises :class:`UnsupportedProtocolVersion` (after closing) when the server picks a
-        version this client does not speak.
+        With ``protocol="auto"`` (the default) the client first probes with
+        ``server/discover`` (2026-07-28, the stateless era); a server that does not answer it
+        as a 2026-era server within ``probe_timeout`` gets the ``initialize`` handshake on the
+        same connection. ``protocol="legacy"`` skips the probe; a version pins it.
+
+        Raises :class:`UnsupportedProtocolVersion` (after closing) when no version is shared.
         """
         with self._state_lock:
             if self._state != "idle":
@@ -185,10 +228,12 @@ class Client:
         for error_listener in self._error_listeners:
             session.add_error_listener(error_listener)
         session.add_listener("notifications/resources/updated", self._on_resource_updated)
+        session.add_listener(None, self._route_subscription)
+        session.inline_listener = self._route_subscription_inline
         self._install_handlers(session)
         try:
             transport.start()
-            self._initialize(session, timeout)
+            self._negotiate(session, timeout)
         except BaseException:
             self.close()
             raise
@@ -196,6 +241,69 @@ class Client:
             if self._state == "connecting":
                 self._state = "connected"
         return self
+
+    def _negotiate(self, session: Session, timeout: float | None) -> None:
+        mode = self._protocol
+        wait = self.request_timeout if timeout is None else timeout
+        if mode == "legacy" or (mode != "auto" and versions.era_of(mode) == "legacy"):
+            self._initialize(session, timeout)
+        elif mode != "auto":
+            self._discover(session, mode, wait, probe=False)
+        else:
+            try:
+                probe_wait = min(self.probe_timeout, wait)
+                self._discover(session, versions.MODERN_VERSIONS[0], probe_wait, probe=True)
+            except _LegacyServer as reason:
+                logger.debug("server/discover probe: %s; using the handshake era", reason)
+                self._initialize(session, timeout)
+
+    def _discover(self, session: Session, version: str, timeout: float, probe: bool) -> None:
+        """Run ``server/discover``; with ``probe`` a non-2026 answer raises _LegacyServer."""
+        for attempt in range(2):
+            meta = modern.request_meta(
+                version, self._modern_capabilities(None), self.client_info.to_wire()
+            )
+            try:
+                raw = session.request(
+                    "server/discover", {"_meta": meta}, timeout=timeout, cancellable=False
+                )
+                result = self._parse("server/discover", DiscoverResult, raw)
+            except RpcError as exc:
+                if exc.code == modern.UNSUPPORTED_VERSION:
+                    data = exc.data if isinstance(exc.data, dict) else {}
+                    offered = data.get("supported") or []
+                    chosen = modern.choose_version(offered)
+                    if chosen is not None and chosen != version and attempt == 0:
+                        version = chosen
+                        continue
+                    if probe and any(v in versions.SUPPORTED for v in offered):
+                        raise _LegacyServer(exc) from None
+                    raise UnsupportedProtocolVersion(version, offered) from None
+                if probe and exc.code not in modern.MODERN_ERROR_CODES:
+                    raise _LegacyServer(exc) from None
+                raise
+            except (RequestTimeout, TransportError, ProtocolError) as exc:
+                if probe:
+                    raise _LegacyServer(exc) from None
+                raise
+            chosen = (
+                version
+                if version in result.supported_versions
+                else modern.choose_version(result.supported_versions)
+            )
+            if chosen is None:
+                if probe:
+                    raise _LegacyServer(
+                        f"no shared 2026-era version in {result.supported_versions}"
+                    )
+                raise UnsupportedProtocolVersion(version, result.supported_versions)
+            self._server = ServerState(
+                chosen, result.capabilities, result.server_info, result.instructions, result
+            )
+            session.transport.set_protocol_version(chosen)
+            # Over HTTP a 2026-era request is cancelled by closing its stream, nothing more.
+            session.cancel_on_wire = session.transport.kind != "http"
+            return
 
     def _initialize(self, session: Session, timeout: float | None) -> None:
         params = {
@@ -212,7 +320,9 @@ class Client:
         result = self._parse("initialize", InitializeResult, raw)
         if result.protocol_version not in versions.SUPPORTED:
             raise UnsupportedProtocolVersion(result.protocol_version, versions.SUPPORTED)
-        self._init = result
+        self._server = ServerState(
+            result.protocol_version, result.capabilities, result.server_info, result.instructions
+        )
         session.transport.set_protocol_version(result.protocol_version)
         session.notify("notifications/initialized")
 
@@ -245,14 +355,16 @@ class Client:
         self.close()
 
     def __repr__(self) -> str:
-        server = self._init.server_info.name if self._init else None
+        info = self._server.server_info if self._server else None
+        server = info.name if info else None
         return f"<mcp_sync.Client {self._state} server={server!r}>"
 
     # -- what the server told us --------------------------------------------------------
 
     @property
-    def server_info(self) -> Implementation:
-        """The server's name, version and title from the handshake."""
+    def server_info(self) -> Implementation | None:
+        """The server's name, version and title (from the handshake, or in the 2026 era from
+        ``server/discover`` and the latest result that carried it)."""
         return self._initialized().server_info
 
     @property
@@ -274,10 +386,44 @@ class Client:
         """``"legacy"`` (handshake) or ``"modern"`` (stateless, 2026-07-28+)."""
         return versions.era_of(self.protocol_version)
 
-    def _initialized(self) -> InitializeResult:
-        if self._init is None:
+    def discover(
+        self, *, timeout: float | None = None, signal: AbortSignal | None = None
+    ) -> DiscoverResult:
+        """Ask the server again what it supports (``server/discover``, 2026 era only)."""
+        self._require_era("modern", "server/discover")
+        result = self._call(
+            "server/discover",
+            None,
+            DiscoverResult,
+            timeout=timeout,
+            signal=signal,
+            on_progress=None,
+        )
+        state = self._initialized()
+        self._server = ServerState(
+            state.protocol_version,
+            result.capabilities,
+            result.server_info or state.server_info,
+            result.instructions,
+            result,
+        )
+        return result
+
+    def _initialized(self) -> ServerState:
+        if self._server is None:
             raise InvalidStateError(f"the client is {self._state}: call connect() first")
-        return self._init
+        return self._server
+
+    def _modern(self) -> bool:
+        return (
+            self._server is not None and versions.era_of(self._server.protocol_version) == "modern"
+        )
+
+    def _require_era(self, era: versions.Era, what: str) -> None:
+        if self.era != era:
+            raise NotSupportedInEra(
+                f"{what} does not exist in protocol {self.protocol_version} ({self.era} era)"
+            )
 
     # -- capabilities and handlers ------------------------------------------------------
 
@@ -298,6 +444,16 @@ class Client:
             caps["elicitation"] = {mode: {} for mode in sorted(self._elicitation)}
         for key, value in self._extra_capabilities.items():
             caps[key] = value
+        return caps
+
+    def _modern_capabilities(self, method: str | None) -> dict[str, Any]:
+        """What one 2026-era request may need: the handlers' capabilities for requests that
+        may come back ``input_required``, nothing for the rest."""
+        if method not in modern.MRTR_METHODS:
+            return {}
+        caps = self.capabilities()
+        if "roots" in caps:
+            caps["roots"] = {}
         return caps
 
     def _install_handlers(self, session: Session) -> None:
@@ -359,7 +515,8 @@ class Client:
         if self._state == "connected":
             assert self._session is not None
             self._install_handlers(self._session)
-            self.notify("notifications/roots/list_changed")
+            if not self._modern():  # 2026: the server asks for roots when it needs them
+                self.notify("notifications/roots/list_changed")
 
     def on_notification(
         self, method: str | None, callback: Callable[[Notification], None]
@@ -411,6 +568,66 @@ class Client:
             self._tool_cache.clear()
         return self.on_notification(f"notifications/{kind}/list_changed", lambda _n: callback())
 
+    def listen(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_subscriptions: Sequence[str] = (),
+        callback: Callable[[Notification], None],
+        timeout: float | None = None,
+    ) -> Subscription:
+        """Call ``callback(notification)`` for the changes asked for, in either era.
+
+        In the 2026 era this is one ``subscriptions/listen`` request (re-issued if its stream
+        drops); in the handshake era, ``resources/subscribe`` for each URI plus the
+        list_changed notifications on the connection. ``cancel()`` the returned
+        :class:`Subscription` to stop.
+        """
+        uris = list(resource_subscriptions)
+        if self._modern():
+            filters = listen_filters(
+                tools_list_changed, prompts_list_changed, resources_list_changed, uris
+            )
+            listener = ModernListen(self, filters, callback)
+            listener.start(self.request_timeout if timeout is None else timeout)
+            return Subscription(listener.cancel)
+        stops: list[Callable[[], None]] = []
+        kinds = {
+            "tools": tools_list_changed,
+            "prompts": prompts_list_changed,
+            "resources": resources_list_changed,
+        }
+        for kind, wanted in kinds.items():
+            if wanted:
+                stops.append(self.on_notification(f"notifications/{kind}/list_changed", callback))
+
+        def updated(uri: str) -> None:
+            callback(Notification("notifications/resources/updated", {"uri": uri}))
+
+        def stop_all() -> None:
+            for stop in stops:
+                stop()
+
+        try:
+            for uri in uris:
+                stops.append(self.subscribe_resource(uri, updated, timeout=timeout).cancel)
+        except BaseException:
+            stop_all()
+            raise
+        return Subscription(stop_all)
+
+    def _route_subscription_inline(self, notification: Notification) -> None:
+        listener = self._listens.get(modern.subscription_id(notification.params))
+        if listener is not None:
+            listener.deliver(notification)
+
+    def _route_subscription(self, notification: Notification) -> None:
+        listener = self._listens.get(modern.subscription_id(notification.params))
+        if listener is not None:
+            listener.notify_user(notification)
+
     # -- generic requests ---------------------------------------------------------------
 
     def request(
@@ -432,14 +649,80 @@ class Client:
             def progress(raw: dict[str, Any]) -> None:
                 user(ProgressNotificationParams.from_wire(raw))
 
-        return session.request(
-            method,
-            dict(params) if params is not None else None,
-            timeout=self.request_timeout if timeout is None else timeout,
-            max_total_timeout=self.max_total_timeout,
-            signal=signal,
-            on_progress=progress,
+        wait = self.request_timeout if timeout is None else timeout
+        body = dict(params) if params is not None else None
+        if not self._modern():
+            return session.request(
+                method,
+                body,
+                timeout=wait,
+                max_total_timeout=self.max_total_timeout,
+                signal=signal,
+                on_progress=progress,
+            )
+        body = modern.with_meta(body, self._request_meta(method))
+        for _ in range(self.max_input_rounds + 1):
+            raw = session.request(
+                method,
+                body,
+                timeout=wait,
+                max_total_timeout=self.max_total_timeout,
+                signal=signal,
+                on_progress=progress,
+            )
+            self._note_server_info(raw)
+            if modern.result_type(raw) == "complete":
+                return raw
+            responses = self._fulfil_input_requests(session, raw.get("inputRequests"), signal)
+            body = modern.retry_params(body, responses, raw.get("requestState"))
+        raise ProtocolError(
+            f"{method}: the server still asks for input after {self.max_input_rounds} rounds"
         )
+
+    def _request_meta(self, method: str) -> dict[str, Any]:
+        return modern.request_meta(
+            self.protocol_version,
+            self._modern_capabilities(method),
+            self.client_info.to_wire(),
+            self._log_level,
+        )
+
+    def _fulfil_input_requests(
+        self, session: Session, requests: Any, signal: AbortSignal | None
+    ) -> dict[str, Any]:
+        """Answer a 2026 ``input_required`` result's requests with the registered handlers,
+        on the calling thread."""
+        if not isinstance(requests, dict):
+            return {}
+        responses: dict[str, Any] = {}
+        for key, request in requests.items():
+            method = request.get("method") if isinstance(request, dict) else None
+            handler = session.handler(method) if isinstance(method, str) else None
+            if handler is None:
+                capability = modern.INPUT_METHODS.get(str(method), str(method))
+                raise MissingClientCapability(
+                    modern.MISSING_CAPABILITY,
+                    f"the server asks for {method} but this client has no {capability} handler"
+                    f" (register one with on_{capability}() or roots=)",
+                    {"requiredCapabilities": {capability: {}}},
+                )
+            responses[key] = handler(
+                request.get("params") or {}, signal or AbortController().signal
+            )
+        return responses
+
+    def _note_server_info(self, raw: Any) -> None:
+        meta = raw.get("_meta") if isinstance(raw, dict) else None
+        info = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
+        state = self._server
+        if (
+            isinstance(info, dict)
+            and state is not None
+            and info != (state.server_info.to_wire() if state.server_info else None)
+        ):
+            with contextlib.suppress(pydantic.ValidationError):
+                new_info = Implementation.from_wire(info)
+                self._server = dataclasses.replace(state, server_info=new_info)
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Send a notification."""
@@ -514,8 +797,10 @@ class Client:
     # -- utilities ----------------------------------------------------------------------
 
     def ping(self, *, timeout: float | None = None, signal: AbortSignal | None = None) -> None:
-        """Check that the server answers."""
-        self.request("ping", timeout=timeout, signal=signal)
+        """Check that the server answers (``ping``; ``server/discover`` in the 2026 era,
+        which has no ping)."""
+        method = "server/discover" if self._modern() else "ping"
+        self.request(method, timeout=timeout, signal=signal)
 
     def set_logging_level(
         self,
@@ -524,7 +809,14 @@ class Client:
         timeout: float | None = None,
         signal: AbortSignal | None = None,
     ) -> None:
-        """Ask the server to send log messages at ``level`` and above (see :meth:`on_log`)."""
+        """Ask the server to send log messages at ``level`` and above (see :meth:`on_log`).
+
+        In the 2026 era the level travels in each request's ``_meta`` and the messages come
+        on that request's stream; nothing is sent now.
+        """
+        if self._modern():
+            self._log_level = level
+            return
         self._require("logging/setLevel", "logging")
         self.request("logging/setLevel", {"level": level}, timeout=timeout, signal=signal)
 
@@ -734,6 +1026,12 @@ class Client:
         Returns a :class:`Subscription`; ``cancel()`` it (or call
         :meth:`unsubscribe_resource`) to stop. The server is asked once per URI.
         """
+        if self._modern():
+            return self.listen(
+                resource_subscriptions=[uri],
+                callback=lambda n: callback(str((n.params or {}).get("uri", uri))),
+                timeout=timeout,
+            )
         self._require("resources/subscribe", "resources.subscribe")
         with self._subscriptions_lock:
             callbacks = self._subscriptions.setdefault(uri, [])

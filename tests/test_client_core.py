@@ -36,7 +36,7 @@ def test_connect_performs_the_handshake(server):
     client = Client("me", "2.0", title="Me", roots=[Root(uri="file:///tmp", name="tmp")])
     server.connect(client)
     try:
-        init = server.received[0]
+        init = server.wait_for("initialize")
         assert init["method"] == "initialize"
         params = init["params"]
         assert params["protocolVersion"] == "2025-11-25"

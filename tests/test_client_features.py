@@ -251,7 +251,7 @@ def test_sampling_handler_gets_typed_params_and_capability_is_declared():
 
     client = connect_with(server, sampling=(sample, False))
     try:
-        assert server.received[0]["params"]["capabilities"]["sampling"] == {}
+        assert server.wait_for("initialize")["params"]["capabilities"]["sampling"] == {}
         result = server.request("sampling/createMessage", {
             "messages": [{"role": "user", "content": {"type": "text", "text": "q"}}],
             "maxTokens": 10})
@@ -272,7 +272,7 @@ def test_sampling_with_tools_declares_it():
                                                       "content": {"type": "text", "text": ""}},
                                             True))
     try:
-        assert server.received[0]["params"]["capabilities"]["sampling"] == {"tools": {}}
+        assert server.wait_for("initialize")["params"]["capabilities"]["sampling"] == {"tools": {}}
         server.request("sampling/createMessage", {
             "messages": [], "maxTokens": 1, "tools": [{"name": "t", "inputSchema": {}}]})
     finally:
@@ -309,7 +309,7 @@ def test_elicitation_modes_are_declared_only_when_given_a_handler():
     server = MockServer()
     client = connect_with(server, form=lambda p: {"action": "decline"})
     try:
-        assert server.received[0]["params"]["capabilities"]["elicitation"] == {"form": {}}
+        assert server.wait_for("initialize")["params"]["capabilities"]["elicitation"] == {"form": {}}
         with pytest.raises(RpcError) as info:
             server.request("elicitation/create", {
                 "mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"})
@@ -351,7 +351,7 @@ def test_url_elicitation_and_completion_notification():
     client.on_notification("notifications/elicitation/complete",
                            lambda n: completed.append(n.params["elicitationId"]))
     try:
-        assert server.received[0]["params"]["capabilities"]["elicitation"] == {"url": {}}
+        assert server.wait_for("initialize")["params"]["capabilities"]["elicitation"] == {"url": {}}
         assert server.request("elicitation/create", {
             "mode": "url", "message": "sign in", "url": "https://auth.example/x",
             "elicitationId": "e1"}) == {"action": "accept"}

@@ -17,8 +17,8 @@ from mcp_sync import (
 )
 
 
-@pytest.fixture
-def client(sdk_server_cmd, tmp_path):
+@pytest.fixture(params=["legacy", "auto"])
+def client(request, sdk_server_cmd, tmp_path):
     answered = []
 
     def sample(params, ctx):
@@ -27,7 +27,7 @@ def client(sdk_server_cmd, tmp_path):
         return CreateMessageResult(role="assistant", content=TextContent(text=f"echo: {question}"),
                                    model="test-model")
 
-    c = Client("interop", "1.0", roots=[tmp_path], request_timeout=20)
+    c = Client("interop", "1.0", roots=[tmp_path], request_timeout=20, protocol=request.param)
     c.on_sampling(sample)
     c.on_elicitation(lambda params: ElicitResult(action="accept", content={"name": "Ada"}))
     c.connect(StdioTransport(sdk_server_cmd[0], sdk_server_cmd[1:]))
@@ -36,10 +36,12 @@ def client(sdk_server_cmd, tmp_path):
     c.close()
 
 
-def test_handshake(client):
+def test_both_eras_are_negotiated(client):
     assert client.server_info.name == "sdk-fixture"
     assert client.instructions.startswith("A fixture server")
-    assert client.protocol_version == "2025-11-25"
+    expected = "2025-11-25" if client.era == "legacy" else "2026-07-28"
+    assert client.protocol_version == expected
+    assert client.era == ("legacy" if client._protocol == "legacy" else "modern")
 
 
 def test_tools_structured_output_and_errors(client):
@@ -56,6 +58,8 @@ def test_tools_structured_output_and_errors(client):
 def test_progress_and_logs(client):
     logs, progress = [], []
     client.on_log(logs.append)
+    if client.era == "modern":
+        client.set_logging_level("info")  # 2026: no level in _meta, no log messages
     result = client.call_tool("slow", {"steps": 3}, on_progress=progress.append)
     assert result.text == "done after 3 steps"
     wait_until(lambda: len(progress) == 3 and len(logs) >= 3)

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import sys
 import warnings
+from typing import Annotated
 
 import mcp_types as types
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
 from pydantic import BaseModel, Field
 
 warnings.simplefilter("ignore")  # the SDK flags sampling/roots as deprecated in 2026-07-28
@@ -61,31 +64,44 @@ async def slow(steps: int, ctx: Context) -> str:
     return f"done after {steps} steps"
 
 
+def _ask_model(question: str) -> Sample:
+    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=question))
+    return Sample([message], max_tokens=50)
+
+
+def _ask_name() -> Elicit[Name]:
+    return Elicit("What is your name?", Name)
+
+
+def _roots() -> ListRoots:
+    return ListRoots()
+
+
+# These three ask the client for input: mid-call server requests in the handshake era,
+# an `input_required` result and a retry in the 2026 era (the SDK's Resolve markers).
+
+
 @server.tool()
-async def ask_llm(question: str, ctx: Context) -> str:
+def ask_llm(
+    question: str, answer: Annotated[types.CreateMessageResult, Resolve(_ask_model)]
+) -> str:
     """Ask the client's model through sampling."""
-    result = await ctx.session.create_message(
-        [types.SamplingMessage(role="user", content=types.TextContent(type="text", text=question))],
-        max_tokens=50,
-    )
-    content = result.content
+    content = answer.content
     return content.text if isinstance(content, types.TextContent) else str(content)
 
 
 @server.tool()
-async def ask_name(ctx: Context) -> str:
+def ask_name(answer: Annotated[ElicitationResult[Name], Resolve(_ask_name)]) -> str:
     """Ask the user for their name through form elicitation."""
-    answer = await ctx.elicit("What is your name?", Name)
-    if answer.action == "accept" and answer.data is not None:
+    if isinstance(answer, AcceptedElicitation):
         return f"hello {answer.data.name}, age {answer.data.age}"
     return f"no name ({answer.action})"
 
 
 @server.tool()
-async def list_roots(ctx: Context) -> list[str]:
+def list_roots(roots: Annotated[types.ListRootsResult, Resolve(_roots)]) -> list[str]:
     """The client's roots, as URIs."""
-    result = await ctx.session.list_roots()
-    return [str(root.uri) for root in result.roots]
+    return [str(root.uri) for root in roots.roots]
 
 
 @server.resource("config://app", mime_type="application/json")
