@@ -1,10 +1,10 @@
 """``python -m bench``: run every comparison and print the table (see docs/benchmarks.md).
 
-    python -m bench                    # full run (~4 min on 2 cores), table on stdout
-    python -m bench --quick            # a few repetitions: does every row still run?
-    python -m bench --only stdio HTTP  # sections whose title contains a word
-    python -m bench --json out.json --markdown table.md --plot docs/benchmarks.png
-    python -m bench --from out.json --plot docs/benchmarks.png   # redraw without rerunning
+python -m bench                    # full run (~4 min on 2 cores), table on stdout
+python -m bench --quick            # a few repetitions: does every row still run?
+python -m bench --only stdio HTTP  # sections whose title contains a word
+python -m bench --json out.json --markdown table.md --plot docs/benchmarks.png
+python -m bench --from out.json --plot docs/benchmarks.png   # redraw without rerunning
 """
 
 from __future__ import annotations

@@ -49,7 +49,9 @@ class RawPipe:
         future: Future[Any] = Future()
         self._pending[request_id] = future
         data = (
-            _dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode()
+            _dumps(
+                {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            ).encode()
             + b"\n"
         )
         assert self.proc.stdin is not None

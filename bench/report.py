@@ -39,7 +39,9 @@ def target_cells(row: Row) -> str:
     out = []
     for target, value, ok in row.checks():
         mark = "OK" if ok else "MISSED"
-        out.append(f"{target.op} {target.limit:g}x {_against(target.against)}: {mark} ({value:.2f}x)")
+        out.append(
+            f"{target.op} {target.limit:g}x {_against(target.against)}: {mark} ({value:.2f}x)"
+        )
     return "; ".join(out)
 
 
@@ -52,7 +54,10 @@ def table_lines(rows: list[Row]) -> list[str]:
     for row in rows:
         cells = [row.name, row.unit]
         for who in CONTENDERS:
-            cells += [_fmt(row.median(who)), _fmt(row.p99(who)) if len(row.samples.get(who, [])) > 1 else "-"]
+            cells += [
+                _fmt(row.median(who)),
+                _fmt(row.p99(who)) if len(row.samples.get(who, [])) > 1 else "-",
+            ]
         cells += [*ratio_cells(row), target_cells(row)]
         body.append(cells)
     return _grid([header, *body])
@@ -158,7 +163,7 @@ def plot(rows: list[Row], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(9, 0.62 * len(labels) + 1.4))
     y = list(range(len(labels)))[::-1]
     ax.barh(y, values, color=colors, height=0.6)
-    for yi, limit, value in zip(y, limits, values):
+    for yi, limit, value in zip(y, limits, values, strict=True):
         ax.plot([limit, limit], [yi - 0.4, yi + 0.4], color="black", linewidth=2)
         ax.text(value, yi, f" {value:.2f}x", va="center", fontsize=8)
     ax.set_yticks(y)

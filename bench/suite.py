@@ -467,7 +467,9 @@ def eras(plan: Plan) -> list[Row]:
             row = Row("protocol eras (real server, stdio)", f"era {era}: sequential call", "us")
             _timed(lambda c=client: c.call_tool(*REAL_CALL), 10)
             for _ in range(plan.rounds):
-                row.add(SYNC, _us(_timed(lambda c=client: c.call_tool(*REAL_CALL), plan.calls // 4)))
+                row.add(
+                    SYNC, _us(_timed(lambda c=client: c.call_tool(*REAL_CALL), plan.calls // 4))
+                )
             rows.append(row)
         finally:
             client.close()
@@ -489,7 +491,9 @@ SECTIONS: list[tuple[str, Callable[[Plan], list[Row]]]] = [
 ]
 
 
-def run_all(plan: Plan, only: list[str] | None = None, log: Callable[[str], None] = print) -> list[Row]:
+def run_all(
+    plan: Plan, only: list[str] | None = None, log: Callable[[str], None] = print
+) -> list[Row]:
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "0")
     rows: list[Row] = []
     for title, section in SECTIONS:
