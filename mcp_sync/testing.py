@@ -71,7 +71,10 @@ Handler = Callable[[dict[str, Any], RequestContext], Any]
 class MockServer:
     """A scripted MCP server over an in-memory transport (see the module docstring).
 
-    ``received`` lists every message the client sent, in order. Handlers run on the server's
+    ``received`` lists every message the client sent, in order. ``eras`` says which protocol
+    eras it speaks: ``"legacy"`` answers ``initialize``, ``"modern"`` answers
+    ``server/discover`` (2026-07-28); a legacy-only server answers the client's discover probe
+    with -32601, as real ones do. Handlers run on the server's
     reader thread unless registered with ``threaded=True`` (needed for a handler that itself
     sends requests to the client and waits for the answer).
     """
@@ -84,6 +87,7 @@ class MockServer:
         capabilities: dict[str, Any] | None = None,
         protocol_version: str | None = None,
         instructions: str | None = None,
+        eras: tuple[str, ...] = ("legacy",),
     ) -> None:
         self.client_transport, self.transport = in_memory_transport_pair()
         self.server_info = {"name": name, "version": version}
@@ -96,8 +100,12 @@ class MockServer:
         self._pending: dict[jsonrpc.RequestId, Future[Any]] = {}
         self._received_cond = threading.Condition()
         self._started = False
-        self.handle("initialize", self._initialize)
-        self.handle("ping", lambda _params, _ctx: {})
+        self.eras = eras
+        if "legacy" in eras:
+            self.handle("initialize", self._initialize)
+            self.handle("ping", lambda _params, _ctx: {})
+        if "modern" in eras:
+            self.handle("server/discover", self._discover)
 
     # -- scripting ----------------------------------------------------------------------
 
@@ -172,6 +180,19 @@ class MockServer:
             "protocolVersion": version,
             "capabilities": self.capabilities,
             "serverInfo": self.server_info,
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        return result
+
+    def _discover(self, params: dict[str, Any], _ctx: RequestContext) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "resultType": "complete",
+            "supportedVersions": [self.protocol_version or versions.MODERN_VERSIONS[0]],
+            "capabilities": self.capabilities,
+            "ttlMs": 0,
+            "cacheScope": "private",
+            "_meta": {"io.modelcontextprotocol/serverInfo": self.server_info},
         }
         if self.instructions is not None:
             result["instructions"] = self.instructions

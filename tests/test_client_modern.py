@@ -1,0 +1,299 @@
+"""Protocol 2026-07-28 through the client, against a scripted MockServer peer."""
+
+from __future__ import annotations
+
+import pytest
+from support import wait_until
+
+from mcp_sync import (
+    Client,
+    MissingClientCapability,
+    NotSupportedInEra,
+    ProtocolError,
+    RpcError,
+    UnsupportedProtocolVersion,
+)
+from mcp_sync.testing import NO_REPLY, MockServer
+
+PV = "io.modelcontextprotocol/protocolVersion"
+CAPS = "io.modelcontextprotocol/clientCapabilities"
+INFO = "io.modelcontextprotocol/clientInfo"
+SUB = "io.modelcontextprotocol/subscriptionId"
+TEXT = {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]}
+
+
+def modern_server(**kwargs):
+    kwargs.setdefault("capabilities", {"tools": {}, "resources": {"subscribe": True}, "prompts": {}})
+    return MockServer(eras=("modern",), instructions="hi", **kwargs)
+
+
+def test_auto_probes_with_discover_and_goes_modern():
+    server = modern_server()
+    client = server.connect(Client("me", "1.0"))
+    try:
+        probe = server.received[0]
+        assert probe["method"] == "server/discover"
+        assert probe["params"]["_meta"] == {PV: "2026-07-28", CAPS: {},
+                                            INFO: {"name": "me", "version": "1.0"}}
+        assert (client.era, client.protocol_version) == ("modern", "2026-07-28")
+        assert client.server_info.name == "mock-server"
+        assert client.instructions == "hi"
+        assert "initialize" not in server.methods()
+        assert client.discover().supported_versions == ["2026-07-28"]
+    finally:
+        client.close()
+
+
+def test_auto_falls_back_to_initialize_for_a_legacy_server():
+    server = MockServer()  # answers server/discover with -32601, as server-everything does
+    client = server.connect(Client())
+    try:
+        assert server.methods()[:2] == ["server/discover", "initialize"]
+        assert client.era == "legacy"
+        with pytest.raises(NotSupportedInEra):
+            client.discover()
+    finally:
+        client.close()
+
+
+def test_a_silent_server_falls_back_after_the_probe_timeout():
+    server = MockServer()
+    server.handle("server/discover", lambda p, c: NO_REPLY)
+    client = server.connect(Client(probe_timeout=0.1))
+    try:
+        assert client.era == "legacy"
+    finally:
+        client.close()
+
+
+def test_legacy_skips_the_probe_and_a_pinned_version_pins_it():
+    server = MockServer(eras=("legacy", "modern"))
+    client = server.connect(Client(protocol="legacy"))
+    try:
+        assert server.methods()[0] == "initialize" and client.era == "legacy"
+    finally:
+        client.close()
+    server = MockServer(eras=("legacy",))
+    with pytest.raises(RpcError) as info:
+        server.connect(Client(protocol="2026-07-28"))
+    assert info.value.code == -32601  # pinned: no fallback
+
+
+def test_unsupported_version_error_retries_with_an_advertised_version(monkeypatch):
+    server = modern_server(protocol_version="2026-07-28")
+    offered = []
+
+    def discover(params, ctx):
+        offered.append(params["_meta"][PV])
+        if params["_meta"][PV] != "2026-07-28":
+            raise RpcError(-32022, "Unsupported protocol version",
+                           {"supported": ["2026-07-28"], "requested": params["_meta"][PV]})
+        return server._discover(params, ctx)
+
+    server.handle("server/discover", discover)
+    monkeypatch.setattr("mcp_sync.protocol.versions.MODERN_VERSIONS", ("2027-01-01", "2026-07-28"))
+    monkeypatch.setattr("mcp_sync.protocol.modern.MODERN_VERSIONS", ("2027-01-01", "2026-07-28"))
+    client = server.connect(Client())
+    try:
+        assert offered == ["2027-01-01", "2026-07-28"]
+        assert client.protocol_version == "2026-07-28"
+    finally:
+        client.close()
+
+
+def test_unsupported_version_with_nothing_shared_is_an_error_not_a_fallback():
+    server = MockServer(eras=("legacy", "modern"))
+    server.handle("server/discover", lambda p, c: (_ for _ in ()).throw(
+        RpcError(-32022, "Unsupported", {"supported": ["2099-01-01"]})))
+    with pytest.raises(UnsupportedProtocolVersion):
+        server.connect(Client())
+    assert "initialize" not in server.methods()
+
+
+def test_every_request_carries_meta_with_capabilities_only_where_needed():
+    server = modern_server()
+    server.handle("tools/list", lambda p, c: {"tools": []})
+    server.handle("tools/call", lambda p, c: TEXT)
+    client = Client("me", "1.0", roots=["/tmp"])
+    client.on_sampling(lambda p: {"role": "assistant", "model": "m", "content": {"type": "text", "text": ""}})
+    server.connect(client)
+    try:
+        client.list_tools()
+        client.set_logging_level("debug")  # kept: sent in _meta, no request
+        client.call_tool("x", {"a": 1})
+        listed = server.wait_for("tools/list")["params"]["_meta"]
+        called = server.wait_for("tools/call")["params"]["_meta"]
+        assert listed[CAPS] == {} and "io.modelcontextprotocol/logLevel" not in listed
+        assert called[CAPS] == {"roots": {}, "sampling": {}}
+        assert called["io.modelcontextprotocol/logLevel"] == "debug"
+        assert called[PV] == "2026-07-28" and called[INFO]["name"] == "me"
+        assert "logging/setLevel" not in server.methods()
+        client.ping()
+        assert server.methods().count("server/discover") == 2  # no ping in 2026
+        client.set_roots(["/srv"])
+        client.ping()
+        assert "notifications/roots/list_changed" not in server.methods()
+    finally:
+        client.close()
+
+
+def test_input_required_rounds_are_fulfilled_by_the_handlers():
+    server = modern_server()
+    rounds = []
+
+    def call(params, ctx):
+        rounds.append(params)
+        if "inputResponses" not in params:
+            return {"resultType": "input_required", "requestState": "s1", "inputRequests": {
+                "who": {"method": "elicitation/create", "params": {
+                    "message": "name?", "requestedSchema": {"type": "object", "properties": {
+                        "name": {"type": "string"}, "age": {"type": "integer", "default": 7}}}}},
+                "llm": {"method": "sampling/createMessage", "params": {
+                    "messages": [{"role": "user", "content": {"type": "text", "text": "q"}}],
+                    "maxTokens": 5}},
+                "roots": {"method": "roots/list"}}}
+        if params.get("requestState") == "s1":
+            return {"resultType": "input_required", "requestState": "s2"}  # again, no requests
+        return {"resultType": "complete", "content": [{"type": "text", "text": "done"}],
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "renamed", "version": "2"}}}
+
+    server.handle("tools/call", call)
+    client = Client(roots=["file:///r"])
+    client.on_elicitation(lambda p: {"action": "accept", "content": {"name": "Ada"}})
+    client.on_sampling(lambda p: {"role": "assistant", "model": "m", "content": {"type": "text", "text": "a"}})
+    server.connect(client)
+    try:
+        assert client.call_tool("t", {"x": 1}).text == "done"
+        assert len(rounds) == 3
+        ids = [m["id"] for m in server.received if m.get("method") == "tools/call"]
+        assert len(set(ids)) == 3  # every retry is a new request id
+        second = rounds[1]
+        assert second["arguments"] == {"x": 1} and second["requestState"] == "s1"
+        assert second["inputResponses"]["who"] == {"action": "accept", "content": {"name": "Ada", "age": 7}}
+        assert second["inputResponses"]["llm"]["content"]["text"] == "a"
+        assert second["inputResponses"]["roots"] == {"roots": [{"uri": "file:///r"}]}
+        assert rounds[2]["requestState"] == "s2" and rounds[2]["inputResponses"] == {}
+        assert client.server_info.name == "renamed"
+    finally:
+        client.close()
+
+
+def test_request_state_is_omitted_when_the_server_gave_none():
+    server = modern_server()
+    rounds = []
+
+    def call(params, ctx):
+        rounds.append(params)
+        if len(rounds) == 1:
+            return {"resultType": "input_required", "inputRequests": {
+                "r": {"method": "roots/list"}}}
+        return TEXT
+
+    server.handle("tools/call", call)
+    client = server.connect(Client(roots=["file:///r"]))
+    try:
+        client.call_tool("t")
+        assert "requestState" not in rounds[1]
+    finally:
+        client.close()
+
+
+def test_a_missing_handler_names_the_capability_and_rounds_are_capped():
+    server = modern_server()
+    server.handle("tools/call", lambda p, c: {"resultType": "input_required", "inputRequests": {
+        "x": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}}}})
+    server.handle("prompts/get", lambda p, c: {"resultType": "input_required", "requestState": "again"})
+    server.handle("resources/read", lambda p, c: {"resultType": "weird", "contents": []})
+    client = server.connect(Client(max_input_rounds=3))
+    try:
+        with pytest.raises(MissingClientCapability, match="sampling"):
+            client.call_tool("t")
+        with pytest.raises(ProtocolError, match="3 rounds"):
+            client.get_prompt("p")
+        assert server.methods().count("prompts/get") == 4
+        with pytest.raises(ProtocolError, match="resultType"):
+            client.read_resource("x://y")
+    finally:
+        client.close()
+
+
+def test_server_missing_capability_error_is_typed():
+    server = modern_server()
+    server.handle("tools/call", lambda p, c: (_ for _ in ()).throw(
+        RpcError(-32021, "need elicitation", {"requiredCapabilities": {"elicitation": {}}})))
+    client = server.connect(Client())
+    try:
+        with pytest.raises(MissingClientCapability) as info:
+            client.call_tool("t")
+        assert info.value.required_capabilities == {"elicitation": {}}
+    finally:
+        client.close()
+
+
+def test_listen_over_a_stream_transport_demultiplexes_by_subscription_id():
+    server = modern_server()
+    listens = {}
+
+    def listen(params, ctx):
+        listens[ctx.request_id] = params["notifications"]
+        server.notify("notifications/subscriptions/acknowledged",
+                      {"_meta": {SUB: ctx.request_id}, "notifications": params["notifications"]})
+        return NO_REPLY
+
+    server.handle("subscriptions/listen", listen)
+    client = server.connect(Client())
+    try:
+        seen, other = [], []
+        sub = client.listen(tools_list_changed=True, resource_subscriptions=["file:///a"],
+                            callback=seen.append)
+        (listen_id, filters), = listens.items()
+        assert filters == {"toolsListChanged": True, "resourceSubscriptions": ["file:///a"]}
+        updates = client.subscribe_resource("file:///b", other.append)
+        server.notify("notifications/tools/list_changed", {"_meta": {SUB: listen_id}})
+        server.notify("notifications/resources/updated", {"_meta": {SUB: listen_id}, "uri": "file:///a"})
+        second_id = max(listens)
+        server.notify("notifications/resources/updated", {"_meta": {SUB: second_id}, "uri": "file:///b"})
+        wait_until(lambda: len(seen) == 2 and other)
+        assert [n.method for n in seen] == ["notifications/tools/list_changed",
+                                            "notifications/resources/updated"]
+        assert other == ["file:///b"]
+        sub.cancel()
+        cancel = server.wait_for("notifications/cancelled")
+        assert cancel["params"]["requestId"] == listen_id
+        updates.cancel()
+    finally:
+        client.close()
+
+
+def test_listen_in_the_legacy_era_uses_subscribe_and_list_changed():
+    server = MockServer(capabilities={"tools": {"listChanged": True}, "resources": {"subscribe": True}})
+    server.handle("resources/subscribe", lambda p, c: {})
+    server.handle("resources/unsubscribe", lambda p, c: {})
+    client = server.connect(Client())
+    try:
+        seen = []
+        sub = client.listen(tools_list_changed=True, resource_subscriptions=["file:///a"],
+                            callback=seen.append)
+        assert server.wait_for("resources/subscribe")["params"] == {"uri": "file:///a"}
+        server.notify("notifications/tools/list_changed")
+        server.notify("notifications/resources/updated", {"uri": "file:///a"})
+        wait_until(lambda: len(seen) == 2)
+        assert {n.method for n in seen} == {"notifications/tools/list_changed",
+                                            "notifications/resources/updated"}
+        sub.cancel()
+        server.wait_for("resources/unsubscribe")
+    finally:
+        client.close()
+
+
+def test_cancelling_a_modern_request_over_a_stream_sends_cancelled():
+    server = modern_server()
+    server.handle("tools/call", lambda p, c: NO_REPLY)
+    client = server.connect(Client())
+    try:
+        with pytest.raises(TimeoutError):
+            client.call_tool("slow", timeout=0.05)
+        cancel = server.wait_for("notifications/cancelled")
+        assert cancel["params"]["reason"] == "Request timed out"
+    finally:
+        client.close()
