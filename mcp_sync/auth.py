@@ -96,6 +96,13 @@ class AuthProvider(ABC):
     others wait for it, then retry with the new token.
     """
 
+    def bind(self, url: str) -> None:  # noqa: B027 - an optional hook, no-op by default
+        """Called once with the server URL when a transport starts; raise to refuse that server.
+
+        A provider whose credentials belong to one server refuses the others here, before any
+        request carries a token.
+        """
+
     @abstractmethod
     def token(self) -> str | None:
         """The access token to send as ``Authorization: Bearer``, or None to send none.

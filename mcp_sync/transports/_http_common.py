@@ -353,6 +353,8 @@ class HttpClient:
     ) -> None:
         self.url = url
         self.auth = auth
+        if auth is not None:
+            auth.bind(url)  # a provider bound to another server refuses before any request
         self.connect_timeout = connect_timeout
         self.owns_session = session is None
         if session is None:
