@@ -1,0 +1,84 @@
+"""``mcp_sync.oauth``: the MCP authorization client (2025-03-26 .. 2026-07-28).
+
+It plugs into the HTTP transports through :class:`mcp_sync.auth.AuthProvider`::
+
+    from mcp_sync.oauth import CallbackServer, FileStateStore, OAuthProvider, adapt
+
+    with CallbackServer.listen() as callbacks:
+        provider = OAuthProvider(
+            "https://example.com/mcp", callbacks.redirect_url,
+            store=FileStateStore("~/.config/my-app/oauth.json"),
+            on_redirect=callbacks.redirect_handler(),
+        )
+        with mcp_sync.connect("https://example.com/mcp", auth=adapt(provider)) as client:
+            print(client.list_tools())
+
+Discovery (:mod:`.discovery`), PKCE (:mod:`.pkce`), client registration
+(:mod:`.registration`), the exchanges (:mod:`.flow`), orchestration (:mod:`.provider`),
+storage (:mod:`.store`) and redirects (:mod:`.callback`) each live in their own module. It is
+not an authorization server and does not open browsers unless asked to.
+"""
+
+from .callback import CallbackServer, PendingCallback, default_page, headless_redirect
+from .client_credentials import ClientCredentialsProvider
+from .discovery import Discovery, ResourceMetadata, ServerMetadata, discover
+from .errors import (
+    AuthorizationDenied,
+    AuthorizationRequired,
+    CallbackError,
+    DiscoveryError,
+    InsecureEndpointError,
+    InsufficientScopeError,
+    InvalidClientError,
+    InvalidGrantError,
+    IssuerMismatchError,
+    OAuthError,
+    PkceNotSupportedError,
+    RegistrationError,
+    ResourceMismatchError,
+    StateMismatchError,
+    TokenError,
+)
+from .flow import CallbackResult, PendingAuthorization, TokenSet
+from .provider import OAuthProvider, RedirectHandler, TokenSource, adapt
+from .registration import ClientInfo, ClientMetadata
+from .store import FileStateStore, MemoryStateStore, StateStore
+
+__all__ = [
+    "AuthorizationDenied",
+    "AuthorizationRequired",
+    "CallbackError",
+    "CallbackResult",
+    "CallbackServer",
+    "ClientCredentialsProvider",
+    "ClientInfo",
+    "ClientMetadata",
+    "Discovery",
+    "DiscoveryError",
+    "FileStateStore",
+    "InsecureEndpointError",
+    "InsufficientScopeError",
+    "InvalidClientError",
+    "InvalidGrantError",
+    "IssuerMismatchError",
+    "MemoryStateStore",
+    "OAuthError",
+    "OAuthProvider",
+    "PendingAuthorization",
+    "PendingCallback",
+    "PkceNotSupportedError",
+    "RedirectHandler",
+    "RegistrationError",
+    "ResourceMetadata",
+    "ResourceMismatchError",
+    "ServerMetadata",
+    "StateMismatchError",
+    "StateStore",
+    "TokenError",
+    "TokenSet",
+    "TokenSource",
+    "adapt",
+    "default_page",
+    "discover",
+    "headless_redirect",
+]

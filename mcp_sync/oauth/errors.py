@@ -1,0 +1,147 @@
+"""The errors of the OAuth client, all under :class:`OAuthError` (an ``McpError``).
+
+Messages name endpoints, issuers and OAuth error codes; they never contain a token, a
+client secret, a code or a PKCE verifier.
+
+::
+
+    OAuthError
+    ├── AuthorizationRequired     a user must sign in: open ``authorization_url``
+    ├── InsecureEndpointError     an OAuth endpoint is not https (and not on a loopback host)
+    ├── DiscoveryError            no usable protected-resource / authorization-server metadata
+    │   ├── ResourceMismatchError the metadata is for another resource than this server
+    │   └── PkceNotSupportedError the authorization server does not advertise PKCE S256
+    ├── IssuerMismatchError       metadata ``issuer`` or the redirect's ``iss`` is not the AS's
+    ├── StateMismatchError        the redirect's ``state`` is not the one we sent
+    ├── AuthorizationDenied       the redirect carried ``error=...`` (e.g. access_denied)
+    ├── RegistrationError         dynamic client registration failed
+    ├── TokenError                the token endpoint answered with an OAuth error
+    │   ├── InvalidGrantError     ``invalid_grant``: the code or refresh token is dead
+    │   └── InvalidClientError    ``invalid_client``: the client credentials are dead
+    ├── InsufficientScopeError    step-up authorization gave up after its retry limit
+    └── CallbackError             the local redirect listener failed (timeout, closed)
+"""
+
+from __future__ import annotations
+
+from ..errors import McpError
+
+__all__ = [
+    "AuthorizationDenied",
+    "AuthorizationRequired",
+    "CallbackError",
+    "DiscoveryError",
+    "InsecureEndpointError",
+    "InsufficientScopeError",
+    "InvalidClientError",
+    "InvalidGrantError",
+    "IssuerMismatchError",
+    "OAuthError",
+    "PkceNotSupportedError",
+    "RegistrationError",
+    "ResourceMismatchError",
+    "StateMismatchError",
+    "TokenError",
+]
+
+
+class OAuthError(McpError):
+    """Base class of the OAuth client's errors."""
+
+
+class AuthorizationRequired(OAuthError):
+    """A user must sign in: send them to ``authorization_url``, then call
+    ``OAuthProvider.authorize(<the URL they were redirected to>)`` and connect again."""
+
+    def __init__(self, authorization_url: str, state: str) -> None:
+        super().__init__(f"authorization required: open {authorization_url}")
+        self.authorization_url = authorization_url
+        self.state = state
+
+
+class InsecureEndpointError(OAuthError):
+    """An OAuth endpoint is plain http on a host that is not loopback."""
+
+    def __init__(self, url: str, what: str) -> None:
+        super().__init__(
+            f"refusing the {what} {url}: it must be https (or http on a loopback host)"
+        )
+        self.url = url
+
+
+class DiscoveryError(OAuthError):
+    """No usable metadata was found for the server or its authorization server."""
+
+
+class ResourceMismatchError(DiscoveryError):
+    """The protected resource metadata names another resource than the server (RFC 9728 3.3)."""
+
+
+class PkceNotSupportedError(DiscoveryError):
+    """The authorization server metadata does not list S256 in code_challenge_methods_supported."""
+
+
+class IssuerMismatchError(OAuthError):
+    """An issuer did not match: the metadata ``issuer``, or the redirect's ``iss`` (RFC 9207)."""
+
+
+class StateMismatchError(OAuthError):
+    """The redirect's ``state`` matches no authorization this client started."""
+
+
+class AuthorizationDenied(OAuthError):
+    """The authorization server redirected back with an error (``error``, ``description``)."""
+
+    def __init__(self, error: str, description: str | None = None) -> None:
+        text = f"authorization failed: {error}"
+        if description:
+            text += f" ({description[:300]})"
+        super().__init__(text)
+        self.error = error
+        self.description = description
+
+
+class RegistrationError(OAuthError):
+    """Dynamic client registration failed, or no way to get a client id was available."""
+
+
+class TokenError(OAuthError):
+    """The token endpoint refused a request (``error`` is the OAuth error code)."""
+
+    def __init__(
+        self, error: str, description: str | None = None, status: int | None = None
+    ) -> None:
+        text = f"token request failed: {error}"
+        if status is not None:
+            text += f" (HTTP {status})"
+        if description:
+            text += f": {description[:300]}"
+        super().__init__(text)
+        self.error = error
+        self.description = description
+        self.status = status
+
+
+class InvalidGrantError(TokenError):
+    """``invalid_grant``: the authorization code or refresh token is invalid or expired."""
+
+
+class InvalidClientError(TokenError):
+    """``invalid_client``: the authorization server no longer accepts the client credentials."""
+
+
+class InsufficientScopeError(OAuthError):
+    """The server keeps asking for more scope; step-up stopped after its retry limit."""
+
+
+class CallbackError(OAuthError):
+    """Waiting for the redirect failed: timed out, or the callback server was closed."""
+
+
+def token_error(error: str, description: str | None, status: int | None) -> TokenError:
+    """The most specific :class:`TokenError` for an OAuth error code."""
+    if error == "invalid_grant":
+        return InvalidGrantError(error, description, status)
+    if error == "invalid_client":
+        return InvalidClientError(error, description, status)
+    return TokenError(error, description, status)

@@ -1,0 +1,580 @@
+"""``OAuthProvider``: the MCP authorization client, and ``adapt()`` to plug it into a transport.
+
+What happens on a challenge from the MCP server (``AuthProvider.on_unauthorized``):
+
+- 401 carrying a token that is no longer ours: another thread (or process, through the store)
+  already replaced it; retry.
+- 401 otherwise: discover again (the protected resource metadata may name a new authorization
+  server; tokens and registrations of the old one are then not used), refresh if there is a
+  refresh token, else start a new authorization. ``invalid_grant`` on refresh drops the tokens
+  and ``invalid_client`` also the registration, then a new authorization follows; any other
+  refresh failure (network, 5xx, an abort) propagates and never starts a new authorization.
+- 403 ``insufficient_scope``: step-up, a new authorization for the union of the scopes asked
+  for so far and the challenged ones, at most ``max_step_up`` times for the same scope set.
+
+A new authorization sends the user to the authorization URL through ``on_redirect``: a handler
+that returns the redirect (a :class:`CallbackResult` or the URL the browser was sent to) lets the
+provider finish inline and the request is retried; a handler returning None, or no handler,
+raises :class:`AuthorizationRequired`, and ``provider.authorize(redirected_url)`` finishes later.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import requests
+
+from ..auth import AuthProvider, UnauthorizedContext
+from ._http import origin, post, require_secure
+from .discovery import Discovery, ServerMetadata, canonical_resource, discover
+from .errors import (
+    AuthorizationRequired,
+    InsufficientScopeError,
+    InvalidClientError,
+    InvalidGrantError,
+    OAuthError,
+    StateMismatchError,
+)
+from .flow import (
+    CallbackResult,
+    PendingAuthorization,
+    TokenSet,
+    check_callback,
+    client_authentication,
+    exchange_code,
+    refresh,
+    start_authorization,
+)
+from .registration import ClientInfo, ClientMetadata, select_client
+from .store import MemoryStateStore, StateStore
+
+__all__ = ["OAuthProvider", "RedirectHandler", "TokenSource", "adapt"]
+
+logger = logging.getLogger("mcp_sync.oauth")
+
+#: ``on_redirect(authorization_url)``: return the redirect (to finish now) or None (later).
+RedirectHandler = Callable[[str], "CallbackResult | str | None"]
+
+_PENDING_TTL = 900.0
+_MAX_PENDING = 8
+
+
+class TokenSource(Protocol):
+    """What :func:`adapt` needs: :class:`OAuthProvider` and :class:`ClientCredentialsProvider`."""
+
+    server_url: str
+
+    def token(self) -> str | None: ...
+
+    def handle_challenge(self, ctx: UnauthorizedContext) -> bool: ...
+
+
+class OAuthProvider:
+    """The MCP authorization client (authorization code + PKCE) for one MCP server.
+
+    ``server_url``: the MCP server; tokens are bound to it and never sent to another origin.
+    ``redirect_url``: where the authorization server sends the browser back
+    (e.g. ``CallbackServer.redirect_url``).
+    ``client_metadata``: sent in dynamic client registration.
+    ``client_metadata_url``: an https URL serving this client's metadata document (CIMD),
+    used as ``client_id`` where the authorization server supports it.
+    ``client_id`` / ``client_secret``: a pre-registered client, tried first; with
+    ``client_issuer`` only at that authorization server.
+    ``store``: where tokens and registrations live (:class:`FileStateStore` to keep them).
+    ``on_redirect``: see the module docstring. ``scope``: request exactly this scope instead of
+    the spec's choice. ``offline_access``: add ``offline_access`` when the authorization server
+    lists it (to get a refresh token). ``refresh_margin``: refresh this many seconds before
+    expiry. ``session``: the ``requests.Session`` for OAuth requests.
+    """
+
+    def __init__(
+        self,
+        server_url: str,
+        redirect_url: str | None = None,
+        *,
+        client_metadata: ClientMetadata | None = None,
+        client_metadata_url: str | None = None,
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        client_issuer: str | None = None,
+        token_endpoint_auth_method: str | None = None,
+        store: StateStore | None = None,
+        on_redirect: RedirectHandler | None = None,
+        scope: str | None = None,
+        offline_access: bool = True,
+        max_step_up: int = 2,
+        refresh_margin: float = 60.0,
+        session: requests.Session | None = None,
+    ) -> None:
+        self.server_url = server_url
+        self.redirect_url = redirect_url
+        self.client_metadata = client_metadata or ClientMetadata()
+        if client_metadata_url is not None:
+            require_secure(client_metadata_url, "client metadata document URL")
+        self.client_metadata_url = client_metadata_url
+        self._pre_registered = (
+            ClientInfo(
+                client_id, client_secret, token_endpoint_auth_method or "auto", client_issuer
+            )
+            if client_id
+            else None
+        )
+        self.store = store if store is not None else MemoryStateStore()
+        self.on_redirect = on_redirect
+        self.scope = scope
+        self.offline_access = offline_access
+        self.max_step_up = max_step_up
+        self.refresh_margin = refresh_margin
+        self.session = session or requests.Session()
+        self._key = canonical_resource(server_url)
+        self._lock = threading.RLock()
+        self._tokens: TokenSet | None = self._stored_tokens(self.store.load(self._key) or {})
+
+    def __repr__(self) -> str:
+        signed_in = "signed in" if self._tokens is not None else "not signed in"
+        return f"<OAuthProvider {self.server_url} {signed_in}>"
+
+    # -- what the transport calls ---------------------------------------------------------
+
+    def token(self) -> str | None:
+        """The current access token, refreshed first when it is about to expire."""
+        tokens = self._tokens
+        if tokens is None:
+            return None
+        if tokens.refresh_token and tokens.expires_within(self.refresh_margin):
+            try:
+                fresh = self._refresh(tokens.access_token)
+            except (InvalidGrantError, InvalidClientError) as exc:
+                logger.info("refreshing the token for %s failed (%s)", self.server_url, exc.error)
+                return None
+            except Exception as exc:  # the 401 that follows will try again and report it
+                logger.warning(
+                    "refreshing the token for %s failed: %s", self.server_url, type(exc).__name__
+                )
+                return tokens.access_token
+            return fresh.access_token if fresh is not None else None
+        return tokens.access_token
+
+    def handle_challenge(self, ctx: UnauthorizedContext) -> bool:
+        """Handle a 401 / 403 insufficient_scope; True to retry the request (see module doc)."""
+        self.check_url(ctx.url)
+        with self._lock:
+            state = self._load()
+            current = self._stored_tokens(state)
+            self._tokens = current
+            if ctx.insufficient_scope:
+                return self._step_up(ctx, state, current)
+            if current is not None and current.access_token != ctx.token:
+                return True  # replaced since that request was sent
+            discovery = discover(self.session, self.server_url, ctx.resource_metadata)
+            self._remember(discovery)
+            if current is not None and current.issuer != discovery.server.issuer:
+                logger.info(
+                    "%s now uses the authorization server %s",
+                    self.server_url,
+                    discovery.server.issuer,
+                )
+                self._set_tokens(None)
+                current = None
+            if current is not None and current.refresh_token:
+                try:
+                    if self._refresh(current.access_token) is not None:
+                        return True
+                except InvalidGrantError:
+                    logger.info(
+                        "the refresh token for %s was refused: signing in again", self.server_url
+                    )
+                except InvalidClientError:
+                    logger.info(
+                        "the client registration for %s was refused: registering again",
+                        self.server_url,
+                    )
+            scope = self._initial_scope(ctx.scope, discovery)
+            return self._authorize(discovery, scope)
+
+    # -- public operations ----------------------------------------------------------------
+
+    @property
+    def tokens(self) -> TokenSet | None:
+        """The current tokens (their repr hides the token values)."""
+        return self._tokens
+
+    def check_url(self, url: str) -> None:
+        """Raise :class:`OAuthError` if ``url`` is not on this provider's server's origin."""
+        if origin(url) != origin(self.server_url):
+            raise OAuthError(
+                f"this OAuthProvider holds credentials for {self.server_url}; "
+                f"they are not sent to {url}"
+            )
+
+    def start_authorization(self, *, scope: str | None = None) -> str:
+        """Begin a sign-in without waiting for a challenge; returns the authorization URL.
+
+        Finish it with :meth:`authorize`.
+        """
+        with self._lock:
+            discovery = discover(self.session, self.server_url)
+            self._remember(discovery)
+            pending = self._new_pending(discovery, scope or self._initial_scope(None, discovery))
+            return pending.authorization_url
+
+    def authorize(
+        self,
+        callback_url: str | None = None,
+        *,
+        code: str | None = None,
+        state: str | None = None,
+        iss: str | None = None,
+        error: str | None = None,
+    ) -> TokenSet:
+        """Finish a sign-in with the redirect the user came back with.
+
+        Pass the full redirect URL, or its ``code``, ``state`` and ``iss``. Checks ``state``
+        (:class:`StateMismatchError`) and ``iss`` (:class:`IssuerMismatchError`) before the
+        code is exchanged.
+        """
+        if callback_url is not None:
+            result = CallbackResult.from_url(callback_url)
+        else:
+            result = CallbackResult(code=code, state=state, iss=iss, error=error)
+        return self._finish(result)
+
+    def refresh(self) -> TokenSet:
+        """Refresh the tokens now (raises :class:`InvalidGrantError` if that is impossible)."""
+        tokens = self._tokens
+        fresh = self._refresh(tokens.access_token if tokens else None, force=True)
+        if fresh is None:
+            raise InvalidGrantError("invalid_grant", "not signed in")
+        return fresh
+
+    def revoke(self) -> None:
+        """Revoke the tokens at the authorization server (RFC 7009, when it has an endpoint)
+        and forget them."""
+        with self._lock, self.store.lock(self._key):
+            state = self._load()
+            tokens = self._stored_tokens(state)
+            if tokens is not None and tokens.issuer is not None:
+                server = self._server(state, tokens.issuer)
+                client = self._client(state, server) if server is not None else None
+                if server is not None and server.revocation_endpoint and client is not None:
+                    for value, hint in (
+                        (tokens.refresh_token, "refresh_token"),
+                        (tokens.access_token, "access_token"),
+                    ):
+                        if value:
+                            data = {"token": value, "token_type_hint": hint}
+                            headers = client_authentication(client, server, data, None)
+                            try:
+                                post(
+                                    self.session,
+                                    server.revocation_endpoint,
+                                    "revocation endpoint",
+                                    data=data,
+                                    headers=headers,
+                                )
+                            except requests.RequestException as exc:
+                                logger.warning(
+                                    "revocation at %s failed: %s",
+                                    server.revocation_endpoint,
+                                    type(exc).__name__,
+                                )
+            state.pop("tokens", None)
+            self._save(state)
+            self._tokens = None
+
+    def forget(self) -> None:
+        """Drop everything stored for this server: tokens, registrations, pending sign-ins."""
+        with self._lock, self.store.lock(self._key):
+            self.store.save(self._key, None)
+            self._tokens = None
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _load(self) -> dict[str, Any]:
+        state = self.store.load(self._key) or {}
+        state["serverUrl"] = self.server_url
+        return state
+
+    def _save(self, state: dict[str, Any]) -> None:
+        self.store.save(self._key, state)
+
+    @staticmethod
+    def _stored_tokens(state: Mapping[str, Any]) -> TokenSet | None:
+        value = state.get("tokens")
+        try:
+            return TokenSet.from_json(value) if isinstance(value, dict) else None
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def _set_tokens(
+        self, tokens: TokenSet | None, *, extra: Mapping[str, Any] | None = None
+    ) -> None:
+        with self.store.lock(self._key):
+            state = self._load()
+            if tokens is None:
+                state.pop("tokens", None)
+            else:
+                state["tokens"] = tokens.to_json()
+            state.update(extra or {})
+            self._save(state)
+            self._tokens = tokens
+
+    def _remember(self, discovery: Discovery) -> None:
+        with self.store.lock(self._key):
+            state = self._load()
+            servers = state.setdefault("authorizationServers", {})
+            servers[discovery.server.issuer] = discovery.server.to_json()
+            if discovery.resource_metadata is not None:
+                state["resourceMetadata"] = dict(discovery.resource_metadata.raw)
+            self._save(state)
+
+    @staticmethod
+    def _server(state: Mapping[str, Any], issuer: str) -> ServerMetadata | None:
+        value = (state.get("authorizationServers") or {}).get(issuer)
+        return ServerMetadata.from_json(value) if isinstance(value, dict) else None
+
+    def _client(self, state: Mapping[str, Any], server: ServerMetadata) -> ClientInfo | None:
+        stored = (state.get("clients") or {}).get(server.issuer)
+        if isinstance(stored, dict):
+            client = ClientInfo.from_json(stored)
+            if not (client.secret_expires_at and client.secret_expires_at < time.time()):
+                return client
+        pre = self._pre_registered
+        if pre is not None and pre.issuer in (None, server.issuer):
+            return select_client(
+                self.session,
+                server,
+                pre_registered=pre,
+                stored=None,
+                metadata_url=None,
+                metadata=self.client_metadata,
+                redirect_url=self.redirect_url,
+            )
+        return None
+
+    def _forget_client(self, issuer: str) -> None:
+        with self.store.lock(self._key):
+            state = self._load()
+            clients = state.get("clients") or {}
+            client = clients.get(issuer)
+            if isinstance(client, dict) and client.get("source") != "pre-registered":
+                clients.pop(issuer, None)
+                state["clients"] = clients
+                self._save(state)
+
+    def _client_for(self, server: ServerMetadata) -> ClientInfo:
+        state = self._load()
+        stored = (state.get("clients") or {}).get(server.issuer)
+        stored_client = ClientInfo.from_json(stored) if isinstance(stored, dict) else None
+        if (
+            stored_client is not None
+            and stored_client.secret_expires_at
+            and stored_client.secret_expires_at < time.time()
+        ):
+            stored_client = None
+        client = select_client(
+            self.session,
+            server,
+            pre_registered=self._pre_registered,
+            stored=stored_client,
+            metadata_url=self.client_metadata_url,
+            metadata=self.client_metadata,
+            redirect_url=self.redirect_url,
+        )
+        if client.source != "pre-registered" and client is not stored_client:
+            with self.store.lock(self._key):
+                state = self._load()
+                state.setdefault("clients", {})[server.issuer] = client.to_json()
+                self._save(state)
+        return client
+
+    def _initial_scope(self, challenged: str | None, discovery: Discovery) -> str | None:
+        if self.scope is not None:
+            scopes = self.scope.split()
+        elif challenged:
+            scopes = challenged.split()
+        elif discovery.resource_metadata and discovery.resource_metadata.scopes_supported:
+            scopes = list(discovery.resource_metadata.scopes_supported)
+        else:
+            return None
+        return " ".join(self._with_offline_access(scopes, discovery.server)) or None
+
+    def _with_offline_access(self, scopes: list[str], server: ServerMetadata) -> list[str]:
+        wanted = self.offline_access and "refresh_token" in self.client_metadata.grant_types
+        if (
+            wanted
+            and scopes
+            and "offline_access" in (server.scopes_supported or ())
+            and "offline_access" not in scopes
+        ):
+            return [*scopes, "offline_access"]
+        return scopes
+
+    def _step_up(
+        self, ctx: UnauthorizedContext, state: dict[str, Any], current: TokenSet | None
+    ) -> bool:
+        scopes: list[str] = []
+        for source in (
+            current.scope if current else None,
+            (state.get("stepUp") or {}).get("scope"),
+            ctx.scope,
+        ):
+            for item in (source or "").split():
+                if item not in scopes:
+                    scopes.append(item)
+        target = " ".join(scopes) or None
+        previous = state.get("stepUp") or {}
+        attempts = int(previous.get("attempts", 0)) + 1 if previous.get("scope") == target else 1
+        if attempts > self.max_step_up:
+            raise InsufficientScopeError(
+                f"{self.server_url} still asks for more scope ({ctx.scope}) after "
+                f"{self.max_step_up} step-up authorizations; giving up"
+            )
+        with self.store.lock(self._key):
+            fresh = self._load()
+            fresh["stepUp"] = {"scope": target, "attempts": attempts}
+            self._save(fresh)
+        discovery = discover(self.session, self.server_url, ctx.resource_metadata)
+        self._remember(discovery)
+        if target is not None:
+            target = " ".join(self._with_offline_access(target.split(), discovery.server))
+        return self._authorize(discovery, target, step_up=True)
+
+    def _new_pending(
+        self, discovery: Discovery, scope: str | None, step_up: bool = False
+    ) -> PendingAuthorization:
+        if not self.redirect_url:
+            raise OAuthError("OAuthProvider needs a redirect_url to sign a user in")
+        client = self._client_for(discovery.server)
+        pending = start_authorization(
+            discovery.server,
+            client,
+            self.redirect_url,
+            scope=scope,
+            resource=discovery.resource,
+            step_up=step_up,
+        )
+        with self.store.lock(self._key):
+            state = self._load()
+            now = time.time()
+            kept = {
+                key: value
+                for key, value in (state.get("pending") or {}).items()
+                if isinstance(value, dict)
+                and now - float(value.get("createdAt") or 0) < _PENDING_TTL
+            }
+            kept[pending.state] = pending.to_json()
+            state["pending"] = dict(list(kept.items())[-_MAX_PENDING:])
+            self._save(state)
+        return pending
+
+    def _authorize(self, discovery: Discovery, scope: str | None, step_up: bool = False) -> bool:
+        pending = self._new_pending(discovery, scope, step_up)
+        answer = self.on_redirect(pending.authorization_url) if self.on_redirect else None
+        if answer is None:
+            raise AuthorizationRequired(pending.authorization_url, pending.state)
+        result = answer if isinstance(answer, CallbackResult) else CallbackResult.from_url(answer)
+        self._finish(result)
+        return True
+
+    def _finish(self, result: CallbackResult) -> TokenSet:
+        with self._lock:
+            with self.store.lock(self._key):
+                state = self._load()
+                pending_all = state.get("pending") or {}
+                raw = pending_all.pop(result.state, None) if result.state else None
+                if not isinstance(raw, dict):
+                    raise StateMismatchError(
+                        "the redirect's state matches no sign-in this client started "
+                        "(or that sign-in was already finished)"
+                    )
+                state["pending"] = pending_all
+                self._save(state)
+            pending = PendingAuthorization.from_json(raw)
+            code = check_callback(pending, result)
+            server = self._server(state, pending.issuer)
+            if server is None:
+                raise OAuthError(
+                    f"no metadata stored for the authorization server {pending.issuer}"
+                )
+            client = self._client(state, server)
+            if client is None or client.client_id != pending.client_id:
+                raise OAuthError("the client this sign-in was started with is no longer registered")
+            try:
+                tokens = exchange_code(self.session, server, client, pending, code)
+            except InvalidClientError:
+                self._forget_client(server.issuer)
+                raise
+            extra: dict[str, Any] = {}
+            if not pending.step_up:
+                extra["stepUp"] = {}
+            self._set_tokens(tokens, extra=extra)
+            logger.info("signed in to %s", self.server_url)
+            return tokens
+
+    def _refresh(self, stale: str | None, *, force: bool = False) -> TokenSet | None:
+        """Refresh once across threads and processes; None when there is nothing to refresh."""
+        with self._lock, self.store.lock(self._key):
+            state = self._load()
+            tokens = self._stored_tokens(state)
+            if tokens is None:
+                self._tokens = None
+                return None
+            if (
+                not force
+                and tokens.access_token != stale
+                and not tokens.expires_within(self.refresh_margin)
+            ):
+                self._tokens = tokens  # someone else refreshed already
+                return tokens
+            if not tokens.refresh_token or tokens.issuer is None:
+                return None
+            server = self._server(state, tokens.issuer)
+            client = self._client(state, server) if server is not None else None
+            if server is None or client is None:
+                return None
+            try:
+                fresh = refresh(self.session, server, client, tokens)
+            except InvalidGrantError:
+                self._set_tokens(None)
+                raise
+            except InvalidClientError:
+                self._set_tokens(None)
+                self._forget_client(server.issuer)
+                raise
+            self._set_tokens(fresh)
+            logger.info("refreshed the token for %s", self.server_url)
+            return fresh
+
+
+class _Adapter(AuthProvider):
+    """An :class:`~mcp_sync.auth.AuthProvider` over a :class:`TokenSource`."""
+
+    def __init__(self, source: TokenSource) -> None:
+        self.source = source
+
+    def bind(self, url: str) -> None:
+        check = getattr(self.source, "check_url", None)
+        if check is not None:
+            check(url)
+
+    def token(self) -> str | None:
+        return self.source.token()
+
+    def on_unauthorized(self, ctx: UnauthorizedContext) -> bool:
+        return self.source.handle_challenge(ctx)
+
+    def __repr__(self) -> str:
+        return f"<oauth.adapt({self.source!r})>"
+
+
+def adapt(provider: TokenSource) -> AuthProvider:
+    """The :class:`~mcp_sync.auth.AuthProvider` to give a transport or ``mcp_sync.connect``::
+
+    client = mcp_sync.connect(url, auth=mcp_sync.oauth.adapt(provider))
+    """
+    return _Adapter(provider)
