@@ -63,6 +63,8 @@ DEFAULT_ENV_KEYS = (
 )
 
 _CHUNK = 65536
+#: Lines at least this long take the memory-saving path (:meth:`LineTransport._handle_long_line`).
+_LONG_LINE = 1024 * 1024
 _WOKEN = object()  # the reader was told to stop
 _EOF = object()  # the peer closed its end
 #: How long a dying server's stderr gets to reach EOF so that the tail is complete.
@@ -341,7 +343,10 @@ class LineTransport(Transport):
                     discarding = False
                 else:
                     pending += memoryview(chunk)[:newline]
-                    handle(bytes(pending))
+                    if len(pending) < _LONG_LINE:
+                        handle(bytes(pending))
+                    else:
+                        self._handle_long_line(pending)
                     pending = bytearray()
             end = len(chunk)
             while start < end:
@@ -357,7 +362,7 @@ class LineTransport(Transport):
                 handle(chunk if start == 0 and newline == end - 1 else chunk[start:newline])
                 start = newline + 1
 
-    def _handle_line(self, line: bytes) -> None:
+    def _handle_line(self, line: bytes | str) -> None:
         """Decode and deliver one line (it may still end in ``\n`` or ``\r\n``)."""
         if len(line) > self.max_message_bytes:
             self._report_too_long(len(line))
@@ -372,6 +377,22 @@ class LineTransport(Transport):
             self._deliver(value)
         else:
             self._report(ProtocolError(f"not a JSON-RPC message: {line[:200].rstrip()!r}"))
+
+    def _handle_long_line(self, buffer: bytearray) -> None:
+        """Decode and deliver a line of ``_LONG_LINE`` bytes or more, emptying ``buffer``.
+
+        The bytes are turned into text and freed before the JSON is parsed, so a big message
+        peaks at twice its size in memory (text and parsed value) instead of four times (buffer,
+        a bytes copy, the text ``json.loads`` decodes from it, and the parsed value).
+        """
+        try:
+            text = buffer.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._report(ProtocolError(f"a {len(buffer)}-byte message is not UTF-8: {exc}"))
+            return
+        finally:
+            buffer.clear()
+        self._handle_line(text)
 
     def _report_too_long(self, size: int) -> None:
         self._report(
