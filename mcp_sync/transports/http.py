@@ -1,4 +1,16 @@
-"""Streamable HTTP (2025-03-26 .. 2025-11-25): one endpoint, a POST per message, a GET stream.
+"""Streamable HTTP: one endpoint, a POST per message (and, before 2026, a GET stream).
+
+Eras
+    In the handshake era (2025-03-26 .. 2025-11-25) the transport keeps the ``Mcp-Session-Id``
+    the ``initialize`` response gave, sends it and ``MCP-Protocol-Version`` on every later
+    request, opens the GET stream and DELETEs the session on close. In the stateless era
+    (2026-07-28: the negotiated version is modern, or the message's ``params._meta`` names a
+    modern version, as the ``server/discover`` probe does before any version is set) every POST
+    carries the headers of :func:`mcp_sync.protocol.headers.standard_headers` instead, and no
+    session id; there is no GET stream, no resumption of a broken response stream and no DELETE.
+    In both eras a POST also carries what ``header_provider(message)`` returns (the client's
+    ``Mcp-Param-*`` headers); ``Mcp-Method`` / ``Mcp-Name`` are sent in the stateless era only,
+    so the handshake era's wire stays what its servers were tested with.
 
 Threads
     ``send()`` never does network I/O on the caller's thread. A request is POSTed, and its
@@ -39,7 +51,9 @@ import requests
 from ..abort import AbortSignal
 from ..auth import AuthProvider
 from ..errors import ConnectionClosed, HttpError, McpError, SessionExpired, TransportError
-from ..protocol import jsonrpc
+from ..protocol import jsonrpc, meta
+from ..protocol.headers import standard_headers
+from ..protocol.versions import era_of
 from ._http_common import (
     ERROR_BODY_LIMIT,
     JOIN_TIMEOUT,
@@ -132,7 +146,7 @@ _Outcome = Literal["answered", "ended", "too_large"]
 
 
 class StreamableHttpTransport(Transport):
-    """The Streamable HTTP transport (protocol 2025-03-26 .. 2025-11-25), on ``requests``.
+    """The Streamable HTTP transport (protocol 2025-03-26 .. 2026-07-28), on ``requests``.
 
     ``session``: a ``requests.Session`` to use (its adapters, certificates, cookies); by default
     the transport makes a keep-alive one. With an injected session a request that is still
@@ -214,7 +228,7 @@ class StreamableHttpTransport(Transport):
                 raise
             return
         waiter = None
-        if method == "notifications/initialized" and self.open_get_stream:
+        if self._wants_get_stream(message):
             waiter = threading.Event()
         self._lane.put((message, signal, waiter))
         if waiter is not None:
@@ -247,11 +261,47 @@ class StreamableHttpTransport(Transport):
         self._closed_event.set()
         self._fire_close(None)
 
-    # -- 2026-07-28 room ------------------------------------------------------------------
+    # -- eras -----------------------------------------------------------------------------
 
-    def _message_headers(self, message: dict[str, Any]) -> dict[str, str]:
-        """Per-message headers; the place for 2026-07-28 ``Mcp-Method`` / ``Mcp-Name``."""
-        return {}
+    def _modern_version(self, message: dict[str, Any] | None) -> str | None:
+        """The stateless-era version ``message`` is sent with, or None in the handshake era."""
+        version = self.protocol_version
+        if version is not None and era_of(version) == "modern":
+            return version
+        params = message.get("params") if message is not None else None
+        meta_map = params.get("_meta") if isinstance(params, dict) else None
+        stated = meta_map.get(meta.PROTOCOL_VERSION) if isinstance(meta_map, dict) else None
+        if isinstance(stated, str) and era_of(stated) == "modern":
+            return stated
+        return None
+
+    def _wants_get_stream(self, message: dict[str, Any]) -> bool:
+        return (
+            message.get("method") == "notifications/initialized"
+            and self.open_get_stream
+            and self._modern_version(message) is None
+        )
+
+    def _post_headers(self, message: dict[str, Any], modern: str | None) -> dict[str, str]:
+        """All headers of the POST of ``message``.
+
+        Precedence, case-insensitively: the transport's ``headers``, then the header
+        provider's, then the protocol's own (``Accept``, ``Content-Type``, session, version,
+        ``Mcp-Method`` / ``Mcp-Name``), which nothing overrides.
+        """
+        protocol = {"Accept": f"{JSON_TYPE}, {SSE_TYPE}", "Content-Type": JSON_TYPE}
+        if modern is not None:
+            protocol.update(standard_headers(message, modern))
+        elif message.get("method") != "initialize":
+            if self.session_id:
+                protocol["Mcp-Session-Id"] = self.session_id
+            if self.protocol_version:
+                protocol["MCP-Protocol-Version"] = self.protocol_version
+        headers = dict(self.headers)
+        provider = self.header_provider
+        if provider is not None:
+            _merge(headers, provider(message))
+        return _merge(headers, protocol)
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -272,15 +322,14 @@ class StreamableHttpTransport(Transport):
         with self._state_lock:
             self._exchanges.discard(exchange)
 
-    def _headers(self, accept: str, *, fresh: bool = False) -> dict[str, str]:
-        headers = dict(self.headers)
-        headers["Accept"] = accept
-        if not fresh:
-            if self.session_id:
-                headers["Mcp-Session-Id"] = self.session_id
-            if self.protocol_version:
-                headers["MCP-Protocol-Version"] = self.protocol_version
-        return headers
+    def _headers(self, accept: str) -> dict[str, str]:
+        """Headers of a GET or DELETE (handshake era only)."""
+        protocol = {"Accept": accept}
+        if self.session_id:
+            protocol["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version:
+            protocol["MCP-Protocol-Version"] = self.protocol_version
+        return _merge(dict(self.headers), protocol)
 
     def _client(self) -> HttpClient:
         assert self._http is not None
@@ -318,12 +367,11 @@ class StreamableHttpTransport(Transport):
         request_id: jsonrpc.RequestId,
         exchange: Exchange,
     ) -> None:
-        fresh = method == "initialize"
+        modern = self._modern_version(message)
+        fresh = modern is None and method == "initialize"
         if fresh:
             self.session_id = None  # (re-)initializing: a new session
-        headers = self._headers(f"{JSON_TYPE}, {SSE_TYPE}", fresh=fresh)
-        headers["Content-Type"] = JSON_TYPE
-        headers.update(self._message_headers(message))
+        headers = self._post_headers(message, modern)
         sent_session = "Mcp-Session-Id" in headers
         try:
             response = self._client().open(
@@ -334,7 +382,9 @@ class StreamableHttpTransport(Transport):
         try:
             if fresh:
                 self._take_session_id(response)
-            self._handle_response(response, method, request_id, exchange, sent_session)
+            self._handle_response(
+                response, method, request_id, exchange, sent_session, resumable=modern is None
+            )
         finally:
             response.close()
 
@@ -354,6 +404,8 @@ class StreamableHttpTransport(Transport):
         request_id: jsonrpc.RequestId,
         exchange: Exchange,
         sent_session: bool,
+        *,
+        resumable: bool,
     ) -> None:
         status = response.status_code
         if not 200 <= status < 300:
@@ -384,7 +436,7 @@ class StreamableHttpTransport(Transport):
                     f"the JSON response to {method} does not answer it", request_id=request_id
                 )
         elif ctype == SSE_TYPE:
-            self._read_response_stream(response, request_id, exchange)
+            self._read_response_stream(response, request_id, exchange, resumable)
         else:
             raise TransportError(
                 f"unexpected Content-Type {ctype!r} in the response to {method}",
@@ -483,7 +535,11 @@ class StreamableHttpTransport(Transport):
         return "ended", "the server ended it before the response"
 
     def _read_response_stream(
-        self, response: requests.Response, request_id: jsonrpc.RequestId, exchange: Exchange
+        self,
+        response: requests.Response,
+        request_id: jsonrpc.RequestId,
+        exchange: Exchange,
+        resumable: bool,
     ) -> None:
         stream = SseStream(body_reader(response), self.max_message_bytes)
         outcome, reason = self._pump(stream, request_id, exchange)
@@ -495,7 +551,8 @@ class StreamableHttpTransport(Transport):
         if outcome == "too_large":
             raise self._too_large(request_id)
         response.close()
-        if stream.last_event_id is None:
+        if stream.last_event_id is None or not resumable:
+            # (2026-07-28 has no resumption: the request is lost; the client may re-issue it)
             raise TransportError(f"response stream failed: {reason}", request_id=request_id)
         self._resume(request_id, exchange, stream.last_event_id, stream.retry, reason)
 
@@ -605,8 +662,7 @@ class StreamableHttpTransport(Transport):
             if not self._closing and not (signal is not None and signal.aborted):
                 self._post_one(message)
         finally:
-            initialized = message.get("method") == "notifications/initialized"
-            if initialized and self.open_get_stream and not self._closing:
+            if self._wants_get_stream(message) and not self._closing:
                 self._start_get_stream()
             if waiter is not None:
                 waiter.set()
@@ -616,12 +672,10 @@ class StreamableHttpTransport(Transport):
             exchange = self._new_exchange()
         except ConnectionClosed:
             return
-        headers = self._headers(f"{JSON_TYPE}, {SSE_TYPE}")
-        headers["Content-Type"] = JSON_TYPE
-        headers.update(self._message_headers(message))
-        sent_session = "Mcp-Session-Id" in headers
         what = message.get("method") or "a response"
         try:
+            headers = self._post_headers(message, self._modern_version(message))
+            sent_session = "Mcp-Session-Id" in headers
             response = self._client().open(
                 "POST", self.url, headers, jsonrpc.encode(message), exchange
             )
@@ -637,6 +691,11 @@ class StreamableHttpTransport(Transport):
         except requests.RequestException as exc:
             if not exchange.cancelled:
                 self._report(TransportError(f"sending {what}: {self._describe(exc)}"))
+        except Exception as exc:  # a failing header provider
+            if not exchange.cancelled:
+                error = TransportError(f"sending {what}: {exc}")
+                error.__cause__ = exc
+                self._report(error)
         finally:
             self._forget(exchange)
 
@@ -723,7 +782,7 @@ class StreamableHttpTransport(Transport):
 
     def _delete_session(self) -> None:
         session_id = self.session_id
-        if not session_id or self._http is None:
+        if not session_id or self._http is None or self._modern_version(None) is not None:
             return
         exchange = Exchange()
         try:
@@ -740,3 +799,13 @@ class StreamableHttpTransport(Transport):
             response.close()
         except Exception as exc:
             logger.debug("DELETE of the session failed: %s", exc)
+
+
+def _merge(headers: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` updated with ``extra``, a name in any letter case replacing the old one."""
+    for name, value in extra.items():
+        lower = name.lower()
+        for old in [key for key in headers if key.lower() == lower]:
+            del headers[old]
+        headers[name] = value
+    return headers

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import sys
 import warnings
+from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
 
 warnings.simplefilter("ignore")
 
@@ -34,6 +36,15 @@ async def count(steps: int, ctx: Context) -> str:
 def echo(text: str) -> str:
     """Echo the text back."""
     return text
+
+
+@server.tool()
+def locate(
+    region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+    zone: Annotated[int, Field(json_schema_extra={"x-mcp-header": "Zone"})] = 0,
+) -> str:
+    """Answer with the region (2026-07-28: mirrored in the Mcp-Param-Region header)."""
+    return f"{region}/{zone}"
 
 
 if __name__ == "__main__":

@@ -1,0 +1,407 @@
+"""Streamable HTTP in the stateless era (2026-07-28): headers on the wire, no session, no GET."""
+
+from __future__ import annotations
+
+import base64
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
+
+from http_faults import FaultServer, Inbox, Request, initialize_result
+
+from mcp_sync.abort import AbortController
+from mcp_sync.errors import TransportError
+from mcp_sync.protocol import jsonrpc
+from mcp_sync.protocol.headers import param_headers
+from mcp_sync.transports.http import ReconnectOptions, StreamableHttpTransport
+
+pytestmark = pytest.mark.timeout(30)
+
+FAST = ReconnectOptions(initial_delay=0.05, max_delay=0.5, max_retries=3)
+MODERN = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+}
+DISCOVER_RESULT = {
+    "supportedVersions": [MODERN],
+    "capabilities": {"tools": {}},
+    "ttlMs": 0,
+    "cacheScope": "private",
+    "resultType": "complete",
+}
+
+
+def b64(text: str) -> str:
+    return "=?base64?" + base64.b64encode(text.encode()).decode() + "?="
+
+
+def request(id: int, method: str, **params: Any) -> dict[str, Any]:
+    return jsonrpc.request(id, method, {**params, "_meta": META})
+
+
+def mcp_headers(headers: dict[str, str]) -> dict[str, str]:
+    """The MCP-specific headers of a recorded request (names lower-cased by the server)."""
+    return {k: v for k, v in headers.items() if k.startswith("mcp")}
+
+
+def http_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("mcp-sync-http")]
+
+
+def modern_server(req: Request) -> None:
+    """A stateless server that (wrongly) also hands out a session id, to see it ignored."""
+    if req.method != "POST":
+        req.reply(405)
+        return
+    msg = req.json
+    if "id" not in msg:
+        req.reply(202)
+        return
+    method = msg.get("method")
+    if method == "server/discover":
+        result: dict[str, Any] = DISCOVER_RESULT
+    elif method == "initialize":
+        result = initialize_result()
+    elif method == "tools/call" and msg["params"]["name"] == "unknown_header":
+        error = jsonrpc.error_response(msg["id"], -32020, "header mismatch")
+        req.reply_json(error, status=400)
+        return
+    elif method == "nope":
+        req.reply_json(jsonrpc.error_response(msg["id"], -32601, "Method not found"), status=404)
+        return
+    else:
+        result = {"echo": method, "resultType": "complete"}
+    req.reply_json(jsonrpc.result_response(msg["id"], result), headers={"Mcp-Session-Id": "s-9"})
+
+
+@pytest.fixture
+def make() -> Iterator[Any]:
+    made: list[StreamableHttpTransport] = []
+
+    def factory(url: str, **kw: Any) -> tuple[StreamableHttpTransport, Inbox]:
+        kw.setdefault("reconnect", FAST)
+        transport = StreamableHttpTransport(url, **kw)
+        inbox = Inbox(transport)
+        transport.start()
+        made.append(transport)
+        return transport, inbox
+
+    yield factory
+    for transport in made:
+        transport.close()
+    deadline = time.monotonic() + 2
+    while http_threads() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not http_threads()
+
+
+# -- headers on the wire ------------------------------------------------------------------------
+
+
+def test_discover_probe_before_any_version_is_modern(make: Any) -> None:
+    with FaultServer(modern_server) as server:
+        transport, inbox = make(server.url)
+        transport.send(request(1, "server/discover"))
+        assert inbox.response(1)["result"] == DISCOVER_RESULT
+        (post,) = server.of("POST")
+        assert mcp_headers(post.headers) == {
+            "mcp-protocol-version": MODERN,
+            "mcp-method": "server/discover",
+        }
+        assert post.headers["accept"] == "application/json, text/event-stream"
+        assert post.headers["content-type"] == "application/json"
+        assert transport.session_id is None  # a stateless request takes no session id
+
+
+def test_exact_headers_after_negotiation(make: Any) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def provider(message: dict[str, Any]) -> dict[str, str]:
+        seen.append(message)
+        if message.get("method") != "tools/call":
+            return {}
+        schema = {
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "count": {"type": "integer", "x-mcp-header": "Count"},
+                "loud": {"type": "boolean", "x-mcp-header": "Loud"},
+            },
+        }
+        return param_headers(schema, message["params"]["arguments"])
+
+    with FaultServer(modern_server) as server:
+        transport, inbox = make(server.url, headers={"X-Custom": "1"})
+        transport.set_header_provider(provider)
+        transport.set_protocol_version(MODERN)
+        arguments = {"region": " Zürich ", "count": 3, "loud": False, "other": "x"}
+        transport.send(request(2, "tools/call", name="get_weather", arguments=arguments))
+        inbox.response(2)
+        transport.send(request(3, "tools/call", name="wetter-für-köln", arguments={}))
+        inbox.response(3)
+        transport.send(request(4, "resources/read", uri="file:///tmp/a b.txt"))
+        inbox.response(4)
+        transport.send(request(5, "resources/read", uri="file:///tmp/ß"))
+        inbox.response(5)
+        transport.send(request(6, "prompts/get", name="=?base64?trick?="))
+        inbox.response(6)
+        transport.send(request(7, "tools/list"))
+        inbox.response(7)
+        posts = server.of("POST")
+        assert [mcp_headers(p.headers) for p in posts] == [
+            {
+                "mcp-protocol-version": MODERN,
+                "mcp-method": "tools/call",
+                "mcp-name": "get_weather",
+                "mcp-param-region": b64(" Zürich "),
+                "mcp-param-count": "3",
+                "mcp-param-loud": "false",
+            },
+            {
+                "mcp-protocol-version": MODERN,
+                "mcp-method": "tools/call",
+                "mcp-name": b64("wetter-für-köln"),
+            },
+            {
+                "mcp-protocol-version": MODERN,
+                "mcp-method": "resources/read",
+                "mcp-name": "file:///tmp/a b.txt",
+            },
+            {
+                "mcp-protocol-version": MODERN,
+                "mcp-method": "resources/read",
+                "mcp-name": b64("file:///tmp/ß"),
+            },
+            {
+                "mcp-protocol-version": MODERN,
+                "mcp-method": "prompts/get",
+                "mcp-name": b64("=?base64?trick?="),
+            },
+            {"mcp-protocol-version": MODERN, "mcp-method": "tools/list"},
+        ]
+        assert all(p.headers["x-custom"] == "1" for p in posts)
+        assert [m["id"] for m in seen] == [2, 3, 4, 5, 6, 7]
+        assert transport.session_id is None
+        assert not inbox.errors
+
+
+def test_no_session_no_get_stream_no_delete(make: Any) -> None:
+    with FaultServer(modern_server) as server:
+        transport, inbox = make(server.url)
+        transport.set_protocol_version(MODERN)
+        transport.send(request(1, "server/discover"))
+        inbox.response(1)
+        # a notification, even the handshake era's "initialized", opens no GET stream
+        transport.send(jsonrpc.notification("notifications/initialized"))
+        transport.send(jsonrpc.notification("notifications/something", {"_meta": META}))
+        transport.send(request(2, "tools/list"))
+        inbox.response(2)
+        deadline = time.monotonic() + 2
+        while len(server.of("POST")) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        transport.close()
+        posts = server.of("POST")
+        assert len(posts) == 4
+        for post in posts:
+            assert "mcp-session-id" not in post.headers
+            assert post.headers["mcp-protocol-version"] == MODERN
+        methods = sorted(post.headers["mcp-method"] for post in posts)
+        assert methods == [
+            "notifications/initialized",
+            "notifications/something",
+            "server/discover",
+            "tools/list",
+        ]
+        assert server.of("GET") == []
+        assert server.of("DELETE") == []
+        assert inbox.closes == [None]
+
+
+def test_version_from_meta_wins_over_the_negotiated_one(make: Any) -> None:
+    with FaultServer(modern_server) as server:
+        transport, inbox = make(server.url)
+        transport.set_protocol_version(MODERN)
+        meta = {**META, "io.modelcontextprotocol/protocolVersion": "2027-01-01"}
+        transport.send(jsonrpc.request(1, "server/discover", {"_meta": meta}))
+        inbox.response(1)
+        (post,) = server.of("POST")
+        assert post.headers["mcp-protocol-version"] == "2027-01-01"
+
+
+def test_modern_error_bodies_are_the_requests_errors(make: Any) -> None:
+    with FaultServer(modern_server) as server:
+        transport, inbox = make(server.url)
+        transport.set_protocol_version(MODERN)
+        transport.send(request(1, "tools/call", name="unknown_header", arguments={}))
+        assert inbox.response(1)["error"]["code"] == -32020
+        transport.send(request(2, "nope"))
+        assert inbox.response(2)["error"]["code"] == -32601  # a 404, but no session to expire
+        assert not inbox.errors
+
+
+def test_broken_stream_is_not_resumed(make: Any) -> None:
+    def handler(req: Request) -> None:
+        if req.method != "POST":
+            req.reply(405)
+            return
+        sse = req.open_sse()
+        sse.event("", id="e1")  # a priming event: resumable in 2025-11-25, not here
+        sse.drop()
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url)
+        transport.set_protocol_version(MODERN)
+        transport.send(request(1, "tools/list"))
+        error = inbox.error()
+        assert isinstance(error, TransportError) and error.request_id == 1
+        time.sleep(0.2)
+        assert server.of("GET") == []
+
+
+def test_cancel_closes_the_stream_and_sends_nothing(make: Any) -> None:
+    streams: list[Request] = []
+    gone = threading.Event()
+
+    def handler(req: Request) -> None:
+        if req.method != "POST":
+            req.reply(405)
+            return
+        sse = req.open_sse()
+        sse.event({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}})
+        streams.append(req)
+        if req.wait_disconnect(5) is not None:
+            gone.set()
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url)
+        transport.set_protocol_version(MODERN)
+        controller = AbortController()
+        transport.send(request(1, "tools/call", name="slow", arguments={}), controller.signal)
+        inbox.wait_for(lambda: inbox.messages)
+        controller.abort()
+        assert gone.wait(5)
+        time.sleep(0.1)
+        assert len(server.requests) == 1
+        assert not inbox.errors
+
+
+def test_provider_cannot_override_protocol_headers(make: Any) -> None:
+    def provider(message: dict[str, Any]) -> dict[str, str]:
+        return {"mcp-method": "evil", "MCP-PROTOCOL-VERSION": "1999", "X-Trace": "t1"}
+
+    with FaultServer(modern_server) as server:
+        transport, inbox = make(server.url, headers={"x-trace": "static"})
+        transport.set_header_provider(provider)
+        transport.set_protocol_version(MODERN)
+        transport.send(request(1, "tools/list"))
+        inbox.response(1)
+        (post,) = server.of("POST")
+        assert post.headers["mcp-method"] == "tools/list"
+        assert post.headers["mcp-protocol-version"] == MODERN
+        assert post.headers["x-trace"] == "t1"  # the provider's beats the static one
+
+
+def test_failing_provider_fails_only_that_request(make: Any) -> None:
+    def provider(message: dict[str, Any]) -> dict[str, str]:
+        if message.get("id") == 1:
+            raise RuntimeError("no schema")
+        return {}
+
+    with FaultServer(modern_server) as server:
+        transport, inbox = make(server.url)
+        transport.set_header_provider(provider)
+        transport.set_protocol_version(MODERN)
+        transport.send(request(1, "tools/list"))
+        error = inbox.error()
+        assert error.request_id == 1 and "no schema" in str(error)  # type: ignore[attr-defined]
+        transport.send(request(2, "tools/list"))
+        inbox.response(2)
+        assert len(server.of("POST")) == 1
+
+
+def test_handshake_era_is_unchanged(make: Any) -> None:
+    with FaultServer(modern_server) as server:
+        transport, inbox = make(server.url)
+        transport.set_header_provider(lambda message: {"X-From-Provider": "yes"})
+        transport.send(jsonrpc.request(1, "initialize", {"protocolVersion": "2025-11-25"}))
+        inbox.response(1)
+        transport.set_protocol_version("2025-11-25")
+        transport.send(jsonrpc.request(2, "tools/call", {"name": "x", "arguments": {}}))
+        inbox.response(2)
+        init, call = server.of("POST")
+        assert mcp_headers(init.headers) == {}
+        assert mcp_headers(call.headers) == {
+            "mcp-session-id": "s-9",
+            "mcp-protocol-version": "2025-11-25",
+        }
+        assert call.headers["x-from-provider"] == "yes"
+        transport.close()
+        assert len(server.of("DELETE")) == 1
+
+
+# -- against the official SDK server ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sdk_port() -> Iterator[int]:
+    pytest.importorskip("mcp.server.mcpserver")
+    from test_http_real_server import run_server
+
+    yield from run_server("streamable-http")
+
+
+@pytest.mark.parametrize("version_known", [False, True])
+def test_official_sdk_server_stateless(make: Any, sdk_port: int, version_known: bool) -> None:
+    transport, inbox = make(f"http://127.0.0.1:{sdk_port}/mcp")
+    if version_known:
+        transport.set_protocol_version(MODERN)
+    transport.send(request(1, "server/discover"))
+    discovered = inbox.response(1)["result"]
+    assert MODERN in discovered["supportedVersions"]
+    assert transport.session_id is None
+
+    transport.send(request(2, "tools/call", name="add", arguments={"a": 2, "b": 3}))
+    assert inbox.response(2)["result"]["structuredContent"] == {"result": 5}
+
+    # request-scoped notifications on the request's SSE stream, then the answer
+    meta = {**META, "io.modelcontextprotocol/logLevel": "info"}
+    transport.send(jsonrpc.request(3, "tools/call", {"name": "count", "arguments": {"steps": 2}, "_meta": meta}))
+    assert inbox.response(3)["result"]["content"][0]["text"] == "counted 2"
+    logs = [m for m in inbox.messages if m.get("method") == "notifications/message"]
+    assert [m["params"]["data"] for m in logs] == ["step 0", "step 1"]
+
+    transport.send(request(4, "no/such/method"))
+    assert inbox.response(4)["error"]["code"] == -32601
+    assert not inbox.errors
+
+
+def test_official_sdk_server_checks_param_headers(make: Any, sdk_port: int) -> None:
+    transport, inbox = make(f"http://127.0.0.1:{sdk_port}/mcp")
+    transport.set_protocol_version(MODERN)
+    transport.send(request(1, "tools/list"))
+    tools = {tool["name"]: tool for tool in inbox.response(1)["result"]["tools"]}
+    schema = tools["locate"]["inputSchema"]
+
+    def provider(message: dict[str, Any]) -> dict[str, str]:
+        if message.get("method") == "tools/call":
+            return param_headers(schema, message["params"]["arguments"])
+        return {}
+
+    transport.set_header_provider(provider)
+    for id, region in enumerate(["eu-west", " Zürich ", "=?base64?x?=", "tab\there"], start=2):
+        transport.send(request(id, "tools/call", name="locate", arguments={"region": region, "zone": 7}))
+        assert inbox.response(id)["result"]["content"][0]["text"] == f"{region}/7"
+    transport.set_header_provider(None)
+    transport.send(request(9, "tools/call", name="locate", arguments={"region": "eu"}))
+    assert inbox.response(9)["error"]["code"] == -32020  # the header is required
+    assert not inbox.errors
