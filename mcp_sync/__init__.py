@@ -49,7 +49,7 @@ from .transports import (
 )
 
 if TYPE_CHECKING:
-    from .auth import AuthProvider, UnauthorizedContext
+    from .auth import AuthProvider, BearerToken, UnauthorizedContext
     from .transports.http import ReconnectOptions, StreamableHttpTransport
     from .transports.sse_legacy import SseTransport
 
@@ -76,6 +76,7 @@ __all__ = [
     "StdioTransport",
     "StreamableHttpTransport",
     "AuthProvider",
+    "BearerToken",
     "UnauthorizedContext",
     "connect",
     "connect_all",
@@ -104,6 +105,7 @@ _LAZY = {
     "ReconnectOptions": "mcp_sync.transports.http",
     "SseTransport": "mcp_sync.transports.sse_legacy",
     "AuthProvider": "mcp_sync.auth",
+    "BearerToken": "mcp_sync.auth",
     "UnauthorizedContext": "mcp_sync.auth",
 }
 

@@ -13,7 +13,7 @@ from .memory import InMemoryTransport, in_memory_transport_pair
 from .stdio import PipeTransport, StdioTransport
 
 if TYPE_CHECKING:
-    from .http import ReconnectOptions, StreamableHttpTransport
+    from .http import ReconnectOptions, StreamableHttpTransport, fallback_to_sse
     from .sse_legacy import SseTransport
 
 __all__ = [
@@ -24,12 +24,14 @@ __all__ = [
     "StdioTransport",
     "StreamableHttpTransport",
     "Transport",
+    "fallback_to_sse",
     "in_memory_transport_pair",
 ]
 
 _LAZY = {
     "StreamableHttpTransport": ".http",
     "ReconnectOptions": ".http",
+    "fallback_to_sse": ".http",
     "SseTransport": ".sse_legacy",
 }
 
