@@ -16,6 +16,7 @@ from ._connect import connect
 from ._handlers import HandlerContext
 from .abort import AbortController, AbortSignal
 from .client import Client, ClientState, Subscription
+from .config import ClientGroup, connect_all
 from .errors import (
     Aborted,
     CapabilityError,
@@ -34,7 +35,6 @@ from .errors import (
     UnsupportedProtocolVersion,
     UrlElicitationRequired,
 )
-from .config import ClientGroup, connect_all
 from .llm import to_llm_content
 from .protocol.types import *  # noqa: F403
 from .protocol.types import __all__ as _types_all
