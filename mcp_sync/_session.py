@@ -27,6 +27,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from concurrent import futures
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -180,6 +181,18 @@ class Session:
             self._settle(pending, error=exc)
             raise
         return pending
+
+    def result(self, pending: _Pending, timeout: float) -> Any:
+        """Wait up to ``timeout`` for a request started with :meth:`begin`. On timeout raise
+        :class:`RequestTimeout` and leave the request pending: its answer may still come."""
+        done, _ = futures.wait([pending.future], timeout)
+        if not done:
+            raise RequestTimeout(pending.method, timeout)
+        return pending.future.result()
+
+    def forget(self, pending: _Pending) -> None:
+        """Stop waiting for a request's answer, sending nothing."""
+        self._settle(pending, error=Aborted("no longer needed"))
 
     def cancel(self, pending: _Pending, reason: str) -> None:
         """Give up on a request started with :meth:`begin` and cancel it on the wire."""

@@ -297,3 +297,26 @@ def test_cancelling_a_modern_request_over_a_stream_sends_cancelled():
         assert cancel["params"]["reason"] == "Request timed out"
     finally:
         client.close()
+
+
+def test_a_modern_server_too_slow_for_the_probe_is_still_found():
+    """It misses the probe window, refuses initialize with -32022, then answers the probe."""
+    server = modern_server()
+    probe = {}
+
+    def discover(params, ctx):
+        probe["ctx"] = ctx
+        return NO_REPLY
+
+    def initialize(params, ctx):
+        probe["ctx"].reply(server._discover({}, ctx))  # the late answer is on its way...
+        raise RpcError(-32022, "serving 2026-07-28; no initialize")
+
+    server.handle("server/discover", discover)
+    server.handle("initialize", initialize)
+    client = server.connect(Client(probe_timeout=0.05))
+    try:
+        assert client.era == "modern"
+        assert "notifications/initialized" not in server.methods()
+    finally:
+        client.close()
