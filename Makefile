@@ -24,7 +24,7 @@ venv: $(STAMP)
 peers: $(NODE_STAMP)
 
 lint: venv
-	$(VENV)/bin/ruff check mcp_sync tests examples
+	$(VENV)/bin/ruff check mcp_sync tests examples bench
 
 typecheck: venv
 	$(VENV)/bin/mypy --strict mcp_sync
@@ -36,7 +36,8 @@ demo: venv
 	$(PY) examples/quickstart.py
 
 bench: venv peers
-	$(PY) -m bench
+	$(PY) -c 'import matplotlib' 2>/dev/null || $(PY) -m pip install -q -e '.[bench]'
+	$(PY) -m bench --json bench/last-run.json --plot bench/last-run.png
 
 clean:
 	rm -rf $(VENV) $(PEERS)/node_modules .coverage .pytest_cache .mypy_cache .ruff_cache
