@@ -8,9 +8,11 @@ Eras
     modern version, as the ``server/discover`` probe does before any version is set) every POST
     carries the headers of :func:`mcp_sync.protocol.headers.standard_headers` instead, and no
     session id; there is no GET stream, no resumption of a broken response stream and no DELETE.
-    In both eras a POST also carries what ``header_provider(message)`` returns (the client's
-    ``Mcp-Param-*`` headers); ``Mcp-Method`` / ``Mcp-Name`` are sent in the stateless era only,
-    so the handshake era's wire stays what its servers were tested with.
+    ``Mcp-Method`` / ``Mcp-Name`` go on every POST of both eras: a dual-era client's
+    ``initialize`` is a POST too (the conformance suite checks it there), and servers of the
+    handshake era ignore them (the official Python SDK routes on ``MCP-Protocol-Version``).
+    A POST also carries what ``header_provider(message)`` returns (the client's
+    ``Mcp-Param-*`` headers), in both eras.
 
 Threads
     ``send()`` never does network I/O on the caller's thread. A request is POSTed, and its
@@ -52,7 +54,7 @@ from ..abort import AbortSignal
 from ..auth import AuthProvider
 from ..errors import ConnectionClosed, HttpError, McpError, SessionExpired, TransportError
 from ..protocol import jsonrpc, meta
-from ..protocol.headers import standard_headers
+from ..protocol.headers import PROTOCOL_VERSION_HEADER, standard_headers
 from ..protocol.versions import era_of
 from ._http_common import (
     ERROR_BODY_LIMIT,
@@ -290,13 +292,16 @@ class StreamableHttpTransport(Transport):
         ``Mcp-Method`` / ``Mcp-Name``), which nothing overrides.
         """
         protocol = {"Accept": f"{JSON_TYPE}, {SSE_TYPE}", "Content-Type": JSON_TYPE}
-        if modern is not None:
-            protocol.update(standard_headers(message, modern))
-        elif message.get("method") != "initialize":
-            if self.session_id:
-                protocol["Mcp-Session-Id"] = self.session_id
-            if self.protocol_version:
-                protocol["MCP-Protocol-Version"] = self.protocol_version
+        standard = standard_headers(message, modern or "")
+        if modern is None:
+            # Mcp-Method / Mcp-Name go on every POST; the version header keeps its old rules
+            del standard[PROTOCOL_VERSION_HEADER]
+            if message.get("method") != "initialize":
+                if self.session_id:
+                    protocol["Mcp-Session-Id"] = self.session_id
+                if self.protocol_version:
+                    protocol[PROTOCOL_VERSION_HEADER] = self.protocol_version
+        protocol.update(standard)
         headers = dict(self.headers)
         provider = self.header_provider
         if provider is not None:

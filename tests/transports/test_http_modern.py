@@ -329,7 +329,7 @@ def test_failing_provider_fails_only_that_request(make: Any) -> None:
         assert len(server.of("POST")) == 1
 
 
-def test_handshake_era_is_unchanged(make: Any) -> None:
+def test_handshake_era_keeps_session_and_version_rules(make: Any) -> None:
     with FaultServer(modern_server) as server:
         transport, inbox = make(server.url)
         transport.set_header_provider(lambda message: {"X-From-Provider": "yes"})
@@ -339,10 +339,13 @@ def test_handshake_era_is_unchanged(make: Any) -> None:
         transport.send(jsonrpc.request(2, "tools/call", {"name": "x", "arguments": {}}))
         inbox.response(2)
         init, call = server.of("POST")
-        assert mcp_headers(init.headers) == {}
+        # Mcp-Method / Mcp-Name on every POST; session and version as in 2025-11-25
+        assert mcp_headers(init.headers) == {"mcp-method": "initialize"}
         assert mcp_headers(call.headers) == {
             "mcp-session-id": "s-9",
             "mcp-protocol-version": "2025-11-25",
+            "mcp-method": "tools/call",
+            "mcp-name": "x",
         }
         assert call.headers["x-from-provider"] == "yes"
         transport.close()
