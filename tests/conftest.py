@@ -8,6 +8,10 @@ from support import client_threads
 from mcp_sync import Client
 from mcp_sync.testing import MockServer
 
+# The mcp_client fixture (users get it through the pytest11 entry point, which pyproject's
+# addopts turns off here so that coverage starts before mcp_sync is imported).
+pytest_plugins = ["mcp_sync.pytest_plugin"]
+
 
 @pytest.fixture
 def server():

@@ -1,0 +1,618 @@
+"""``mcp-sync`` (also ``python -m mcp_sync``): talk to an MCP server from the shell.
+
+::
+
+    mcp-sync tools -- mcp-server-time
+    mcp-sync call get_current_time timezone=UTC -- mcp-server-time
+    mcp-sync tools https://example.com/mcp
+    mcp-sync --config mcp.json --server time tools
+
+Exit codes (also in ``mcp-sync --help`` and ``docs/cli.md``) are the ``EXIT_*`` constants.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import IO, TYPE_CHECKING, Any, NoReturn
+
+from ..errors import (
+    CapabilityError,
+    ConnectionClosed,
+    McpError,
+    NotSupportedInEra,
+    ProtocolError,
+    RequestTimeout,
+    RpcError,
+    TransportError,
+    UnsupportedProtocolVersion,
+)
+from . import _render
+from ._arguments import ArgumentError, parse_arguments, parse_json_object
+
+if TYPE_CHECKING:
+    from ..client import Client
+
+__all__ = [
+    "EXIT_CONNECTION",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PROTOCOL",
+    "EXIT_TIMEOUT",
+    "EXIT_TOOL_ERROR",
+    "EXIT_USAGE",
+    "main",
+]
+
+EXIT_OK = 0
+#: The tool ran and reported an error (``isError: true``).
+EXIT_TOOL_ERROR = 1
+#: Bad command line, config, or arguments that do not fit the tool's schema; unknown tool.
+EXIT_USAGE = 2
+#: The server answered with a JSON-RPC error, broke the protocol, or lacks the capability.
+EXIT_PROTOCOL = 3
+#: The server could not be started or reached, or the connection broke.
+EXIT_CONNECTION = 4
+#: The request timed out (``--timeout``).
+EXIT_TIMEOUT = 5
+#: Interrupted with Ctrl-C (SIGINT); the request was cancelled on the wire.
+EXIT_INTERRUPTED = 130
+
+EPILOG = """\
+targets (one of):
+  -- COMMAND [ARGS...]     run a stdio server (the rest of the line is its command)
+  URL, --url URL           a remote server (Streamable HTTP, falling back to HTTP+SSE)
+  --config FILE [--server NAME]
+                           a server from an mcpServers JSON file (Claude Desktop, Cursor,
+                           VS Code); --server may be left out if the file has one server
+
+arguments of call and prompt:
+  key=value                converted to the type the tool's input schema gives key
+                           (numbers, booleans, JSON objects and arrays)
+  key:=JSON                a raw JSON value
+  --arguments JSON         a JSON object ('-' reads it from stdin); key=value words
+                           override its keys. `--json '{...}'` is accepted too
+
+exit codes:
+  0    success
+  1    the tool reported an error (isError)
+  2    usage: bad command line, config or arguments; unknown tool or prompt
+  3    protocol: the server answered with an error or broke the protocol
+  4    connection: the server could not be started or reached, or it went away
+  5    timeout
+  130  interrupted (Ctrl-C): the request was cancelled on the wire
+
+examples:
+  mcp-sync tools -- mcp-server-time
+  mcp-sync call get_current_time timezone=Europe/Paris -- mcp-server-time
+  mcp-sync --config ~/.cursor/mcp.json --server time tools
+"""
+
+#: Verbs that take no words of their own: a URL after them is the target.
+NO_POSITIONALS = ("tools", "resources", "templates", "prompts", "ping", "info")
+
+
+class UsageError(Exception):
+    """A problem with what the user typed: exit 2 with the message."""
+
+
+# -- command line ---------------------------------------------------------------------------
+
+
+def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """Options accepted before and after the verb (after: defaults suppressed)."""
+
+    def default(value: Any) -> Any:
+        return value if top else argparse.SUPPRESS
+
+    group = parser.add_argument_group("connection and output")
+    group.add_argument("--url", default=default(None), help="a remote server's URL")
+    group.add_argument("--config", default=default(None), metavar="FILE",
+                       help="an mcpServers JSON config file")
+    group.add_argument("--server", default=default(None), metavar="NAME",
+                       help="the server to use from --config")
+    group.add_argument("-H", "--header", action="append", default=default([]),
+                       metavar="'NAME: VALUE'", help="an HTTP header (repeatable)")
+    group.add_argument("--protocol", default=default(None), metavar="auto|legacy|VERSION",
+                       help="protocol era or version to use (default: auto)")
+    group.add_argument("--timeout", type=float, default=default(None), metavar="SECONDS",
+                       help="per-request timeout, renewed by progress (default: 30)")
+    group.add_argument("--json", action="store_true", default=default(False),
+                       help="print JSON for machines instead of tables")
+    group.add_argument("-v", "--verbose", action="count", default=default(0),
+                       help="show server log messages, stderr and progress (-vv: debug)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="mcp-sync",
+        description="Talk to an MCP server: list and call its tools, resources and prompts.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"mcp-sync {__version__}")
+    parser.error = _fail  # type: ignore[method-assign]
+    _common(parser, top=True)
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+
+    def verb(name: str, help: str) -> argparse.ArgumentParser:
+        sub = verbs.add_parser(name, help=help, description=help)
+        sub.error = _fail  # type: ignore[method-assign]
+        _common(sub, top=False)
+        return sub
+
+    verb("tools", "list the server's tools and their parameters")
+    call = verb("call", "call a tool: call NAME [key=value ...]")
+    call.add_argument("name", metavar="NAME")
+    call.add_argument("words", nargs="*", metavar="key=value")
+    call.add_argument("--arguments", metavar="JSON", help="the arguments as a JSON object")
+    verb("resources", "list the server's resources")
+    verb("templates", "list the server's resource templates")
+    read = verb("read", "read a resource: read URI")
+    read.add_argument("uri", metavar="URI")
+    verb("prompts", "list the server's prompts")
+    prompt = verb("prompt", "get a prompt: prompt NAME [key=value ...]")
+    prompt.add_argument("name", metavar="NAME")
+    prompt.add_argument("words", nargs="*", metavar="key=value")
+    prompt.add_argument("--arguments", metavar="JSON", help="the arguments as a JSON object")
+    complete = verb(
+        "complete",
+        "complete an argument: complete prompt:NAME|resource:URI ARGUMENT [VALUE] [key=value]",
+    )
+    complete.add_argument("ref", metavar="prompt:NAME|resource:URI")
+    complete.add_argument("argument", metavar="ARGUMENT")
+    complete.add_argument("value", nargs="?", default="", metavar="VALUE")
+    complete.add_argument("words", nargs="*", metavar="key=value",
+                          help="arguments already filled in (context)")
+    verb("ping", "check that the server answers")
+    verb("info", "server name, version, protocol, capabilities and instructions")
+    return parser
+
+
+def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(options and verb words, server command after ``--``)."""
+    argv = list(argv)
+    if "--" in argv:
+        at = argv.index("--")
+        return argv[:at], argv[at + 1:]
+    return argv, []
+
+
+def _rewrite_json_arguments(words: list[str]) -> list[str]:
+    """``--json '{...}'`` (or ``--json -``) after call/prompt means ``--arguments``."""
+    out: list[str] = []
+    for i, word in enumerate(words):
+        following = words[i + 1] if i + 1 < len(words) else ""
+        if word == "--json" and (following.lstrip().startswith("{") or following == "-"):
+            out.append("--arguments")
+        else:
+            out.append(word)
+    return out
+
+
+def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
+    words, command = _split(argv)
+    url = None
+    if words and words[0].startswith(("http://", "https://")):
+        url = words.pop(0)
+    elif (
+        len(words) >= 2 and words[-1].startswith(("http://", "https://"))
+        and words[-2] in NO_POSITIONALS
+    ):
+        url = words.pop()
+    words = _rewrite_json_arguments(words)
+    args = build_parser().parse_args(words)
+    args.command = command
+    if url is not None:
+        if args.url:
+            raise UsageError("two URLs given")
+        args.url = url
+    if len(command) == 1 and command[0].startswith(("http://", "https://")):
+        args.url, args.command = command[0], []
+    targets = sum(bool(t) for t in (args.command, args.url, args.config))
+    if targets == 0:
+        raise UsageError(
+            "no server given: add `-- COMMAND ARGS...`, a URL, or --config FILE --server NAME"
+        )
+    if targets > 1:
+        raise UsageError("give one server: `-- COMMAND`, a URL, or --config")
+    if args.server and not args.config:
+        raise UsageError("--server needs --config FILE")
+    return args
+
+
+# -- connecting -----------------------------------------------------------------------------
+
+
+class _LinePrefixer:
+    """Writes chunks of a server's stderr to ours, each line prefixed."""
+
+    def __init__(self, stream: IO[str], prefix: str) -> None:
+        self.stream, self.prefix = stream, prefix
+        self._pending = ""
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> None:
+        with self._lock:
+            self._pending += text
+            *lines, self._pending = self._pending.split("\n")
+            for line in lines:
+                self.stream.write(f"{self.prefix}{line}\n")
+            self.stream.flush()
+
+
+def _headers(raw: Sequence[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for item in raw:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"--header must look like 'Name: value', not {item!r}")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def connect(args: argparse.Namespace, err: IO[str]) -> Client:
+    from .._connect import connect as connect_target
+    from ..transports.stdio import StdioTransport
+
+    on_stderr = _LinePrefixer(err, "[server stderr] ") if args.verbose else None
+    options: dict[str, Any] = {"name": "mcp-sync-cli"}
+    if args.timeout is not None:
+        options["request_timeout"] = args.timeout
+    # A server started cold (npx, uvx) may take seconds to answer the first message; the
+    # default 2 s server/discover probe would then give up on a 2026-era server.
+    options["probe_timeout"] = min(10.0, args.timeout or 10.0)
+    if args.protocol is not None:
+        options["protocol"] = args.protocol
+    headers = _headers(args.header)
+    if args.config:
+        from ..config import ConfigError, load
+
+        try:
+            config = load(args.config)
+            name = args.server
+            if name is None:
+                if len(config) != 1:
+                    raise UsageError(
+                        f"{args.config} has {len(config)} servers: choose one with --server "
+                        f"({', '.join(config) or 'none'})"
+                    )
+                name = next(iter(config))
+            entry = config[name]
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        if headers:
+            from dataclasses import replace
+
+            entry = replace(entry, headers={**entry.headers, **headers})
+        return entry.connect(on_stderr=on_stderr, **options)
+    if args.url:
+        return connect_target(args.url, headers=headers or None, **options)
+    transport = StdioTransport(args.command[0], args.command[1:], on_stderr=on_stderr)
+    return connect_target(transport, **options)
+
+
+# -- verbs ----------------------------------------------------------------------------------
+
+
+class Runner:
+    def __init__(self, args: argparse.Namespace, client: Client, out: IO[str], err: IO[str]):
+        self.args, self.client, self.out, self.err = args, client, out, err
+        self.timeout: float | None = args.timeout
+
+    def json(self, value: Any) -> None:
+        _render.dump_json(value, self.out)
+
+    def tools(self) -> int:
+        tools = self.client.list_tools(timeout=self.timeout)
+        if self.args.json:
+            self.json([tool.to_wire() for tool in tools])
+            return EXIT_OK
+        if not tools:
+            self.out.write("no tools\n")
+            return EXIT_OK
+        rows = [
+            [tool.name, _render.param_lines(tool.input_schema), _render.describe(tool.description)]
+            for tool in tools
+        ]
+        self.out.write(_render.table(["TOOL", "PARAMETERS (* required)", "DESCRIPTION"], rows))
+        self.out.write("\n")
+        return EXIT_OK
+
+    def _arguments_base(self) -> dict[str, Any] | None:
+        raw = self.args.arguments
+        if raw is None:
+            return None
+        if raw == "-":
+            raw = sys.stdin.read()
+        try:
+            return parse_json_object(raw)
+        except ArgumentError as exc:
+            raise UsageError(str(exc)) from None
+
+    def call(self) -> int:
+        from ..abort import AbortController
+
+        name = self.args.name
+        tools = {tool.name: tool for tool in self.client.list_tools(timeout=self.timeout)}
+        tool = tools.get(name)
+        if tool is None:
+            known = ", ".join(sorted(tools)) or "none"
+            raise UsageError(f"the server has no tool {name!r} (tools: {known})")
+        try:
+            arguments = parse_arguments(
+                self.args.words, tool.input_schema, base=self._arguments_base()
+            )
+        except ArgumentError as exc:
+            raise UsageError(f"{name}: {exc}") from None
+        progress = _render.Progress(self.err, verbose=bool(self.args.verbose))
+        controller = AbortController()
+        try:
+            result = self.client.call_tool(
+                name, arguments, timeout=self.timeout, on_progress=progress,
+                signal=controller.signal,
+            )
+        finally:
+            progress.clear()
+        if self.args.json:
+            self.json(result.to_wire())
+        elif result.is_error:
+            self.err.write("tool error: ")
+            _render.render_result(result, self.err)
+        else:
+            _render.render_result(result, self.out)
+        return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+
+    def resources(self) -> int:
+        resources = self.client.list_resources(timeout=self.timeout)
+        if self.args.json:
+            self.json([r.to_wire() for r in resources])
+            return EXIT_OK
+        rows = [[r.uri, r.name, r.mime_type or "", _render.describe(r.description)]
+                for r in resources]
+        self._table(["URI", "NAME", "TYPE", "DESCRIPTION"], rows, "no resources")
+        return EXIT_OK
+
+    def templates(self) -> int:
+        templates = self.client.list_resource_templates(timeout=self.timeout)
+        if self.args.json:
+            self.json([t.to_wire() for t in templates])
+            return EXIT_OK
+        rows = [[t.uri_template, t.name, t.mime_type or "", _render.describe(t.description)]
+                for t in templates]
+        self._table(["URI TEMPLATE", "NAME", "TYPE", "DESCRIPTION"], rows, "no templates")
+        return EXIT_OK
+
+    def _table(self, headers: list[str], rows: list[list[Any]], empty: str) -> None:
+        self.out.write((_render.table(headers, rows) if rows else empty) + "\n")
+
+    def read(self) -> int:
+        from ..llm import _base64_size
+        from ..protocol.types import TextResourceContents
+
+        result = self.client.read_resource(self.args.uri, timeout=self.timeout)
+        if self.args.json:
+            self.json(result.to_wire())
+            return EXIT_OK
+        for part in result.contents:
+            if isinstance(part, TextResourceContents):
+                self.out.write(part.text if part.text.endswith("\n") else part.text + "\n")
+            else:
+                kind = f"{part.mime_type or 'unknown'}, {_base64_size(part.blob)} bytes"
+                self.out.write(f"[binary {part.uri} ({kind})]\n")
+        return EXIT_OK
+
+    def prompts(self) -> int:
+        prompts = self.client.list_prompts(timeout=self.timeout)
+        if self.args.json:
+            self.json([p.to_wire() for p in prompts])
+            return EXIT_OK
+        rows = [
+            [p.name,
+             [f"{a.name}{'*' if a.required else ''}" for a in (p.arguments or [])] or ["-"],
+             _render.describe(p.description)]
+            for p in prompts
+        ]
+        self._table(["PROMPT", "ARGUMENTS (* required)", "DESCRIPTION"], rows, "no prompts")
+        return EXIT_OK
+
+    def prompt(self) -> int:
+        from ..llm import to_llm_content
+
+        base = self._arguments_base() or {}
+        try:
+            words = parse_arguments(self.args.words, None, check_required=False)
+        except ArgumentError as exc:
+            raise UsageError(str(exc)) from None
+        # Prompt arguments are strings on the wire.
+        arguments = {k: v if isinstance(v, str) else json.dumps(v)
+                     for k, v in {**base, **words}.items()}
+        for word in self.args.words:  # keep "007" as typed, not 7
+            key, _, raw = word.partition("=")
+            if not key.endswith(":"):
+                arguments[key] = raw
+        result = self.client.get_prompt(self.args.name, arguments, timeout=self.timeout)
+        if self.args.json:
+            self.json(result.to_wire())
+            return EXIT_OK
+        if result.description:
+            self.out.write(f"# {result.description}\n")
+        for message in result.messages:
+            self.out.write(f"[{message.role}]\n")
+            for item in to_llm_content([message.content]):
+                text = item.get("text") or f"[image: {item.get('mimeType')}]"
+                self.out.write(text if text.endswith("\n") else text + "\n")
+        return EXIT_OK
+
+    def complete(self) -> int:
+        from ..protocol.types import PromptReference, ResourceTemplateReference
+
+        kind, sep, target = self.args.ref.partition(":")
+        ref: PromptReference | ResourceTemplateReference
+        if sep and kind == "prompt":
+            ref = PromptReference(name=target)
+        elif sep and kind == "resource":
+            ref = ResourceTemplateReference(uri=target)
+        else:
+            raise UsageError(f"the reference must be prompt:NAME or resource:URI, not {kind!r}")
+        context = {}
+        for word in self.args.words:
+            key, sep, raw = word.partition("=")
+            if not sep:
+                raise UsageError(f"expected key=value, got {word!r}")
+            context[key] = raw
+        result = self.client.complete(
+            ref, self.args.argument, self.args.value, context or None, timeout=self.timeout
+        )
+        if self.args.json:
+            self.json(result.to_wire())
+            return EXIT_OK
+        for value in result.completion.values:
+            self.out.write(f"{value}\n")
+        return EXIT_OK
+
+    def ping(self) -> int:
+        started = time.perf_counter()
+        self.client.ping(timeout=self.timeout)
+        elapsed = (time.perf_counter() - started) * 1000
+        if self.args.json:
+            self.json({"ok": True, "milliseconds": round(elapsed, 3)})
+        else:
+            self.out.write(f"pong ({elapsed:.1f} ms)\n")
+        return EXIT_OK
+
+    def info(self) -> int:
+        client = self.client
+        server = client.server_info
+        caps = client.server_capabilities.to_wire()
+        info = {
+            "server": server.to_wire() if server is not None else None,
+            "protocolVersion": client.protocol_version,
+            "era": client.era,
+            "capabilities": caps,
+            "instructions": client.instructions,
+        }
+        if self.args.json:
+            self.json(info)
+            return EXIT_OK
+        rows: list[list[Any]] = []
+        if server is not None:
+            rows.append(["server", f"{server.name} {server.version}"])
+            if server.title:
+                rows.append(["title", server.title])
+        rows.append(["protocol", f"{client.protocol_version} ({client.era} era)"])
+        rows.append(["capabilities", [_capability(k, v) for k, v in caps.items()] or ["none"]])
+        self.out.write(_render.table(["", ""], rows).split("\n", 1)[1] + "\n")
+        if client.instructions:
+            self.out.write("instructions:\n")
+            self.out.write(_indent(client.instructions) + "\n")
+        return EXIT_OK
+
+
+def _capability(name: str, value: Any) -> str:
+    if isinstance(value, dict) and value:
+        flags = [k for k, v in value.items() if v not in (None, False, {})] or list(value)
+        return f"{name} ({', '.join(flags)})"
+    return name
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.rstrip().splitlines())
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """The exit code for an exception that ended a command (see the module constants)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    if isinstance(exc, RequestTimeout):
+        return EXIT_TIMEOUT
+    if isinstance(exc, (RpcError, ProtocolError, CapabilityError, UnsupportedProtocolVersion,
+                        NotSupportedInEra)):
+        return EXIT_PROTOCOL
+    if isinstance(exc, (ConnectionClosed, TransportError, OSError)):
+        return EXIT_CONNECTION
+    return EXIT_PROTOCOL
+
+
+def _fail(message: str) -> NoReturn:
+    raise UsageError(f"{message} (see mcp-sync --help)")
+
+
+def main(argv: Sequence[str] | None = None, *, out: IO[str] | None = None,
+         err: IO[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parse_command_line(argv)
+    except UsageError as exc:
+        err.write(f"mcp-sync: error: {exc}\n")
+        return EXIT_USAGE
+    except SystemExit as exc:  # argparse: --help, --version, bad options
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    _setup_logging(args.verbose, err)
+    client: Client | None = None
+    try:
+        client = connect(args, err)
+        if args.verbose:
+            _show_server_logs(client, err, args.verbose)
+        runner = Runner(args, client, out, err)
+        handler: Callable[[], int] = getattr(runner, args.verb)
+        return handler()
+    except UsageError as exc:
+        err.write(f"mcp-sync: error: {exc}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        err.write("mcp-sync: interrupted\n")
+        return EXIT_INTERRUPTED
+    except (McpError, OSError) as exc:
+        code = exit_code_for(exc)
+        kind = {EXIT_TIMEOUT: "timeout", EXIT_CONNECTION: "connection failed",
+                EXIT_PROTOCOL: "protocol error"}[code]
+        err.write(f"mcp-sync: {kind}: {exc}\n")
+        return code
+    finally:
+        if client is not None:
+            with contextlib.suppress(KeyboardInterrupt):
+                client.close()
+        with contextlib.suppress(Exception):
+            out.flush()
+
+
+def _setup_logging(verbose: int, err: IO[str]) -> None:
+    import logging
+
+    if verbose >= 2:
+        handler = logging.StreamHandler(err)
+        handler.setFormatter(logging.Formatter("[%(name)s] %(levelname)s %(message)s"))
+        logger = logging.getLogger("mcp_sync")
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
+
+
+def _show_server_logs(client: Client, err: IO[str], verbose: int) -> None:
+    lock = threading.Lock()
+
+    def show(message: Any) -> None:
+        data = message.data if isinstance(message.data, str) else json.dumps(message.data)
+        source = f" {message.logger}" if message.logger else ""
+        with lock:
+            err.write(f"[server {message.level}{source}] {data}\n")
+            err.flush()
+
+    client.on_log(show)
+    if client.era == "modern" or client.server_capabilities.logging is not None:
+        with contextlib.suppress(McpError):
+            client.set_logging_level("debug" if verbose >= 2 else "info")

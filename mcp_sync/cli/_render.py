@@ -1,0 +1,151 @@
+"""Human output of the CLI: aligned tables with wrapped text, results, a progress bar."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import textwrap
+import threading
+from collections.abc import Sequence
+from typing import IO, Any
+
+from .._repr import params_of
+
+__all__ = ["Progress", "render_result", "table", "terminal_width"]
+
+
+def terminal_width() -> int:
+    try:
+        return max(int(os.environ["COLUMNS"]), 40)
+    except (KeyError, ValueError):
+        pass
+    return max(shutil.get_terminal_size((100, 24)).columns, 40)
+
+
+Cell = str | Sequence[str]
+
+
+def _lines(cell: Cell) -> list[str]:
+    return [cell] if isinstance(cell, str) else list(cell)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], width: int | None = None) -> str:
+    """Rows aligned under ``headers``; the last column wraps to fit ``width``.
+
+    A cell is a string (wrapped) or a list of lines (each wrapped on its own).
+    """
+    width = width or terminal_width()
+    gap = "  "
+    cols = len(headers)
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row[: cols - 1]):
+            widths[i] = max(widths[i], *(len(line) for line in _lines(cell) or [""]))
+    # The last column (descriptions) keeps at least ~40% of the width; the others share
+    # the rest, the widest giving way first.
+    min_last = max(min(50, width * 2 // 5), 20)
+    fixed_budget = max(width - min_last - len(gap) * (cols - 1), (cols - 1) * 10)
+    while sum(widths[:-1]) > fixed_budget:
+        widest = max(range(cols - 1), key=lambda i: widths[i])
+        widths[widest] -= 1
+    widths[-1] = max(width - sum(widths[:-1]) - len(gap) * (cols - 1), 20)
+
+    def wrap(cell: Cell, w: int) -> list[str]:
+        out: list[str] = []
+        for line in _lines(cell):
+            out.extend(textwrap.wrap(line, w, subsequent_indent="  ") or [""])
+        return out
+
+    out = [gap.join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    for row in rows:
+        wrapped = [wrap(cell, w) for cell, w in zip(row, widths, strict=True)]
+        height = max(len(c) for c in wrapped)
+        for n in range(height):
+            parts = [
+                (c[n] if n < len(c) else "").ljust(w)
+                for c, w in zip(wrapped, widths, strict=True)
+            ]
+            out.append(gap.join(parts).rstrip())
+    return "\n".join(out)
+
+
+def describe(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def param_lines(input_schema: Any) -> list[str]:
+    """One line per parameter: ``name*: type`` (``*`` = required)."""
+    return [
+        f"{p.name}{'*' if p.required else ''}: {p.type}" for p in params_of(input_schema)
+    ] or ["-"]
+
+
+def render_result(result: Any, out: IO[str]) -> None:
+    """A tool result for people: text as is, other content summarised, structured content as
+    JSON when there is no content."""
+    from ..llm import _base64_size, to_llm_content
+
+    items = to_llm_content(result)
+    for item in items:
+        if item["type"] == "image":
+            size = _base64_size(item["data"])
+            out.write(f"[image: {item['mimeType']}, {size} bytes]\n")
+        else:
+            text = item["text"]
+            out.write(text if text.endswith("\n") else text + "\n")
+
+
+def dump_json(value: Any, out: IO[str]) -> None:
+    out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+class Progress:
+    """Progress reports on stderr: a bar redrawn in place on a terminal, plain lines
+    otherwise (only when ``verbose``)."""
+
+    def __init__(self, stream: IO[str] | None = None, *, verbose: bool = False) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.verbose = verbose
+        self._drawn = False
+        self._lock = threading.Lock()
+
+    def __call__(self, params: Any) -> None:
+        progress, total, message = params.progress, params.total, params.message
+        with self._lock:
+            if self.tty:
+                self._draw(progress, total, message)
+            elif self.verbose:
+                of = f"/{_num(total)}" if total is not None else ""
+                note = f" {message}" if message else ""
+                self.stream.write(f"progress {_num(progress)}{of}{note}\n")
+                self.stream.flush()
+
+    def _draw(self, progress: float, total: float | None, message: str | None) -> None:
+        width = min(terminal_width(), 100)
+        if total:
+            fraction = max(0.0, min(progress / total, 1.0))
+            bar_width = 30
+            filled = int(bar_width * fraction)
+            head = f"[{'#' * filled}{'.' * (bar_width - filled)}] {fraction:4.0%}"
+        else:
+            head = f"[{_num(progress)}]"
+        line = f"{head} {message or ''}"[: width - 1]
+        self.stream.write("\r\x1b[K" + line)
+        self.stream.flush()
+        self._drawn = True
+
+    def clear(self) -> None:
+        with self._lock:
+            if self._drawn:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+                self._drawn = False
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
