@@ -193,16 +193,18 @@ def _schema_positions(root: object) -> Iterator[tuple[tuple[str, ...] | None, Ma
         if not isinstance(node, Mapping):
             continue
         yield path, node
+        children: list[tuple[tuple[str, ...] | None, object]] = []
         for key, value in node.items():
             if key == "properties" and isinstance(value, Mapping):
                 for name, sub in value.items():
-                    todo.append((None if path is None else (*path, str(name)), sub))
+                    children.append((None if path is None else (*path, str(name)), sub))
             elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
-                todo.extend((None, sub) for sub in value.values())
+                children.extend((None, sub) for sub in value.values())
             elif key in _SCHEMA_LISTS and isinstance(value, list):
-                todo.extend((None, sub) for sub in value)
+                children.extend((None, sub) for sub in value)
             elif key in _ONE_SCHEMA:
-                todo.append((None, value))
+                children.append((None, value))
+        todo.extend(reversed(children))  # visited in document order: "b duplicates a"
 
 
 def tool_header_problems(input_schema: Mapping[str, Any]) -> list[str]:

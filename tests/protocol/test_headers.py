@@ -266,6 +266,8 @@ def test_valid_annotations(schema: dict[str, Any]) -> None:
 def test_problems_name_the_property() -> None:
     (problem,) = tool_header_problems(INVALID_TOOLS["invalid_number_header"])
     assert "score" in problem and "number" in problem
+    (problem,) = tool_header_problems(INVALID_TOOLS["invalid_duplicate_diff_case"])
+    assert problem.startswith("field2:") and problem.endswith("field1")
 
 
 # -- Mcp-Param-* (the conformance suite's test_custom_headers tool) ----------------------------
