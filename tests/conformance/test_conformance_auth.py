@@ -1,0 +1,147 @@
+"""The official conformance suite's auth scenarios, run against tests/conformance/auth_client.py.
+
+The scenarios start their own authorization and MCP servers on localhost and judge what the
+client did (discovery order, PKCE, resource, scopes, registration, iss checks, ...). They all
+run concurrently once per module (a few conformance processes, each running a
+suite in parallel), then each (revision, scenario) pair is one test, judged from the checks the
+suite wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import test_conformance
+from test_conformance import CONFORMANCE, NODE_BIN, PEERS, run_scenario
+
+AUTH_CLIENT = Path(__file__).with_name("auth_client.py")
+
+#: Auth scenarios of both 2025-11-25 and 2026-07-28.
+AUTH_SCENARIOS = [
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+]
+#: Auth scenarios new in 2026-07-28.
+AUTH_2026_SCENARIOS = [
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+]
+#: 2025-03-26 back-compat scenarios (no protected resource metadata).
+BACKCOMPAT_SCENARIOS = [
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+]
+#: Extension scenarios mcp_sync implements (the client credentials grant).
+EXTENSION_SCENARIOS = ["auth/client-credentials-jwt", "auth/client-credentials-basic"]
+#: Extension scenarios mcp_sync does not implement (not run).
+NOT_IMPLEMENTED = [
+    "auth/enterprise-managed-authorization",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/wif-jwt-bearer",
+]
+
+#: One conformance run per entry (suites run their scenarios in parallel in one process):
+#: (name, arguments, the scenarios whose results count).
+RUNS: list[tuple[str, list[str], list[str]]] = [
+    ("2025-11-25", ["--suite", "auth", "--spec-version", "2025-11-25"], AUTH_SCENARIOS),
+    ("2026-07-28", ["--suite", "auth", "--spec-version", "2026-07-28"], AUTH_SCENARIOS),
+    # The draft suite also holds non-auth 2026 scenarios: only the auth ones are judged here.
+    ("2026-07-28-new", ["--suite", "draft", "--spec-version", "2026-07-28"], AUTH_2026_SCENARIOS),
+    ("2025-03-26", ["--suite", "backcompat"], BACKCOMPAT_SCENARIOS),
+    *[("extension", ["--scenario", name], [name]) for name in EXTENSION_SCENARIOS],
+]
+CASES = [(run, scenario) for run, _, scenarios in RUNS for scenario in scenarios]
+
+
+def run_suite(arguments: list[str], out: Path) -> subprocess.CompletedProcess[str]:
+    if arguments[0] == "--scenario":  # one scenario: the shared runner, with our client
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(test_conformance, "CLIENT", AUTH_CLIENT)
+            return run_scenario(arguments[1], out)
+    env = dict(os.environ, PATH=f"{NODE_BIN}{os.pathsep}{os.environ['PATH']}", NO_COLOR="1")
+    command = f"{sys.executable} {AUTH_CLIENT}"
+    return subprocess.run(
+        [str(CONFORMANCE), "client", "--command", command, *arguments, "-o", str(out)],
+        capture_output=True, text=True, timeout=240, env=env, cwd=PEERS,
+    )
+
+
+def checks_of(out: Path, scenario: str) -> list[dict]:
+    folder, _, name = scenario.rpartition("/")
+    runs = sorted((out / folder).glob(f"{name}-20*"))
+    assert runs, f"no results for {scenario} in {out}"
+    return json.loads((runs[-1] / "checks.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> dict[str, tuple[Path, str]]:
+    if not CONFORMANCE.exists() or not NODE_BIN.exists():
+        pytest.fail("the conformance suite is not installed: run `make test`")
+
+    def run(item: tuple[str, list[str], list[str]]) -> tuple[Path, str]:
+        name, arguments, _ = item
+        out = tmp_path_factory.mktemp(f"auth-{name}")
+        done = run_suite(arguments, out)
+        return out, done.stdout + done.stderr
+
+    # the one-scenario runs patch a module global: start them after the suites
+    suites = [item for item in RUNS if item[1][0] != "--scenario"]
+    singles = [item for item in RUNS if item[1][0] == "--scenario"]
+    with ThreadPoolExecutor(max_workers=len(suites)) as pool:
+        futures = {item[0]: pool.submit(run, item) for item in suites}
+        outcome = {item[0] + ":" + item[2][0]: run(item) for item in singles}
+        outcome.update({name: future.result() for name, future in futures.items()})
+    return outcome
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(("run", "scenario"), CASES, ids=[f"{r}:{s}" for r, s in CASES])
+def test_auth_scenario_passes(results, run, scenario):
+    out, output = results[f"{run}:{scenario}"] if run == "extension" else results[run]
+    checks = checks_of(out, scenario)
+    bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
+    assert not bad, json.dumps(bad, indent=1)[:4000] + "\n" + output[-2000:]
+    assert any(c["status"] == "SUCCESS" for c in checks), output[-4000:]
+
+
+@pytest.mark.timeout(60)
+def test_every_auth_scenario_of_the_suite_is_accounted_for():
+    if not CONFORMANCE.exists() or not NODE_BIN.exists():
+        pytest.fail("the conformance suite is not installed: run `make test`")
+    env = dict(os.environ, PATH=f"{NODE_BIN}{os.pathsep}{os.environ['PATH']}", NO_COLOR="1")
+    listed = subprocess.run([str(CONFORMANCE), "list"], capture_output=True, text=True,
+                            timeout=60, env=env, cwd=PEERS, check=True).stdout
+    client_part = listed.split("Client scenarios", 1)[1].split("Authorization server", 1)[0]
+    suite = set(re.findall(r"- (auth/[\w./-]+)", client_part))
+    ours = set(AUTH_SCENARIOS + AUTH_2026_SCENARIOS + BACKCOMPAT_SCENARIOS + EXTENSION_SCENARIOS)
+    assert suite - ours - set(NOT_IMPLEMENTED) == set()
+    assert ours <= suite
