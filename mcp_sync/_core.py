@@ -260,7 +260,7 @@ class ClientCore:
                     data = exc.data if isinstance(exc.data, dict) else {}
                     offered = data.get("supported") or []
                     chosen = modern.choose_version(offered)
-                    if chosen is not None and chosen != version and attempt == 0:
+                    if chosen is not None and attempt == 0:
                         version = chosen
                         continue
                     if probe and any(v in versions.SUPPORTED for v in offered):

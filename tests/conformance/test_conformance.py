@@ -20,7 +20,24 @@ CONFORMANCE = PEERS / "node_modules" / ".bin" / "conformance"
 CLIENT = Path(__file__).with_name("client.py")
 
 #: Client scenarios of the 2025-11-25 revision; all must pass with no expected failures.
-CORE_SCENARIOS = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
+CORE_SCENARIOS = [
+    "initialize",
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "sse-retry",
+    "json-schema-2020-12-preservation",
+]
+#: Non-auth client scenarios of the 2026-07-28 revision (the stateless era).
+MODERN_SCENARIOS = [
+    "tools_call",
+    "request-metadata",
+    "sep-2322-client-request-state",
+    "http-standard-headers",
+    "http-custom-headers",
+    "http-invalid-tool-headers",
+    "json-schema-ref-no-deref",
+    "json-schema-2020-12-preservation",
+]
 
 
 def run_scenario(scenario: str, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -35,12 +52,21 @@ def run_scenario(scenario: str, tmp_path: Path, *extra: str) -> subprocess.Compl
     )
 
 
-@pytest.mark.timeout(150)
-@pytest.mark.parametrize("scenario", CORE_SCENARIOS)
-def test_core_client_scenarios_pass(scenario, tmp_path):
-    done = run_scenario(scenario, tmp_path)
+def assert_passed(done: subprocess.CompletedProcess[str]) -> None:
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-4000:]
     assert "OVERALL: PASSED" in output, output[-4000:]
     passed = re.search(r"Passed: (\d+)/(\d+), (\d+) failed", output)
     assert passed and passed.group(1) == passed.group(2) and passed.group(3) == "0", output[-4000:]
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("scenario", CORE_SCENARIOS)
+def test_core_client_scenarios_pass(scenario, tmp_path):
+    assert_passed(run_scenario(scenario, tmp_path))
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("scenario", MODERN_SCENARIOS)
+def test_2026_07_28_client_scenarios_pass(scenario, tmp_path):
+    assert_passed(run_scenario(scenario, tmp_path, "--spec-version", "2026-07-28"))
