@@ -89,3 +89,25 @@ def test_results_for_the_next_request():
     big = CallToolResult.from_wire({"content": [{"type": "text", "text": "x" * 50_000}]})
     text = openai_tool_message("c", big, max_text_bytes=20 * 1024)["content"]
     assert "[... 29520 bytes omitted ...]" in text and len(text) < 21 * 1024
+
+
+def test_the_agent_examples_run_their_loops_against_a_real_server():
+    import runpy
+
+    root = Path(__file__).resolve().parents[1] / "examples"
+    openai_example = runpy.run_path(str(root / "agent_openai.py"))
+    anthropic_example = runpy.run_path(str(root / "agent_anthropic.py"))
+    seen: list[list[dict]] = []
+
+    def recording(model):
+        def call_model(messages, tools):
+            seen.append(tools)
+            return model(messages, tools)
+        return call_model
+
+    with mcp_sync.connect([TIME], request_timeout=20) as client:
+        answer = openai_example["run_agent"](client, "time in Paris?", recording(openai_example["scripted_model"]))
+        assert answer.startswith("In Paris it is 20")
+        answer = anthropic_example["run_agent"](client, "noon UTC in Tokyo?", recording(anthropic_example["scripted_model"]))
+        assert '"datetime": "20' in answer and "Asia/Tokyo" in answer
+    assert seen[0][0]["type"] == "function" and "input_schema" in seen[-1][0]
