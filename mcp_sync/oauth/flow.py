@@ -232,6 +232,9 @@ def client_authentication(
     method = client.token_endpoint_auth_method
     if method == "client_secret_basic" and client.client_secret is not None:
         # RFC 6749 2.3.1: id and secret are form-encoded before base64.
+        # client_id also goes in the body: RFC 6749 allows it, and some authorization servers
+        # (the official Python SDK's) look the client up there before reading the header.
+        data["client_id"] = client.client_id
         pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
         return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode("ascii")}
     if method == "client_secret_post" and client.client_secret is not None:

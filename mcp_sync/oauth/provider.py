@@ -24,6 +24,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 import requests
@@ -267,7 +268,9 @@ class OAuthProvider:
                     ):
                         if value:
                             data = {"token": value, "token_type_hint": hint}
-                            headers = client_authentication(client, server, data, None)
+                            headers = client_authentication(
+                                _revocation_client(client, server), server, data, None
+                            )
                             try:
                                 post(
                                     self.session,
@@ -549,6 +552,20 @@ class OAuthProvider:
             self._set_tokens(fresh)
             logger.info("refreshed the token for %s", self.server_url)
             return fresh
+
+
+def _revocation_client(client: ClientInfo, server: ServerMetadata) -> ClientInfo:
+    """The client as it authenticates at the revocation endpoint: as at the token endpoint,
+    unless ``revocation_endpoint_auth_methods_supported`` rules that method out."""
+    methods = server.raw.get("revocation_endpoint_auth_methods_supported")
+    if client.client_secret is None or not isinstance(methods, list) or not methods:
+        return client
+    if client.token_endpoint_auth_method in methods:
+        return client
+    for method in ("client_secret_basic", "client_secret_post"):
+        if method in methods:
+            return replace(client, token_endpoint_auth_method=method)
+    return client
 
 
 class _Adapter(AuthProvider):

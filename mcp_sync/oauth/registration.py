@@ -146,9 +146,11 @@ def choose_auth_method(supported: Sequence[str] | None, has_secret: bool) -> str
 
 
 def _requested_auth_method(supported: Sequence[str] | None) -> str:
+    # A public client when allowed. Else client_secret_post first: some servers (the official
+    # Python SDK's) accept only it at their revocation endpoint.
     if supported is None or "none" in supported:
         return "none"
-    for method in ("client_secret_basic", "client_secret_post"):
+    for method in ("client_secret_post", "client_secret_basic"):
         if method in supported:
             return method
     return supported[0] if supported else "none"
