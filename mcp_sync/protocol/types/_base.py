@@ -36,6 +36,9 @@ class McpModel(BaseModel):
         populate_by_name=True,
         # Field names such as ``model_preferences`` are MCP's, not pydantic's.
         protected_namespaces=(),
+        # Validators are built on a model's first use, not at import: ``import mcp_sync``
+        # stays cheap, and a program pays only for the types it meets.
+        defer_build=True,
     )
 
     #: Fields written by :meth:`to_wire` even when they were left at their default.

@@ -8,6 +8,7 @@ still a validation error.
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, TypeAdapter
@@ -241,21 +242,33 @@ SamplingContentBlock = Annotated[
     ),
 ]
 
-_CONTENT: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
-_SAMPLING_CONTENT: TypeAdapter[SamplingContentBlock] = TypeAdapter(SamplingContentBlock)
-_RESOURCE_CONTENTS: TypeAdapter[ResourceContents] = TypeAdapter(ResourceContents)
+
+# Built on first use, not at import (they would build every content model's validator).
+@functools.cache
+def _content() -> TypeAdapter[ContentBlock]:
+    return TypeAdapter(ContentBlock)
+
+
+@functools.cache
+def _sampling_content() -> TypeAdapter[SamplingContentBlock]:
+    return TypeAdapter(SamplingContentBlock)
+
+
+@functools.cache
+def _resource_contents() -> TypeAdapter[ResourceContents]:
+    return TypeAdapter(ResourceContents)
 
 
 def parse_content(obj: Any) -> ContentBlock:
     """Parse one content block; an unknown ``type`` gives :class:`UnknownContent`."""
-    return _CONTENT.validate_python(obj)
+    return _content().validate_python(obj)
 
 
 def parse_sampling_content(obj: Any) -> SamplingContentBlock:
     """Parse one sampling content block; an unknown ``type`` gives :class:`UnknownContent`."""
-    return _SAMPLING_CONTENT.validate_python(obj)
+    return _sampling_content().validate_python(obj)
 
 
 def parse_resource_contents(obj: Any) -> ResourceContents:
     """Parse text or blob resource contents (by the presence of ``text`` or ``blob``)."""
-    return _RESOURCE_CONTENTS.validate_python(obj)
+    return _resource_contents().validate_python(obj)
