@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 import pydantic
 
 from . import _dispatch, _handlers
+from ._cache import ResultCache
 from ._handlers import RootsSource
 from ._listen import ModernListen
 from ._session import PendingRequest, Session
@@ -132,6 +133,7 @@ class ClientCore:
         protocol: str = "auto",
         probe_timeout: float = 2.0,
         max_input_rounds: int = 8,
+        cache: bool = False,
     ) -> None:
         if not versions.is_supported(protocol_version):
             raise UnsupportedProtocolVersion(protocol_version, versions.SUPPORTED)
@@ -155,6 +157,7 @@ class ClientCore:
         self.probe_timeout = probe_timeout
         self.max_input_rounds = max_input_rounds
         self._log_level: str | None = None
+        self._cache = ResultCache() if cache else None
         self._roots = roots
         self._state: ClientState = "idle"
         self._state_lock = threading.Lock()
@@ -203,6 +206,9 @@ class ClientCore:
             session.add_error_listener(error_listener)
         session.add_listener("notifications/resources/updated", self._on_resource_updated)
         session.add_listener(None, self._route_subscription)
+        if self._cache is not None:
+            cache = self._cache
+            session.add_listener(None, lambda n: cache.invalidate(n.method, n.params))
         session.inline_listener = self._route_subscription_inline
         self._install_handlers(session)
         try:
@@ -547,6 +553,12 @@ class ClientCore:
                 signal=signal,
                 on_progress=progress,
             )
+        cache = self._cache
+        if cache is not None:
+            cached = cache.get(method, body)
+            if cached is not None:
+                return cached
+        key_params = body
         body = modern.with_meta(body, self._request_meta(method))
         for _ in range(self.max_input_rounds + 1):
             raw = session.request(
@@ -559,6 +571,8 @@ class ClientCore:
             )
             self._note_server_info(raw)
             if modern.result_type(raw) == "complete":
+                if cache is not None:
+                    cache.put(method, key_params, raw)
                 return raw
             responses = self._fulfil_input_requests(session, raw.get("inputRequests"), signal)
             body = modern.retry_params(body, responses, raw.get("requestState"))

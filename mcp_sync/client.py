@@ -65,6 +65,23 @@ class Client(ClientCore):
     >>> client = Client("my-app", "1.0")                                  # doctest: +SKIP
     >>> client.connect(StdioTransport("mcp-server-time"))                  # doctest: +SKIP
     >>> client.call_tool("get_current_time", {"timezone": "UTC"}).text    # doctest: +SKIP
+
+    Options (all keyword-only but ``name`` and ``version``, the client info sent to servers):
+
+    - ``title``: a display name for the client info.
+    - ``capabilities``: extra client capabilities to declare (merged over those the
+      registered handlers imply).
+    - ``request_timeout``: default seconds per request (progress renews it);
+      ``max_total_timeout``: a hard cap per request, progress or not.
+    - ``roots``: a list of :class:`Root`, paths or ``file://`` URIs, or a callable returning
+      one, answered to ``roots/list``.
+    - ``strict_capabilities``: raise :class:`CapabilityError` before calling a method the
+      server did not advertise (default True).
+    - ``protocol``: ``"auto"`` (probe for 2026-07-28, fall back to the handshake),
+      ``"legacy"`` (handshake only) or a version to pin; ``protocol_version``: the version
+      ``initialize`` offers; ``probe_timeout``: how long the probe waits (seconds).
+    - ``max_input_rounds``: how many 2026 ``input_required`` rounds one call may take.
+    - ``cache``: keep 2026 list/read results for their ``ttlMs`` (off by default).
     """
 
     def on_sampling(

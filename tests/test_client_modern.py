@@ -320,3 +320,38 @@ def test_a_modern_server_too_slow_for_the_probe_is_still_found():
         assert "notifications/initialized" not in server.methods()
     finally:
         client.close()
+
+
+def test_opt_in_cache_honours_ttl_and_list_changed():
+    server = modern_server()
+    calls = []
+
+    def tools(params, ctx):
+        calls.append(params.get("cursor"))
+        return {"resultType": "complete", "tools": [{"name": f"t{len(calls)}", "inputSchema": {}}],
+                "ttlMs": 60_000, "cacheScope": "private"}
+
+    server.handle("tools/list", tools)
+    server.handle("resources/read", lambda p, c: {"resultType": "complete", "ttlMs": 0,
+                                                  "contents": [{"uri": p["uri"], "text": "x"}]})
+    cached = server.connect(Client(cache=True))
+    try:
+        assert [t.name for t in cached.list_tools()] == ["t1"]
+        assert [t.name for t in cached.list_tools()] == ["t1"]  # from the cache
+        assert len(calls) == 1
+        cached.read_resource("x://a")
+        cached.read_resource("x://a")
+        assert server.methods().count("resources/read") == 2  # ttlMs 0: never kept
+        server.notify("notifications/tools/list_changed")
+        wait_until(lambda: [t.name for t in cached.list_tools()] == ["t2"])
+    finally:
+        cached.close()
+    uncached = MockServer(eras=("modern",), capabilities={"tools": {}})
+    uncached.handle("tools/list", tools)
+    client = uncached.connect(Client())
+    try:
+        client.list_tools()
+        client.list_tools()
+        assert uncached.methods().count("tools/list") == 2  # off by default
+    finally:
+        client.close()
