@@ -30,6 +30,7 @@ from .errors import (
     ProtocolError,
     RequestTimeout,
     RpcError,
+    SessionExpired,
     TransportError,
     UnsupportedProtocolVersion,
 )
@@ -80,6 +81,24 @@ class ServerState:
     server_info: Implementation | None
     instructions: str | None
     discover: DiscoverResult | None = None
+
+
+#: Requests safe to send again after the server lost our session (auto_reinitialize).
+IDEMPOTENT_METHODS = frozenset(
+    {
+        "ping",
+        "tools/list",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+        "tasks/get",
+        "tasks/list",
+        "tasks/result",
+    }
+)
 
 
 class _LegacyServer(Exception):
@@ -134,6 +153,7 @@ class ClientCore:
         probe_timeout: float = 2.0,
         max_input_rounds: int = 8,
         cache: bool = False,
+        auto_reinitialize: bool = False,
     ) -> None:
         if not versions.is_supported(protocol_version):
             raise UnsupportedProtocolVersion(protocol_version, versions.SUPPORTED)
@@ -158,6 +178,9 @@ class ClientCore:
         self.max_input_rounds = max_input_rounds
         self._log_level: str | None = None
         self._cache = ResultCache() if cache else None
+        self.auto_reinitialize = auto_reinitialize
+        self._reinit_lock = threading.Lock()
+        self._session_generation = 0
         self._roots = roots
         self._state: ClientState = "idle"
         self._state_lock = threading.Lock()
@@ -545,6 +568,22 @@ class ClientCore:
         wait = self.request_timeout if timeout is None else timeout
         body = dict(params) if params is not None else None
         if not self._modern():
+            generation = self._session_generation
+            try:
+                return session.request(
+                    method,
+                    body,
+                    timeout=wait,
+                    max_total_timeout=self.max_total_timeout,
+                    signal=signal,
+                    on_progress=progress,
+                )
+            except SessionExpired:
+                if not self.auto_reinitialize:
+                    raise
+                self._reinitialize(session, generation)
+                if method not in IDEMPOTENT_METHODS:
+                    raise  # it may have run: the caller decides whether to send it again
             return session.request(
                 method,
                 body,
@@ -579,6 +618,16 @@ class ClientCore:
         raise ProtocolError(
             f"{method}: the server still asks for input after {self.max_input_rounds} rounds"
         )
+
+    def _reinitialize(self, session: Session, generation: int) -> None:
+        """Run the handshake again after the server dropped our HTTP session (once, however
+        many threads saw it go)."""
+        with self._reinit_lock:
+            if self._session_generation != generation:
+                return  # another thread already did it
+            logger.info("the server ended the session; initializing a new one")
+            self._initialize(session, None)
+            self._session_generation += 1
 
     def _request_meta(self, method: str) -> dict[str, Any]:
         return modern.request_meta(

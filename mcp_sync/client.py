@@ -82,6 +82,9 @@ class Client(ClientCore):
       ``initialize`` offers; ``probe_timeout``: how long the probe waits (seconds).
     - ``max_input_rounds``: how many 2026 ``input_required`` rounds one call may take.
     - ``cache``: keep 2026 list/read results for their ``ttlMs`` (off by default).
+    - ``auto_reinitialize``: when an HTTP server forgets the session (404,
+      :class:`SessionExpired`), run the handshake again and retry the request if it is
+      idempotent (lists, reads, gets); a tool call still raises, the new session ready.
     """
 
     def on_sampling(
