@@ -36,6 +36,7 @@ from .errors import (
     UrlElicitationRequired,
 )
 from .llm import to_llm_content
+from .protocol.jsonrpc import Notification
 from .protocol.types import *  # noqa: F403
 from .protocol.types import __all__ as _types_all
 from .protocol.validation import OutputValidationError
@@ -82,6 +83,7 @@ __all__ = [
     "connect_all",
     "McpError",
     "MissingClientCapability",
+    "Notification",
     "NotSupportedInEra",
     "OutputValidationError",
     "ProtocolError",

@@ -104,6 +104,14 @@ def list_roots(roots: Annotated[types.ListRootsResult, Resolve(_roots)]) -> list
     return [str(root.uri) for root in roots.roots]
 
 
+@server.tool()
+async def poke(ctx: Context) -> str:
+    """Announce a tools list change and an update of config://app to subscribers."""
+    await ctx.notify_tools_changed()
+    await ctx.notify_resource_updated("config://app")
+    return "poked"
+
+
 @server.resource("config://app", mime_type="application/json")
 def app_config() -> str:
     """The app's configuration."""

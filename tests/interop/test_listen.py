@@ -1,0 +1,49 @@
+"""listen() in the 2026 era against the official SDK server, over stdio and over HTTP.
+
+(The handshake-era path, resources/subscribe, runs against server-everything, which supports
+it; the SDK server does not.)
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import pytest
+from support import SERVERS, HttpServer, free_port
+
+import mcp_sync
+
+
+def check_listen(client: mcp_sync.Client) -> None:
+    assert client.era == "modern"
+    seen: list[str] = []
+    both = threading.Event()
+
+    def on_change(notification: mcp_sync.Notification) -> None:
+        seen.append(notification.method)
+        if len(seen) >= 2:
+            both.set()
+
+    subscription = client.listen(
+        tools_list_changed=True, resource_subscriptions=["config://app"], callback=on_change
+    )
+    assert client.call_tool("poke").text == "poked"
+    assert both.wait(10), seen
+    assert sorted(seen) == ["notifications/resources/updated", "notifications/tools/list_changed"]
+    subscription.cancel()
+    assert client.call_tool("add", {"a": 1, "b": 1}).structured_content == {"result": 2}
+
+
+def test_listen_over_stdio():
+    with mcp_sync.connect([sys.executable, str(SERVERS / "sdk_server.py"), "stdio"]) as client:
+        check_listen(client)
+
+
+@pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
+def test_listen_over_streamable_http(json_response):
+    port = free_port()
+    argv = [sys.executable, str(SERVERS / "sdk_server.py"), "streamable-http", str(port)]
+    with HttpServer(argv + (["--json"] if json_response else []), port) as server, \
+            mcp_sync.connect(server.url()) as client:
+        check_listen(client)
