@@ -14,7 +14,13 @@ from fastmcp.server.auth.providers import in_memory
 from oauth_fastmcp_server import serve
 
 import mcp_sync
-from mcp_sync.oauth import FileStateStore, OAuthProvider, adapt, headless_redirect
+from mcp_sync.oauth import (
+    AuthorizationRequired,
+    FileStateStore,
+    OAuthProvider,
+    adapt,
+    headless_redirect,
+)
 
 
 class CountingSession(requests.Session):
@@ -197,3 +203,20 @@ def test_two_stores_on_one_file_refresh_once(server, tmp_path, short_lived):
     assert (session_a.grants + session_b.grants).count("refresh_token") == 1
     assert mcp_post_status(server, tokens[0]) != 401
     assert len(redirects.urls) == 1
+
+
+@pytest.mark.timeout(60)
+def test_notebook_flow_authorization_required_then_authorize(server, tmp_path):
+    store_path = tmp_path / "state.json"
+    provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback",
+                             store=FileStateStore(store_path))
+    with pytest.raises(AuthorizationRequired) as needed:
+        mcp_sync.connect(server.url, auth=adapt(provider))
+    # the user signs in; the browser ends on the redirect URL, which they paste back
+    # (in a new kernel: a fresh provider over the same store)
+    landed = requests.get(needed.value.authorization_url, allow_redirects=False, timeout=10)
+    again = OAuthProvider(server.url, "http://127.0.0.1:1/callback",
+                          store=FileStateStore(store_path))
+    again.authorize(landed.headers["Location"])
+    with mcp_sync.connect(server.url, auth=adapt(again)) as client:
+        assert client.call_tool("add", {"a": 5, "b": 5}).text == "10"
