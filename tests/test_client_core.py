@@ -463,3 +463,28 @@ def test_paging_gives_up_after_1000_pages(client, server):
     server.handle("tools/list", lambda p, ctx: {"tools": [], "nextCursor": str(int(p.get("cursor") or 0) + 1)})
     with pytest.raises(ProtocolError, match="1000 pages"):
         client.list_tools()
+
+
+def test_transport_errors_fail_their_own_request_or_are_reported(client, server):
+    from mcp_sync import TransportError
+
+    server.handle("tools/call", lambda p, ctx: NO_REPLY)
+    reported, failures = [], []
+    client.on_error(reported.append)
+
+    def call():
+        try:
+            client.call_tool("x", timeout=10)
+        except TransportError as exc:
+            failures.append(exc)
+
+    worker = threading.Thread(target=call)
+    worker.start()
+    request_id = server.wait_for("tools/call")["id"]
+    server.client_transport.emit_error(TransportError("this POST failed", request_id=request_id))
+    worker.join(5)
+    assert [str(e) for e in failures] == ["this POST failed"]
+    server.client_transport.emit_error(TransportError("a stream hiccup"))
+    wait_until(lambda: reported)
+    assert str(reported[0]) == "a stream hiccup"
+    client.ping()
