@@ -107,9 +107,13 @@ def results(tmp_path_factory) -> dict[str, tuple[Path, str]]:
     if not CONFORMANCE.exists() or not NODE_BIN.exists():
         pytest.fail("the conformance suite is not installed: run `make test`")
 
+    # tmp_path_factory is not thread-safe: make every directory here, before the pool starts
+    folders = {item[0] + ":" + item[2][0]: tmp_path_factory.mktemp(f"auth-{item[0]}")
+               for item in RUNS}
+
     def run(item: tuple[str, list[str], list[str]]) -> tuple[Path, str]:
-        name, arguments, _ = item
-        out = tmp_path_factory.mktemp(f"auth-{name}")
+        name, arguments, scenarios = item
+        out = folders[name + ":" + scenarios[0]]
         done = run_suite(arguments, out)
         return out, done.stdout + done.stderr
 
