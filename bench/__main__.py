@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few repetitions (smoke test)")
     parser.add_argument("--only", nargs="+", metavar="WORD", help="sections whose title has WORD")
+    parser.add_argument("--skip", nargs="+", metavar="WORD", help="sections whose title has WORD")
     parser.add_argument("--json", type=Path, help="write every sample as JSON")
     parser.add_argument("--markdown", type=Path, help="write the results as a Markdown table")
     parser.add_argument("--plot", type=Path, help="write the ratio plot (needs the bench extra)")
@@ -44,7 +45,9 @@ def main(argv: list[str] | None = None) -> int:
         plan = suite.Plan.quick() if args.quick else suite.Plan.full()
         print(f"bench: {meta}", file=sys.stderr)
         start = time.perf_counter()
-        rows = suite.run_all(plan, args.only, log=lambda s: print(s, file=sys.stderr, flush=True))
+        rows = suite.run_all(
+            plan, args.only, args.skip, log=lambda s: print(s, file=sys.stderr, flush=True)
+        )
         print(f"bench: done in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     print()
     print("\n".join(report.table_lines(rows)))

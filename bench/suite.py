@@ -144,6 +144,7 @@ def calls(
     calls_per_round: int,
     seq_targets: list[Target],
     thread_targets: dict[int, list[Target]],
+    thread_counts: tuple[int, ...] = (8, 32),
 ) -> list[Row]:
     name, args = tool
     seq = Row(section, f"{label}: sequential call", "us", targets=seq_targets)
@@ -156,7 +157,7 @@ def calls(
             targets=thread_targets.get(n, []),
             note="mcp: asyncio.gather of 8 or 32 tasks on one session",
         )
-        for n in (8, 32)
+        for n in thread_counts
     }
 
     def sync_call() -> Any:
@@ -245,8 +246,9 @@ def stdio_real(plan: Plan) -> list[Row]:
             max(plan.calls // 4, 5),
             [],
             {},
+            (8,),
         )
-        return rows[:2]  # 32 threads on the real server adds nothing new
+        return rows
     finally:
         client.close()
         sdk.close()
@@ -313,10 +315,11 @@ def http_rows(plan: Plan, mode: str, real: bool) -> list[Row]:
                 plan.http_calls if not real else max(plan.http_calls // 4, 5),
                 seq_targets,
                 {},
+                () if real else (8, 32),
             )
             if raws is not None:  # the sequential floor: one connection
                 rows[0].add(RAW, _us(_timed(lambda: raws[0].call_tool(*tool), plan.http_calls)))
-            return rows if not real else rows[:1]
+            return rows
         finally:
             client.close()
             sdk.close()
@@ -497,11 +500,16 @@ SECTIONS: list[tuple[str, Callable[[Plan], list[Row]]]] = [
 
 
 def run_all(
-    plan: Plan, only: list[str] | None = None, log: Callable[[str], None] = print
+    plan: Plan,
+    only: list[str] | None = None,
+    skip: list[str] | None = None,
+    log: Callable[[str], None] = print,
 ) -> list[Row]:
     rows: list[Row] = []
     for title, section in SECTIONS:
         if only and not any(word in title for word in only):
+            continue
+        if skip and any(word in title for word in skip):
             continue
         start = time.perf_counter()
         rows.extend(section(plan))
