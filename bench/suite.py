@@ -27,7 +27,8 @@ from .stats import RAW, SDK, SYNC, Row, Target
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 PY = sys.executable
-TRIVIAL = [PY, str(HERE / "trivial_stdio_server.py")]
+# -S: no site import; the server needs only the standard library, and starts faster
+TRIVIAL = [PY, "-S", str(HERE / "trivial_stdio_server.py")]
 REAL_SERVER = ROOT / "tests" / "servers" / "sdk_server.py"
 REAL_STDIO = [PY, str(REAL_SERVER), "stdio"]
 ECHO = ("echo", {"text": "hello"})
@@ -50,7 +51,7 @@ class Plan:
 
     @classmethod
     def full(cls) -> Plan:
-        return cls(7, 400, 200, 40, 7, 2, 5, 2)
+        return cls(7, 400, 200, 40, 11, 2, 5, 2)
 
     @classmethod
     def quick(cls) -> Plan:
