@@ -35,7 +35,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -396,6 +396,7 @@ class HttpClient:
         """
         reset_retried = False
         auth_retried = not auth_retry or self.auth is None
+        redirects = 0
         while True:
             if exchange.cancelled:
                 raise Cancelled
@@ -414,6 +415,7 @@ class HttpClient:
                     prepared,
                     stream=True,
                     timeout=(connect_timeout or self.connect_timeout, read_timeout),
+                    allow_redirects=False,
                     **self._send_kwargs,
                 )
             except requests.RequestException as exc:
@@ -430,6 +432,15 @@ class HttpClient:
             if exchange.cancelled:
                 response.close()
                 raise Cancelled
+            target = _same_origin_redirect(response, url)
+            if target is not None and redirects < _MAX_REDIRECTS:
+                # Followed by hand: requests would resend our own headers (API keys, session
+                # ids) to another origin and turn a 301/302/303 POST into a GET. Any other
+                # redirect is returned, and fails as an HTTP error naming its status.
+                redirects += 1
+                response.close()
+                url = target
+                continue
             if not auth_retried and _is_auth_challenge(response):
                 auth_retried = True
                 body_prefix = read_limited(response, ERROR_BODY_LIMIT)
@@ -468,7 +479,36 @@ class HttpClient:
 
     def close(self) -> None:
         if self.owns_session:
+            # urllib3 2's PoolManager.clear() leaves the pools' sockets to the garbage collector,
+            # and an exception whose traceback reaches a pool (a failed connect()) keeps them
+            # open for as long as the caller keeps the exception: close them now.
+            for adapter in set(self.session.adapters.values()):
+                managers = [getattr(adapter, "poolmanager", None)]
+                managers += list(getattr(adapter, "proxy_manager", {}).values())
+                for manager in managers:
+                    pools: Any = getattr(manager, "pools", None)
+                    for key in list(pools.keys()) if pools is not None else ():
+                        pool = pools.get(key)
+                        if pool is not None:
+                            pool.close()
             self.session.close()
+
+
+_MAX_REDIRECTS = 5
+
+
+def _same_origin_redirect(response: requests.Response, url: str) -> str | None:
+    """The target of a 307/308 redirect to the same origin (scheme, host, port), else None."""
+    if response.status_code not in (307, 308):
+        return None
+    location = response.headers.get("Location")
+    if not location:
+        return None
+    target = urljoin(url, location)
+    old, new = urlsplit(url), urlsplit(target)
+    if (old.scheme, old.hostname, old.port) != (new.scheme, new.hostname, new.port):
+        return None
+    return target
 
 
 def _is_auth_challenge(response: requests.Response) -> bool:

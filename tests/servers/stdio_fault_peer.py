@@ -1,0 +1,84 @@
+"""A scripted fake MCP server over stdio for the client-level fault tests (tests/reliability).
+
+Scripted fake: real servers cannot be made to die with calls in flight, answer twice, answer an
+id nobody asked for, or hold answers back on demand. It answers ``initialize`` and ``ping``;
+``tools/call`` is answered according to the mode in ``argv[1]``:
+
+- ``crash N``: hold the first N ``tools/call`` requests unanswered; on the N-th, write
+  ``crashing with N calls in flight`` to stderr and exit with status 3
+- ``duplicate``: answer every call twice, and first send a response for id 999999 (unknown)
+  and an error response for id 999998
+- ``slow``: answer each call after ``arguments.delay`` seconds (a thread per call)
+- ``echo``: answer at once with the ``text`` argument
+
+Answers are ``{"content": [{"type": "text", "text": <text argument>}]}``. Exits on EOF.
+"""
+
+import json
+import os
+import sys
+import threading
+import time
+
+lock = threading.Lock()
+
+
+def send(message: dict) -> None:
+    data = json.dumps(message).encode() + b"\n"
+    with lock:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+
+
+def result(msg_id: object, value: object) -> None:
+    send({"jsonrpc": "2.0", "id": msg_id, "result": value})
+
+
+def text(params: dict) -> dict:
+    arguments = params.get("arguments") or {}
+    return {"content": [{"type": "text", "text": str(arguments.get("text", ""))}]}
+
+
+def later(delay: float, msg_id: object, value: dict) -> None:
+    time.sleep(delay)
+    result(msg_id, value)
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    held = 0
+    for line in sys.stdin.buffer:
+        msg = json.loads(line)
+        if "id" not in msg or "method" not in msg:
+            continue
+        method, params = msg["method"], msg.get("params") or {}
+        if method == "initialize":
+            result(msg["id"], {
+                "protocolVersion": params.get("protocolVersion"),
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fault-peer", "version": "0"},
+            })
+        elif method == "tools/call" and mode == "crash":
+            held += 1
+            if held >= int(sys.argv[2]):
+                sys.stderr.write(f"crashing with {held} calls in flight\n")
+                sys.stderr.flush()
+                os._exit(3)
+        elif method == "tools/call" and mode == "duplicate":
+            result(999999, {"content": [{"type": "text", "text": "unknown id"}]})
+            send({"jsonrpc": "2.0", "id": 999998, "error": {"code": -1, "message": "nobody"}})
+            result(msg["id"], text(params))
+            result(msg["id"], {"content": [{"type": "text", "text": "duplicate"}]})
+        elif method == "tools/call" and mode == "slow":
+            delay = float((params.get("arguments") or {}).get("delay", 0))
+            threading.Thread(target=later, args=(delay, msg["id"], text(params)), daemon=True).start()
+        elif method == "tools/call":
+            result(msg["id"], text(params))
+        elif method == "ping":
+            result(msg["id"], {})
+        else:
+            send({"jsonrpc": "2.0", "id": msg["id"],
+                  "error": {"code": -32601, "message": f"Method not found: {method}"}})
+
+
+main()
