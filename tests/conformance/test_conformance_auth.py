@@ -90,7 +90,9 @@ def run_suite(arguments: list[str], out: Path) -> subprocess.CompletedProcess[st
     env = dict(os.environ, PATH=f"{NODE_BIN}{os.pathsep}{os.environ['PATH']}", NO_COLOR="1")
     command = f"{sys.executable} {AUTH_CLIENT}"
     return subprocess.run(
-        [str(CONFORMANCE), "client", "--command", command, *arguments, "-o", str(out)],
+        # a generous per-scenario timeout: the machine may be busy with other test runs
+        [str(CONFORMANCE), "client", "--command", command, *arguments, "-o", str(out),
+         "--timeout", "90000"],
         capture_output=True, text=True, timeout=240, env=env, cwd=PEERS,
     )
 

@@ -166,7 +166,7 @@ def test_revoked_tokens_lead_to_a_new_sign_in(server):
 
 
 @pytest.mark.timeout(60)
-def test_concurrent_401s_share_one_refresh(server, short_lived):
+def test_concurrent_401s_share_one_refresh(server):
     provider, redirects, session = provider_for(server, refresh_margin=-3600)
     with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
         # revoke the access token only: the server answers 401, the refresh token still works
@@ -193,6 +193,7 @@ def test_two_stores_on_one_file_refresh_once(server, tmp_path, short_lived):
     second, _, session_b = provider_for(server, store=FileStateStore(path), refresh_margin=1.0)
     assert second.tokens.access_token == first.tokens.access_token
     wait_until_expired(first)
+    earlier = len(session_a.grants) + len(session_b.grants)
     tokens: list[str | None] = []
     threads = [threading.Thread(target=lambda p=p: tokens.append(p.token())) for p in (first, second)]
     for thread in threads:
@@ -200,7 +201,7 @@ def test_two_stores_on_one_file_refresh_once(server, tmp_path, short_lived):
     for thread in threads:
         thread.join(30)
     assert tokens[0] == tokens[1] is not None
-    assert (session_a.grants + session_b.grants).count("refresh_token") == 1
+    assert len(session_a.grants) + len(session_b.grants) == earlier + 1  # one refresh
     assert mcp_post_status(server, tokens[0]) != 401
     assert len(redirects.urls) == 1
 
