@@ -1,0 +1,244 @@
+"""HTTP faults beyond tests/transports/test_http_faults.py: restarts, TLS, a tunnelling proxy,
+gzip, and an SSE answer split at every byte. Everything runs on 127.0.0.1."""
+
+from __future__ import annotations
+
+import datetime
+import gzip
+import ipaddress
+import json
+import ssl
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
+from connect_proxy import ConnectProxy
+from http_faults import FaultServer, Request, initialize_result
+from support import SERVERS, HttpServer, free_port
+
+import mcp_sync
+from mcp_sync.errors import SessionExpired, TransportError
+from mcp_sync.protocol import jsonrpc
+from mcp_sync.transports.http import ReconnectOptions, StreamableHttpTransport
+
+pytestmark = pytest.mark.timeout(60)
+
+FAST = ReconnectOptions(initial_delay=0.05, max_delay=0.2, max_retries=50)
+
+
+def connect(url: str, **kwargs: object) -> mcp_sync.Client:
+    client = mcp_sync.Client("rel", "1", protocol="legacy", request_timeout=10)
+    return client.connect(StreamableHttpTransport(url, **kwargs))  # type: ignore[arg-type]
+
+
+# -- a restart mid-session ------------------------------------------------------------------
+
+
+def test_server_restart_mid_session(leaks) -> None:
+    port = free_port()
+    argv = [sys.executable, str(SERVERS / "http_fixture_server.py"), "streamable-http", str(port)]
+    url = f"http://127.0.0.1:{port}/mcp"
+    with HttpServer(argv, port):
+        plain = connect(url, reconnect=FAST)
+        healing = mcp_sync.Client("rel", "1", protocol="legacy", auto_reinitialize=True)
+        healing.connect(StreamableHttpTransport(url, reconnect=FAST))
+        assert plain.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
+        assert healing.list_tools()
+    # down: a call fails at once with a clear error naming the URL, nothing hangs
+    with pytest.raises(TransportError, match="connection refused"):
+        plain.call_tool("add", {"a": 1, "b": 2}, timeout=5)
+    with HttpServer(argv, port):  # back, without our session
+        with pytest.raises(SessionExpired):
+            plain.call_tool("add", {"a": 1, "b": 2})
+        assert [t.name for t in healing.list_tools()]  # re-initialized once, then retried
+        assert healing.call_tool("add", {"a": 2, "b": 2}).structured_content == {"result": 4}
+        plain.close()
+        healing.close()
+
+
+# -- TLS ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory) -> dict[str, Path]:
+    """A CA and a server certificate for localhost / 127.0.0.1, made now."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    folder = tmp_path_factory.mktemp("tls")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "mcp_sync test CA")])
+    ca = (
+        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+        .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                                     content_commitment=False, key_encipherment=False,
+                                     data_encipherment=False, key_agreement=False,
+                                     encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
+        .issuer_name(ca_name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([
+            x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]),
+                       critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+                       critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    paths = {"ca": folder / "ca.pem", "cert": folder / "server.pem", "key": folder / "server.key"}
+    paths["ca"].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths["cert"].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    paths["key"].write_bytes(key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()))
+    return paths
+
+
+def mcp_handler(req: Request) -> None:
+    if req.method != "POST":
+        req.reply(405)
+        return
+    msg = req.json
+    if "id" not in msg:
+        req.reply(202)
+        return
+    value = initialize_result() if msg["method"] == "initialize" else {"ok": msg["method"]}
+    req.reply_json(jsonrpc.result_response(msg["id"], value))
+
+
+def tls_server(certificates: dict[str, Path], handler=mcp_handler) -> FaultServer:
+    """The scripted fault server, speaking TLS with the test certificate."""
+    server = FaultServer(handler)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(certificates["cert"], certificates["key"])
+    server._server.socket = context.wrap_socket(
+        server._server.socket, server_side=True, do_handshake_on_connect=False
+    )
+    server.url = f"https://localhost:{server.port}/mcp"
+    return server
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "HTTPS_PROXY",
+                 "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
+                 "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_tls_to_a_self_signed_server_without_its_ca_fails_clearly(certificates, clean_env, leaks):
+    with tls_server(certificates) as server:
+        with pytest.raises(TransportError, match="TLS error talking to https://localhost") as raised:
+            connect(server.url, open_get_stream=False)
+        assert "CERTIFICATE_VERIFY_FAILED" in str(raised.value)
+        assert not server.requests  # nothing was sent over the unverified connection
+
+
+def test_tls_with_the_ca_bundle_from_the_environment_or_a_session(certificates, clean_env, leaks):
+    import requests
+
+    with tls_server(certificates) as server:
+        clean_env.setenv("REQUESTS_CA_BUNDLE", str(certificates["ca"]))
+        with connect(server.url, open_get_stream=False) as client:
+            assert client.request("tools/list") == {"ok": "tools/list"}
+        clean_env.delenv("REQUESTS_CA_BUNDLE")
+        session = requests.Session()
+        session.verify = str(certificates["ca"])
+        with connect(server.url, session=session, open_get_stream=False) as client:
+            assert client.request("ping") == {"ok": "ping"}
+        session.close()
+
+
+def test_https_through_a_connect_proxy_from_the_environment(certificates, clean_env, leaks):
+    with tls_server(certificates) as server, ConnectProxy() as proxy:
+        clean_env.setenv("HTTPS_PROXY", proxy.url)
+        clean_env.setenv("REQUESTS_CA_BUNDLE", str(certificates["ca"]))
+        with connect(server.url, open_get_stream=False) as client:
+            for _ in range(3):
+                assert client.request("tools/list") == {"ok": "tools/list"}
+        assert proxy.targets and set(proxy.targets) == {f"localhost:{server.port}"}
+        assert len(server.of("POST")) == 5
+
+
+# -- encodings and framing ------------------------------------------------------------------
+
+
+def test_gzip_encoded_json_and_sse_answers(leaks) -> None:
+    def handler(req: Request) -> None:
+        if req.method != "POST":
+            req.reply(405)
+            return
+        msg = req.json
+        if "id" not in msg:
+            req.reply(202)
+            return
+        value = initialize_result() if msg["method"] == "initialize" else {"big": "z" * 100_000}
+        body = json.dumps(jsonrpc.result_response(msg["id"], value)).encode()
+        if msg["method"] == "tools/list":  # an SSE answer, gzip-encoded as a whole
+            stream = req.open_sse(headers={"Content-Encoding": "gzip"})
+            packed = gzip.compress(b"event: message\ndata: " + body + b"\n\n")
+            for i in range(0, len(packed), 100):
+                stream.raw(packed[i : i + 100])
+            stream.end()
+        else:
+            req.reply(200, gzip.compress(body),
+                      {"Content-Type": "application/json", "Content-Encoding": "gzip"})
+
+    with FaultServer(handler) as server, connect(server.url, open_get_stream=False) as client:
+        assert client.request("ping")["big"] == "z" * 100_000
+        assert client.request("tools/list")["big"] == "z" * 100_000
+
+
+def test_chunked_sse_split_at_every_byte_boundary(leaks) -> None:
+    """Each byte of the answer stream is its own HTTP chunk: every boundary is a split."""
+
+    def handler(req: Request) -> None:
+        if req.method != "POST":
+            req.reply(405)
+            return
+        msg = req.json
+        if "id" not in msg:
+            req.reply(202)
+            return
+        if msg["method"] == "initialize":
+            req.reply_json(jsonrpc.result_response(msg["id"], initialize_result()))
+            return
+        stream = req.open_sse()
+        note = jsonrpc.notification("notifications/message",
+                                    {"level": "info", "data": "é\u2028x"})
+        answer = jsonrpc.result_response(msg["id"], {"text": "héllo\nwörld"})
+        body = (f": comment\r\nid: 1\r\ndata: {json.dumps(note)}\r\n\r\n"
+                f"event: message\rdata: {json.dumps(answer, ensure_ascii=False)}\r\r").encode()
+        for i in range(len(body)):
+            stream.raw(body[i : i + 1])
+        stream.end()
+
+    got: list[object] = []
+    seen = threading.Event()
+    with FaultServer(handler) as server, connect(server.url, open_get_stream=False) as client:
+        client.on_notification("notifications/message",
+                               lambda n: (got.append(n.params), seen.set()))
+        for _ in range(3):
+            assert client.request("tools/list") == {"text": "héllo\nwörld"}
+        assert seen.wait(5)
+    assert got[0] == {"level": "info", "data": "é\u2028x"}
