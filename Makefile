@@ -8,12 +8,12 @@ PEERS  := tests/peers
 STAMP  := $(VENV)/.installed-stamp
 NODE_STAMP := $(PEERS)/node_modules/.installed-stamp
 
-.PHONY: test demo bench lint typecheck venv peers clean
+.PHONY: test demo bench lint typecheck venv peers clean docs
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,dev,validation]'
+	$(PY) -m pip install -q -e '.[test,dev,validation,docs]'
 	touch $@
 
 $(NODE_STAMP): $(PEERS)/package.json $(PEERS)/package-lock.json
@@ -29,8 +29,11 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy --strict mcp_sync
 
-test: venv peers lint typecheck
+test: venv peers lint typecheck docs
 	$(VENV)/bin/pytest --cov=mcp_sync --cov-report=term:skip-covered
+
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 demo: venv
 	$(PY) examples/quickstart.py
@@ -40,4 +43,4 @@ bench: venv peers
 	$(PY) -m bench --json bench/last-run.json --plot bench/last-run.png
 
 clean:
-	rm -rf $(VENV) $(PEERS)/node_modules .coverage .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PEERS)/node_modules site .coverage .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,112 @@
+"""Every code block of docs/*.md runs (see docs_runner.py for the convention)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from docs_runner import console_commands, loose_match, parse, run_page
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+SERVER = ROOT / "tests" / "servers" / "sdk_server.py"
+BIN = Path(sys.executable).parent
+PAGES = sorted(DOCS.rglob("*.md"))
+
+pytestmark = pytest.mark.timeout(120)
+
+#: Pages whose blocks do not run yet, with why: debt, listed in the README.
+PENDING = {
+    "oauth.md": "its blocks need hidden setup (an OAuth server) per docs/contributing.md",
+}
+
+
+def page_param(path: Path) -> object:
+    name = str(path.relative_to(DOCS))
+    marks = [pytest.mark.xfail(reason=PENDING[name], strict=False)] if name in PENDING else []
+    return pytest.param(path, id=name, marks=marks)
+
+
+class HttpServers:
+    """``docs_server_url()`` for pages: the fixture server over Streamable HTTP."""
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.url: str | None = None
+
+    def __call__(self) -> str:
+        if self.url is None:
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                port = sock.getsockname()[1]
+            proc = subprocess.Popen([sys.executable, str(SERVER), "streamable-http", str(port)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.procs.append(proc)
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
+                except OSError:
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError("the docs HTTP server did not start") from None
+                    time.sleep(0.02)
+            self.url = f"http://127.0.0.1:{port}/mcp"
+        return self.url
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.terminate()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture(scope="module")
+def http_server():
+    servers = HttpServers()
+    yield servers
+    servers.stop()
+
+
+def docs_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["COLUMNS"] = "100"
+    env["NODE_NO_WARNINGS"] = "1"
+    return env
+
+
+@pytest.mark.parametrize("path", [page_param(p) for p in PAGES])
+def test_page(path, tmp_path, monkeypatch, http_server):
+    page = parse(path)
+    shutil.copy(SERVER, tmp_path / "server.py")
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    env = docs_env()
+    if "$URL" in path.read_text():  # shell sessions against the fixture server over HTTP
+        env["URL"] = http_server()
+    for key in ("PATH", "COLUMNS", "NODE_NO_WARNINGS"):
+        monkeypatch.setenv(key, env[key])
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__docs__", "docs_server_url": http_server}
+    run_page(page, tmp_path, env, namespace)
+
+
+def test_every_python_block_of_the_docs_is_seen():
+    blocks = [b for p in PAGES for b in parse(p).blocks]
+    assert sum(b.kind == "python" for b in blocks) >= 20
+
+
+def test_loose_matching():
+    assert loose_match("a  b\n...\nc", "a b\nxx\nyy\nc")
+    assert loose_match("pong (...)", "pong (1.2 ms)")
+    assert not loose_match("a b", "a c")
+    assert list(console_commands("$ echo a \\\n  b\na b\n$ true")) == [("echo a \\\n  b", "a b"), ("true", "")]
