@@ -81,6 +81,11 @@ class ServerState:
     server_info: Implementation | None
     instructions: str | None
     discover: DiscoverResult | None = None
+    #: ``capabilities`` as on the wire, for the per-call capability check.
+    wire_capabilities: dict[str, Any] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "wire_capabilities", self.capabilities.to_wire())
 
 
 #: Requests safe to send again after the server lost our session (auto_reinitialize).
@@ -721,7 +726,7 @@ class ClientCore:
         """Raise CapabilityError unless the server advertised ``capability`` (dotted path)."""
         if not self.strict_capabilities:
             return
-        caps: Any = self._initialized().capabilities.to_wire()
+        caps: Any = self._initialized().wire_capabilities
         for part in capability.split("."):
             if not isinstance(caps, dict) or caps.get(part) in (None, False):
                 raise CapabilityError(method, capability)

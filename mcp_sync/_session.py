@@ -258,11 +258,13 @@ class Session:
         # dict.pop is atomic: whoever pops the entry settles the request, exactly once.
         if self._pending.pop(pending.id, None) is None:
             return False
+        # Release the transport's hold on the request (an HTTP stream) before waking the
+        # caller, so the reader thread gives up the GIL sooner.
+        pending.send_control.abort("settled")
         if error is not None:
             pending.future.set_exception(error)
         else:
             pending.future.set_result(result)
-        pending.send_control.abort("settled")
         return True
 
     # -- incoming -----------------------------------------------------------------------

@@ -25,10 +25,13 @@ _Callback = Callable[[object], None]
 class AbortSignal:
     """Tells whether an operation should stop, and why. Read-only for its consumers."""
 
-    __slots__ = ("_callbacks", "_event", "_lock", "_reason")
+    __slots__ = ("_aborted", "_callbacks", "_event", "_lock", "_reason")
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        # Every request has a signal; an Event (a Condition and its locks) is made only for
+        # someone who waits on it.
+        self._aborted = False
+        self._event: threading.Event | None = None
         self._lock = threading.Lock()
         self._callbacks: list[_Callback] = []
         self._reason: object = None
@@ -36,7 +39,7 @@ class AbortSignal:
     @property
     def aborted(self) -> bool:
         """True once the signal has fired."""
-        return self._event.is_set()
+        return self._aborted
 
     @property
     def reason(self) -> object:
@@ -45,11 +48,17 @@ class AbortSignal:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until aborted or ``timeout`` seconds pass; return ``aborted``."""
-        return self._event.wait(timeout)
+        with self._lock:
+            if self._aborted:
+                return True
+            if self._event is None:
+                self._event = threading.Event()
+            event = self._event
+        return event.wait(timeout)
 
     def throw_if_aborted(self) -> None:
         """Raise :class:`Aborted` with the reason if the signal has fired."""
-        if self._event.is_set():
+        if self._aborted:
             raise Aborted(self._reason)
 
     def on_abort(self, callback: _Callback) -> Callable[[], None]:
@@ -59,7 +68,7 @@ class AbortSignal:
         must be quick.
         """
         with self._lock:
-            if not self._event.is_set():
+            if not self._aborted:
                 self._callbacks.append(callback)
                 return lambda: self._remove(callback)
         callback(self._reason)
@@ -71,11 +80,14 @@ class AbortSignal:
 
     def _abort(self, reason: object) -> bool:
         with self._lock:
-            if self._event.is_set():
+            if self._aborted:
                 return False
             self._reason = reason
-            self._event.set()
+            self._aborted = True
+            event = self._event
             callbacks, self._callbacks = self._callbacks, []
+        if event is not None:
+            event.set()
         for callback in callbacks:
             callback(reason)
         return True
