@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn
 from ..errors import (
     CapabilityError,
     ConnectionClosed,
+    HttpError,
     McpError,
     NotSupportedInEra,
     ProtocolError,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from ..client import Client
 
 __all__ = [
+    "EXIT_AUTH",
     "EXIT_CONNECTION",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -60,6 +62,8 @@ EXIT_PROTOCOL = 3
 EXIT_CONNECTION = 4
 #: The request timed out (``--timeout``).
 EXIT_TIMEOUT = 5
+#: Authorization is needed or failed (OAuth): ``mcp-sync login URL`` signs in.
+EXIT_AUTH = 6
 #: Interrupted with Ctrl-C (SIGINT); the request was cancelled on the wire.
 EXIT_INTERRUPTED = 130
 
@@ -85,16 +89,23 @@ exit codes:
   3    protocol: the server answered with an error or broke the protocol
   4    connection: the server could not be started or reached, or it went away
   5    timeout
+  6    authorization needed or refused (OAuth): sign in with `mcp-sync login URL`
   130  interrupted (Ctrl-C): the request was cancelled on the wire
 
 examples:
   mcp-sync tools -- mcp-server-time
   mcp-sync call get_current_time timezone=Europe/Paris -- mcp-server-time
   mcp-sync --config ~/.cursor/mcp.json --server time tools
+  mcp-sync login https://example.com/mcp       (then any command against that URL)
 """
 
 #: Verbs that take no words of their own: a URL after them is the target.
-NO_POSITIONALS = ("tools", "resources", "templates", "prompts", "ping", "info")
+NO_POSITIONALS = (
+    "tools", "resources", "templates", "prompts", "ping", "info", "login", "logout",
+)
+
+
+ALL_VERBS = (*NO_POSITIONALS, "call", "read", "prompt", "complete")
 
 
 class UsageError(Exception):
@@ -173,6 +184,15 @@ def build_parser() -> argparse.ArgumentParser:
     complete.add_argument("words", nargs="*", metavar="key=value",
                           help="arguments already filled in (context)")
     verb("ping", "check that the server answers")
+    login = verb("login", "sign in to a remote server with OAuth (opens the browser)")
+    login.add_argument("--no-browser", action="store_true",
+                       help="print the sign-in URL instead of opening a browser")
+    login.add_argument("--scope", help="the scope to ask for (default: what the server says)")
+    login.add_argument("--client-id", help="a pre-registered OAuth client id")
+    login.add_argument("--client-secret", help="its secret, for a confidential client")
+    login.add_argument("--port", type=int, default=0,
+                       help="the loopback port for the redirect (default: any free port)")
+    verb("logout", "revoke and forget the OAuth tokens stored for a remote server")
     verb("info", "server name, version, protocol, capabilities and instructions")
     return parser
 
@@ -203,11 +223,10 @@ def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
     url = None
     if words and words[0].startswith(("http://", "https://")):
         url = words.pop(0)
-    elif (
-        len(words) >= 2 and words[-1].startswith(("http://", "https://"))
-        and words[-2] in NO_POSITIONALS
-    ):
-        url = words.pop()
+    elif words and words[-1].startswith(("http://", "https://")):
+        verb = next((w for w in words if w in ALL_VERBS), None)
+        if verb in NO_POSITIONALS:
+            url = words.pop()
     words = _rewrite_json_arguments(words)
     args = build_parser().parse_args(words)
     args.command = command
@@ -295,7 +314,12 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
             entry = replace(entry, headers={**entry.headers, **headers})
         return entry.connect(on_stderr=on_stderr, **options)
     if args.url:
-        return connect_target(args.url, headers=headers or None, **options)
+        auth = None
+        if not any(name.lower() == "authorization" for name in headers):
+            from ._login import auth_for
+
+            auth = auth_for(args.url)
+        return connect_target(args.url, headers=headers or None, auth=auth, **options)
     transport = StdioTransport(args.command[0], args.command[1:], on_stderr=on_stderr)
     return connect_target(transport, **options)
 
@@ -535,6 +559,8 @@ def exit_code_for(exc: BaseException) -> int:
     """The exit code for an exception that ended a command (see the module constants)."""
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED
+    if _is_auth_error(exc):
+        return EXIT_AUTH
     if isinstance(exc, RequestTimeout):
         return EXIT_TIMEOUT
     if isinstance(exc, (RpcError, ProtocolError, CapabilityError, UnsupportedProtocolVersion,
@@ -543,6 +569,45 @@ def exit_code_for(exc: BaseException) -> int:
     if isinstance(exc, (ConnectionClosed, TransportError, OSError)):
         return EXIT_CONNECTION
     return EXIT_PROTOCOL
+
+
+def _is_auth_error(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current).__module__.startswith("mcp_sync.oauth"):
+            return True
+        if isinstance(current, HttpError) and current.status in (401, 403):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _sign_in_or_out(args: argparse.Namespace, err: IO[str]) -> int:
+    from . import _login
+
+    url = args.url
+    if args.config:
+        from ..config import ConfigError, load
+
+        try:
+            config = load(args.config)
+            entry = config[args.server] if args.server else next(iter(config.values()))
+        except (ConfigError, StopIteration) as exc:
+            raise UsageError(str(exc) or "the config has no servers") from None
+        url = entry.url
+    if not url:
+        raise UsageError(f"{args.verb} needs a remote server: a URL or a --config entry with url")
+    if args.verb == "logout":
+        _login.logout(url, err)
+        return EXIT_OK
+    _login.login(
+        url, err, open_browser=not args.no_browser, scope=args.scope,
+        timeout=args.timeout or 300.0, client_id=args.client_id,
+        client_secret=args.client_secret, port=args.port,
+    )
+    return EXIT_OK
 
 
 def _fail(message: str) -> NoReturn:
@@ -565,6 +630,8 @@ def main(argv: Sequence[str] | None = None, *, out: IO[str] | None = None,
     _setup_logging(args.verbose, err)
     client: Client | None = None
     try:
+        if args.verb in ("login", "logout"):
+            return _sign_in_or_out(args, err)
         client = connect(args, err)
         if args.verbose:
             _show_server_logs(client, err, args.verbose)
@@ -580,8 +647,10 @@ def main(argv: Sequence[str] | None = None, *, out: IO[str] | None = None,
     except (McpError, OSError) as exc:
         code = exit_code_for(exc)
         kind = {EXIT_TIMEOUT: "timeout", EXIT_CONNECTION: "connection failed",
-                EXIT_PROTOCOL: "protocol error"}[code]
+                EXIT_PROTOCOL: "protocol error", EXIT_AUTH: "authorization"}[code]
         err.write(f"mcp-sync: {kind}: {exc}\n")
+        if code == EXIT_AUTH and args.verb not in ("login", "logout"):
+            err.write("mcp-sync: sign in with `mcp-sync login URL`\n")
         return code
     finally:
         if client is not None:

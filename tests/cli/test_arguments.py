@@ -72,3 +72,10 @@ def test_command_line_targets():
     assert args.url == "http://127.0.0.1:9/mcp"
     args = parse_command_line(["call", "add", "--json", '{"a": 1}', "--config", "m.json", "--server", "s"])
     assert (args.arguments, args.json, args.config, args.server) == ('{"a": 1}', False, "m.json", "s")
+
+
+def test_a_url_after_a_verb_without_words_is_the_target():
+    args = parse_command_line(["--timeout", "5", "tools", "--json", "https://example.com/mcp"])
+    assert (args.verb, args.url, args.timeout) == ("tools", "https://example.com/mcp", 5.0)
+    args = parse_command_line(["login", "--no-browser", "https://example.com/mcp"])
+    assert (args.verb, args.url, args.no_browser) == ("login", "https://example.com/mcp", True)
