@@ -110,12 +110,15 @@ class Progress:
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.verbose = verbose
         self._drawn = False
+        self._done = False
         self._lock = threading.Lock()
 
     def __call__(self, params: Any) -> None:
         progress, total, message = params.progress, params.total, params.message
         with self._lock:
             if self.tty:
+                if self._done:  # a report that came with the result: the bar is gone
+                    return
                 self._draw(progress, total, message)
             elif self.verbose:
                 of = f"/{_num(total)}" if total is not None else ""
@@ -139,6 +142,7 @@ class Progress:
 
     def clear(self) -> None:
         with self._lock:
+            self._done = True
             if self._drawn:
                 self.stream.write("\r\x1b[K")
                 self.stream.flush()

@@ -108,7 +108,7 @@ def test_verbose_shows_server_logs_progress_and_stderr(sdk_url):
         run = run_cli("-v", "--protocol", protocol, "call", "slow", "steps=2", "--", sdk_url)
         assert run.code == 0 and run.out == "done after 2 steps\n"
         assert "[server info] step 1 of 2\n" in run.err
-        assert "progress 2/2 step 2\n" in run.err
+        assert "progress 1/2 step 1\n" in run.err
     noisy = run_cli("-v", "ping", "--", sys.executable, "-c",
                     "import sys; sys.stderr.write('hello from stderr\\n'); sys.stderr.flush(); sys.exit(1)")
     assert "[server stderr] hello from stderr\n" in noisy.err
