@@ -12,7 +12,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SERVERS = HERE.parent / "servers"
-for extra in (HERE.parent, SERVERS, HERE.parent / "transports"):
+for extra in (HERE.parents[1], HERE.parent, SERVERS, HERE.parent / "transports"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
