@@ -29,15 +29,19 @@ class Dispatcher:
         self._stopped = False
         self._lock = threading.Lock()
 
-    def submit(self, job: Callable[[], None]) -> None:
-        """Queue ``job``; it runs on the dispatcher thread after everything queued before it."""
+    def submit(self, job: Callable[[], None]) -> bool:
+        """Queue ``job``; it runs on the dispatcher thread after everything queued before it.
+
+        Returns False (and drops the job) once the dispatcher is stopped.
+        """
         with self._lock:
             if self._stopped:
-                return
+                return False
             if not self._started:
                 self._started = True
                 self._thread.start()
         self._queue.put(job)
+        return True
 
     def on_dispatcher_thread(self) -> bool:
         """True when called from the dispatcher thread itself (inside a handler)."""

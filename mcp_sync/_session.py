@@ -56,6 +56,8 @@ NotificationListener = Callable[[Notification], None]
 ProgressCallback = Callable[[dict[str, Any]], None]
 
 _INTERRUPT_SLICE = 0.05
+#: How long a call waits for its own progress callbacks to run (a callback may block).
+_DRAIN_TIMEOUT = 5.0
 
 
 class _Pending:
@@ -230,9 +232,20 @@ class Session:
             self._send_cancel(pending, cancellable)
             raise
         self._send_cancel(pending, cancellable)
+        if pending.on_progress is not None:
+            self._drain_progress()
         if error is not None:
             raise error
         return future.result()
+
+    def _drain_progress(self) -> None:
+        """Let the progress callbacks queued before the answer run before the call returns,
+        so a caller never sees progress after its result."""
+        if self.dispatcher.on_dispatcher_thread():
+            return  # a handler's own call: its callbacks queue behind it
+        drained = threading.Event()
+        if self.dispatcher.submit(drained.set):
+            drained.wait(_DRAIN_TIMEOUT)
 
     def _send_cancel(self, pending: _Pending, cancellable: bool) -> None:
         reason = pending.cancel_reason
