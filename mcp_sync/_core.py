@@ -572,31 +572,28 @@ class ClientCore:
 
         wait = self.request_timeout if timeout is None else timeout
         body = dict(params) if params is not None else None
+
+        def send(params: dict[str, Any] | None) -> Any:
+            return session.request(
+                method,
+                params,
+                timeout=wait,
+                max_total_timeout=self.max_total_timeout,
+                signal=signal,
+                on_progress=progress,
+            )
+
         if not self._modern():
             generation = self._session_generation
             try:
-                return session.request(
-                    method,
-                    body,
-                    timeout=wait,
-                    max_total_timeout=self.max_total_timeout,
-                    signal=signal,
-                    on_progress=progress,
-                )
+                return send(body)
             except SessionExpired:
                 if not self.auto_reinitialize:
                     raise
                 self._reinitialize(session, generation)
                 if method not in IDEMPOTENT_METHODS:
                     raise  # it may have run: the caller decides whether to send it again
-            return session.request(
-                method,
-                body,
-                timeout=wait,
-                max_total_timeout=self.max_total_timeout,
-                signal=signal,
-                on_progress=progress,
-            )
+            return send(body)
         cache = self._cache
         if cache is not None:
             cached = cache.get(method, body)
@@ -605,14 +602,7 @@ class ClientCore:
         key_params = body
         body = modern.with_meta(body, self._request_meta(method))
         for _ in range(self.max_input_rounds + 1):
-            raw = session.request(
-                method,
-                body,
-                timeout=wait,
-                max_total_timeout=self.max_total_timeout,
-                signal=signal,
-                on_progress=progress,
-            )
+            raw = send(body)
             self._note_server_info(raw)
             if modern.result_type(raw) == "complete":
                 if cache is not None:
@@ -741,13 +731,24 @@ class ClientCore:
         signal: AbortSignal | None,
     ) -> Iterator[Any]:
         def fetch(cursor: str | None) -> _Model:
-            params = {"cursor": cursor} if cursor else None
-            return self._call(
-                method, params, result_type, timeout=timeout, signal=signal, on_progress=None
-            )
+            return self._page(method, result_type, cursor, timeout, signal)
 
         for page in follow_cursors(method, fetch, lambda p: getattr(p, "next_cursor", None)):
             yield from getattr(page, key)
+
+    def _page(
+        self,
+        method: str,
+        result_type: type[_Model],
+        cursor: str | None,
+        timeout: float | None,
+        signal: AbortSignal | None,
+    ) -> _Model:
+        """One page of a paginated list."""
+        params = {"cursor": cursor} if cursor else None
+        return self._call(
+            method, params, result_type, timeout=timeout, signal=signal, on_progress=None
+        )
 
     @staticmethod
     def _headers_valid(tool: Tool) -> bool:

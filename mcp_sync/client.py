@@ -272,10 +272,7 @@ class Client(ClientCore):
     ) -> ListToolsResult:
         """One page of tools; pass the previous page's ``next_cursor`` to get the next."""
         self._require("tools/list", "tools")
-        params = {"cursor": cursor} if cursor else None
-        return self._call(
-            "tools/list", params, ListToolsResult, timeout=timeout, signal=signal, on_progress=None
-        )
+        return self._page("tools/list", ListToolsResult, cursor, timeout, signal)
 
     @overload
     def call_tool(
@@ -396,15 +393,7 @@ class Client(ClientCore):
     ) -> ListResourcesResult:
         """One page of resources."""
         self._require("resources/list", "resources")
-        params = {"cursor": cursor} if cursor else None
-        return self._call(
-            "resources/list",
-            params,
-            ListResourcesResult,
-            timeout=timeout,
-            signal=signal,
-            on_progress=None,
-        )
+        return self._page("resources/list", ListResourcesResult, cursor, timeout, signal)
 
     def list_resource_templates(
         self, *, timeout: float | None = None, signal: AbortSignal | None = None
@@ -430,14 +419,8 @@ class Client(ClientCore):
     ) -> ListResourceTemplatesResult:
         """One page of resource templates."""
         self._require("resources/templates/list", "resources")
-        params = {"cursor": cursor} if cursor else None
-        return self._call(
-            "resources/templates/list",
-            params,
-            ListResourceTemplatesResult,
-            timeout=timeout,
-            signal=signal,
-            on_progress=None,
+        return self._page(
+            "resources/templates/list", ListResourceTemplatesResult, cursor, timeout, signal
         )
 
     def read_resource(
@@ -529,15 +512,7 @@ class Client(ClientCore):
     ) -> ListPromptsResult:
         """One page of prompts."""
         self._require("prompts/list", "prompts")
-        params = {"cursor": cursor} if cursor else None
-        return self._call(
-            "prompts/list",
-            params,
-            ListPromptsResult,
-            timeout=timeout,
-            signal=signal,
-            on_progress=None,
-        )
+        return self._page("prompts/list", ListPromptsResult, cursor, timeout, signal)
 
     def get_prompt(
         self,
