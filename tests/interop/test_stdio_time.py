@@ -7,20 +7,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-import mcp_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_get_current_time(time_cmd):
-    with mcp_sync.connect(time_cmd) as client:
-        result = client.call_tool("get_current_time", {"timezone": "UTC"})
-        stamp = datetime.datetime.fromisoformat(result.structured_content["datetime"])
-        now = datetime.datetime.now(datetime.timezone.utc)
-        assert abs((now - stamp).total_seconds()) < 120
-        converted = client.call_tool("convert_time", {
-            "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
-        assert converted.structured_content["target"]["datetime"].endswith("+09:00")
+def test_get_current_time(time_cmd, mcp_client):
+    client = mcp_client(time_cmd)  # the project's own pytest plugin
+    result = client.call_tool("get_current_time", {"timezone": "UTC"})
+    stamp = datetime.datetime.fromisoformat(result.structured_content["datetime"])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    assert abs((now - stamp).total_seconds()) < 120
+    converted = client.call_tool("convert_time", {
+        "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
+    assert converted.structured_content["target"]["datetime"].endswith("+09:00")
 
 
 def test_quickstart_example_runs():
