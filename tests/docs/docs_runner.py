@@ -12,7 +12,8 @@ The convention (also in docs/contributing.md):
   ``bash``; the lines after it, up to the next ``$``, are its expected output (stdout and stderr).
   It must exit 0. ``$ pip install ...`` lines are shown, not run.
 - ``<!-- test`` ... ``-->`` comments hold hidden Python run at that point in the same namespace
-  (setup such as a stand-in for Celery, or assertions that check what a block did).
+  (setup such as a stand-in for Celery, or assertions that check what a block did). What they
+  start goes on ``docs_cleanup``, an ``ExitStack`` that test_docs.py closes after the page.
 
 Expected output is compared loosely: runs of whitespace match any whitespace and ``...``
 matches anything (including nothing, across lines).

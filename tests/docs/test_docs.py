@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -21,16 +22,6 @@ PAGES = sorted(DOCS.rglob("*.md"))
 
 pytestmark = pytest.mark.timeout(120)
 
-#: Pages whose blocks do not run yet, with why: debt, listed in the README.
-PENDING = {
-    "oauth.md": "its blocks need hidden setup (an OAuth server) per docs/contributing.md",
-}
-
-
-def page_param(path: Path) -> object:
-    name = str(path.relative_to(DOCS))
-    marks = [pytest.mark.xfail(reason=PENDING[name], strict=False)] if name in PENDING else []
-    return pytest.param(path, id=name, marks=marks)
 
 
 class HttpServers:
@@ -85,7 +76,7 @@ def docs_env() -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("path", [page_param(p) for p in PAGES])
+@pytest.mark.parametrize("path", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
 def test_page(path, tmp_path, monkeypatch, http_server):
     page = parse(path)
     shutil.copy(SERVER, tmp_path / "server.py")
@@ -96,8 +87,9 @@ def test_page(path, tmp_path, monkeypatch, http_server):
     for key in ("PATH", "COLUMNS", "NODE_NO_WARNINGS"):
         monkeypatch.setenv(key, env[key])
     monkeypatch.chdir(tmp_path)
-    namespace = {"__name__": "__docs__", "docs_server_url": http_server}
-    run_page(page, tmp_path, env, namespace)
+    with contextlib.ExitStack() as cleanup:  # closed after run_page has closed the clients
+        namespace = {"__name__": "__docs__", "docs_server_url": http_server, "docs_cleanup": cleanup}
+        run_page(page, tmp_path, env, namespace)
 
 
 def test_every_python_block_of_the_docs_is_seen():
