@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from docs_runner import console_commands, loose_match, parse, run_page
+from support import client_threads
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -87,9 +88,16 @@ def test_page(path, tmp_path, monkeypatch, http_server):
     for key in ("PATH", "COLUMNS", "NODE_NO_WARNINGS"):
         monkeypatch.setenv(key, env[key])
     monkeypatch.chdir(tmp_path)
+    before = set(client_threads())
     with contextlib.ExitStack() as cleanup:  # closed after run_page has closed the clients
         namespace = {"__name__": "__docs__", "docs_server_url": http_server, "docs_cleanup": cleanup}
         run_page(page, tmp_path, env, namespace)
+    # A page must close what it opens (as its readers should): nothing of a client left running.
+    leftover = lambda: [t.name for t in client_threads() if t not in before and t.is_alive()]  # noqa: E731
+    deadline = time.monotonic() + 5
+    while leftover() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not leftover(), f"{path.name} leaves client threads running: {leftover()}"
 
 
 def test_every_python_block_of_the_docs_is_seen():
