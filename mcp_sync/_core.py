@@ -86,6 +86,19 @@ class ServerState:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "wire_capabilities", self.capabilities.to_wire())
+        object.__setattr__(self, "_answers", {})
+
+    def has(self, capability: str) -> bool:
+        """True if the server advertised ``capability``, a dotted path like
+        ``"resources.subscribe"`` (remembered: this runs before every call)."""
+        answers: dict[str, bool] = self._answers  # type: ignore[attr-defined]
+        known = answers.get(capability)
+        if known is None:
+            caps: Any = self.wire_capabilities
+            for part in capability.split("."):
+                caps = caps.get(part) if isinstance(caps, dict) else None
+            known = answers[capability] = caps not in (None, False)
+        return known
 
 
 #: Requests safe to send again after the server lost our session (auto_reinitialize).
@@ -714,13 +727,8 @@ class ClientCore:
 
     def _require(self, method: str, capability: str) -> None:
         """Raise CapabilityError unless the server advertised ``capability`` (dotted path)."""
-        if not self.strict_capabilities:
-            return
-        caps: Any = self._initialized().wire_capabilities
-        for part in capability.split("."):
-            if not isinstance(caps, dict) or caps.get(part) in (None, False):
-                raise CapabilityError(method, capability)
-            caps = caps[part]
+        if self.strict_capabilities and not self._initialized().has(capability):
+            raise CapabilityError(method, capability)
 
     def _all_pages(
         self,

@@ -84,14 +84,17 @@ class _Pending:
         max_total_timeout: float | None,
         on_progress: ProgressCallback | None,
     ) -> None:
-        now = time.monotonic()
         self.id = id
         self.method = method
         self.future: Future[Any] = Future()
         self.timeout = timeout
         self.max_total = max_total_timeout
-        self.total_deadline = now + max_total_timeout if max_total_timeout else math.inf
-        self.deadline = min(now + timeout if timeout else math.inf, self.total_deadline)
+        if timeout or max_total_timeout:
+            now = time.monotonic()
+            self.total_deadline = now + max_total_timeout if max_total_timeout else math.inf
+            self.deadline = min(now + timeout if timeout else math.inf, self.total_deadline)
+        else:
+            self.total_deadline = self.deadline = math.inf
         self.on_progress = on_progress
         self.send_control = AbortController()
         self.cancel_reason: str | None = None
