@@ -355,3 +355,33 @@ def test_opt_in_cache_honours_ttl_and_list_changed():
         assert uncached.methods().count("tools/list") == 2  # off by default
     finally:
         client.close()
+
+
+def test_a_dropped_listen_stream_is_listened_again():
+    from mcp_sync import TransportError
+
+    server = modern_server()
+    listens = []
+
+    def listen(params, ctx):
+        listens.append(ctx.request_id)
+        server.notify("notifications/subscriptions/acknowledged",
+                      {"_meta": {SUB: ctx.request_id}, "notifications": params["notifications"]})
+        return NO_REPLY
+
+    server.handle("subscriptions/listen", listen)
+    client = server.connect(Client())
+    try:
+        seen = []
+        sub = client.listen(tools_list_changed=True, callback=seen.append)
+        # the HTTP transport reports a dropped response stream as an error for that request
+        server.client_transport.emit_error(
+            TransportError("response stream failed: reset", request_id=listens[0]))
+        wait_until(lambda: len(listens) == 2)
+        server.notify("notifications/tools/list_changed", {"_meta": {SUB: listens[1]}})
+        wait_until(lambda: seen)
+        sub.cancel()
+        cancel = server.wait_for("notifications/cancelled")
+        assert cancel["params"]["requestId"] == listens[1]
+    finally:
+        client.close()
