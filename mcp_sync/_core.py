@@ -20,7 +20,8 @@ from . import _dispatch, _handlers
 from ._cache import ResultCache
 from ._handlers import RootsSource
 from ._listen import ModernListen
-from ._session import PendingRequest, Session
+from ._negotiation import Offer, ServerState, handshake, negotiate
+from ._session import Session
 from .abort import AbortController, AbortSignal
 from .errors import (
     CapabilityError,
@@ -28,10 +29,7 @@ from .errors import (
     MissingClientCapability,
     NotSupportedInEra,
     ProtocolError,
-    RequestTimeout,
-    RpcError,
     SessionExpired,
-    TransportError,
     UnsupportedProtocolVersion,
 )
 from .protocol import headers, modern, versions
@@ -41,11 +39,11 @@ from .protocol.pagination import follow_cursors
 from .protocol.types import (
     DiscoverResult,
     Implementation,
-    InitializeResult,
     ProgressNotificationParams,
     ServerCapabilities,
     Tool,
 )
+from .protocol.validation import parse_result
 from .transports.base import Transport
 
 if TYPE_CHECKING:
@@ -72,35 +70,6 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_mark_forked)
 
 
-@dataclasses.dataclass(frozen=True)
-class ServerState:
-    """What the server told us about itself, from ``initialize`` or ``server/discover``."""
-
-    protocol_version: str
-    capabilities: ServerCapabilities
-    server_info: Implementation | None
-    instructions: str | None
-    discover: DiscoverResult | None = None
-    #: ``capabilities`` as on the wire, for the per-call capability check.
-    wire_capabilities: dict[str, Any] = dataclasses.field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "wire_capabilities", self.capabilities.to_wire())
-        object.__setattr__(self, "_answers", {})
-
-    def has(self, capability: str) -> bool:
-        """True if the server advertised ``capability``, a dotted path like
-        ``"resources.subscribe"`` (remembered: this runs before every call)."""
-        answers: dict[str, bool] = self._answers  # type: ignore[attr-defined]
-        known = answers.get(capability)
-        if known is None:
-            caps: Any = self.wire_capabilities
-            for part in capability.split("."):
-                caps = caps.get(part) if isinstance(caps, dict) else None
-            known = answers[capability] = caps not in (None, False)
-        return known
-
-
 #: Requests safe to send again after the server lost our session (auto_reinitialize).
 IDEMPOTENT_METHODS = frozenset(
     {
@@ -117,16 +86,6 @@ IDEMPOTENT_METHODS = frozenset(
         "tasks/result",
     }
 )
-
-
-class _LegacyServer(Exception):
-    """The ``server/discover`` probe says: not a 2026-era server (``late``: it said nothing
-    in time, and its answer may still come)."""
-
-    def __init__(self, reason: object, version: str, late: PendingRequest | None = None):
-        super().__init__(str(reason))
-        self.version = version
-        self.late = late
 
 
 class Subscription:
@@ -254,7 +213,7 @@ class ClientCore:
         self._install_handlers(session)
         try:
             transport.start()
-            self._negotiate(session, timeout)
+            self._apply(session, negotiate(session, self._offer(), self._wait(timeout)))
         except BaseException:
             self.close()
             raise
@@ -263,91 +222,26 @@ class ClientCore:
                 self._state = "connected"
         return self
 
-    def _negotiate(self, session: Session, timeout: float | None) -> None:
-        mode = self._protocol
-        wait = self.request_timeout if timeout is None else timeout
-        if mode == "legacy" or (mode != "auto" and versions.era_of(mode) == "legacy"):
-            self._initialize(session, timeout)
-            return
-        if mode != "auto":
-            self._discover(session, mode, wait, probe=False)
-            return
-        try:
-            self._discover(
-                session, versions.MODERN_VERSIONS[0], min(self.probe_timeout, wait), True
-            )
-        except _LegacyServer as legacy:
-            logger.debug("server/discover probe: %s; trying the handshake era", legacy)
-            try:
-                self._initialize(session, timeout)
-            except RpcError as exc:
-                # A 2026-era server too slow to start for the probe window refuses the
-                # handshake with a 2026 error; its answer to the probe is on its way.
-                if legacy.late is None or exc.code not in modern.MODERN_ERROR_CODES:
-                    raise
-                raw = session.result(legacy.late, wait)
-                result = self._parse("server/discover", DiscoverResult, raw)
-                self._adopt(session, legacy.version, result, probe=False)
-            else:
-                if legacy.late is not None:
-                    session.forget(legacy.late)
+    def _wait(self, timeout: float | None) -> float:
+        return self.request_timeout if timeout is None else timeout
 
-    def _discover(self, session: Session, version: str, timeout: float, probe: bool) -> None:
-        """Run ``server/discover``; with ``probe`` a non-2026 answer raises _LegacyServer."""
-        for attempt in range(2):
-            meta = modern.request_meta(
-                version, self._modern_capabilities(None), self.client_info.to_wire()
-            )
-            pending = session.begin("server/discover", {"_meta": meta})
-            try:
-                raw = session.result(pending, timeout)
-                result = self._parse("server/discover", DiscoverResult, raw)
-            except RpcError as exc:
-                if exc.code == modern.UNSUPPORTED_VERSION:
-                    data = exc.data if isinstance(exc.data, dict) else {}
-                    offered = data.get("supported") or []
-                    chosen = modern.choose_version(offered)
-                    if chosen is not None and attempt == 0:
-                        version = chosen
-                        continue
-                    if probe and any(v in versions.SUPPORTED for v in offered):
-                        raise _LegacyServer(exc, version) from None
-                    raise UnsupportedProtocolVersion(version, offered) from None
-                if probe and exc.code not in modern.MODERN_ERROR_CODES:
-                    raise _LegacyServer(exc, version) from None
-                raise
-            except RequestTimeout as exc:
-                if probe:  # keep listening: a slow modern server may still answer
-                    raise _LegacyServer(exc, version, late=pending) from None
-                session.forget(pending)
-                raise
-            except (TransportError, ProtocolError) as exc:
-                if probe:
-                    raise _LegacyServer(exc, version) from None
-                raise
-            self._adopt(session, version, result, probe)
-            return
+    def _offer(self) -> Offer:
+        return Offer(
+            self._protocol,
+            self._requested_version,
+            self.client_info.to_wire(),
+            self.capabilities(),
+            self.probe_timeout,
+        )
 
-    def _adopt(self, session: Session, version: str, result: DiscoverResult, probe: bool) -> None:
-        """Settle on the 2026 era with a ``server/discover`` result."""
-        chosen = (
-            version
-            if version in result.supported_versions
-            else modern.choose_version(result.supported_versions)
-        )
-        if chosen is None:
-            if probe:
-                raise _LegacyServer(
-                    f"no shared 2026-era version in {result.supported_versions}", version
-                )
-            raise UnsupportedProtocolVersion(version, result.supported_versions)
-        self._server = ServerState(
-            chosen, result.capabilities, result.server_info, result.instructions, result
-        )
-        session.transport.set_protocol_version(chosen)
-        session.transport.set_header_provider(self._param_headers)
-        # Over HTTP a 2026-era request is cancelled by closing its stream, nothing more.
-        session.cancel_on_wire = session.transport.kind != "http"
+    def _apply(self, session: Session, state: ServerState) -> None:
+        """Use what the negotiation settled."""
+        self._server = state
+        if state.era == "modern":
+            session.transport.set_protocol_version(state.protocol_version)
+            session.transport.set_header_provider(self._param_headers)
+            # Over HTTP a 2026-era request is cancelled by closing its stream, nothing more.
+            session.cancel_on_wire = session.transport.kind != "http"
 
     def _param_headers(self, message: dict[str, Any]) -> Mapping[str, str]:
         """``Mcp-Param-*`` headers of a 2026-era ``tools/call`` over HTTP (from the schema
@@ -360,27 +254,6 @@ class ClientCore:
         if tool is None or not isinstance(arguments, dict):
             return {}
         return headers.param_headers(tool.input_schema, arguments)
-
-    def _initialize(self, session: Session, timeout: float | None) -> None:
-        params = {
-            "protocolVersion": self._requested_version,
-            "capabilities": self.capabilities(),
-            "clientInfo": self.client_info.to_wire(),
-        }
-        raw = session.request(
-            "initialize",
-            params,
-            timeout=self.request_timeout if timeout is None else timeout,
-            cancellable=False,
-        )
-        result = self._parse("initialize", InitializeResult, raw)
-        if result.protocol_version not in versions.SUPPORTED:
-            raise UnsupportedProtocolVersion(result.protocol_version, versions.SUPPORTED)
-        self._server = ServerState(
-            result.protocol_version, result.capabilities, result.server_info, result.instructions
-        )
-        session.transport.set_protocol_version(result.protocol_version)
-        session.notify("notifications/initialized")
 
     def close(self) -> None:
         """Close the connection: pending calls fail with ``ConnectionClosed``, the transport
@@ -471,9 +344,7 @@ class ClientCore:
         return self._server
 
     def _modern(self) -> bool:
-        return (
-            self._server is not None and versions.era_of(self._server.protocol_version) == "modern"
-        )
+        return self._server is not None and self._server.era == "modern"
 
     def _require_era(self, era: versions.Era, what: str) -> None:
         if self.era != era:
@@ -634,7 +505,7 @@ class ClientCore:
             if self._session_generation != generation:
                 return  # another thread already did it
             logger.info("the server ended the session; initializing a new one")
-            self._initialize(session, None)
+            self._server = handshake(session, self._offer(), self.request_timeout)
             self._session_generation += 1
 
     def _request_meta(self, method: str) -> dict[str, Any]:
@@ -710,20 +581,7 @@ class ClientCore:
         on_progress: ProgressHandler | None,
     ) -> _Model:
         raw = self.request(method, params, timeout=timeout, signal=signal, on_progress=on_progress)
-        return self._parse(method, result_type, raw)
-
-    @staticmethod
-    def _parse(method: str, result_type: type[_Model], raw: Any) -> _Model:
-        try:
-            return result_type.model_validate(raw)
-        except pydantic.ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'result'}: {err['msg']}"
-                for err in exc.errors()[:5]
-            )
-            raise ProtocolError(
-                f"{method}: the server's result has the wrong shape: {problems}"
-            ) from None
+        return parse_result(method, result_type, raw)
 
     def _require(self, method: str, capability: str) -> None:
         """Raise CapabilityError unless the server advertised ``capability`` (dotted path)."""

@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, overload
 
-from ._core import ClientCore, ClientState, ServerState, Subscription
+from ._core import ClientCore, ClientState, Subscription
 from ._handlers import RootsSource
 from ._listen import ModernListen, listen_filters
+from ._negotiation import ServerState
 from ._tasks import ToolTask
 from .abort import AbortSignal
 from .errors import (

@@ -1,15 +1,18 @@
-"""Checking a tool's ``structuredContent`` against its ``outputSchema``.
+"""Checking what a server sent: results against their types, and a tool's
+``structuredContent`` against its ``outputSchema``.
 
 Uses ``jsonschema`` (the ``validation`` extra), imported only when a caller asks to validate.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
+
+import pydantic
 
 from ..errors import McpError, ProtocolError
 
-__all__ = ["OutputValidationError", "validate_structured"]
+__all__ = ["OutputValidationError", "parse_result", "validate_structured"]
 
 
 class OutputValidationError(ProtocolError):
@@ -44,3 +47,21 @@ def validate_structured(tool: str, schema: dict[str, Any], instance: Any) -> Non
         first = errors[0]
         path = "/" + "/".join(str(part) for part in first.absolute_path)
         raise OutputValidationError(tool, path if first.absolute_path else "", first.message)
+
+
+_Model = TypeVar("_Model", bound=pydantic.BaseModel)
+
+
+def parse_result(method: str, result_type: type[_Model], raw: Any) -> _Model:
+    """``raw`` as a ``result_type``; a result of the wrong shape raises :class:`ProtocolError`
+    naming the method and the fields, instead of a pydantic traceback."""
+    try:
+        return result_type.model_validate(raw)
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'result'}: {err['msg']}"
+            for err in exc.errors()[:5]
+        )
+        raise ProtocolError(
+            f"{method}: the server's result has the wrong shape: {problems}"
+        ) from None

@@ -1,0 +1,184 @@
+"""Agreeing with a server on a protocol version, and so on an era.
+
+The 2026-07-28 era starts with ``server/discover``; the handshake era (2024-11-05 ..
+2025-11-25) with ``initialize``. In ``"auto"`` mode the client probes with ``server/discover``
+and falls back to ``initialize`` on the same connection when the answer is not a 2026 one
+(CLIENT-NOTES §3.1). The outcome is a :class:`ServerState`; the client core applies it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+from ._session import PendingRequest, Session
+from .errors import (
+    ProtocolError,
+    RequestTimeout,
+    RpcError,
+    TransportError,
+    UnsupportedProtocolVersion,
+)
+from .protocol import modern, versions
+from .protocol.types import DiscoverResult, Implementation, InitializeResult, ServerCapabilities
+from .protocol.validation import parse_result
+
+__all__ = ["Offer", "ServerState", "handshake", "negotiate"]
+
+logger = logging.getLogger("mcp_sync")
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerState:
+    """What the server told us about itself, from ``initialize`` or ``server/discover``."""
+
+    protocol_version: str
+    capabilities: ServerCapabilities
+    server_info: Implementation | None
+    instructions: str | None
+    discover: DiscoverResult | None = None
+    #: ``capabilities`` as on the wire, for the per-call capability check.
+    wire_capabilities: dict[str, Any] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "wire_capabilities", self.capabilities.to_wire())
+        object.__setattr__(self, "_answers", {})
+
+    @property
+    def era(self) -> versions.Era:
+        return versions.era_of(self.protocol_version)
+
+    def has(self, capability: str) -> bool:
+        """True if the server advertised ``capability``, a dotted path like
+        ``"resources.subscribe"`` (remembered: this runs before every call)."""
+        answers: dict[str, bool] = self._answers  # type: ignore[attr-defined]
+        known = answers.get(capability)
+        if known is None:
+            caps: Any = self.wire_capabilities
+            for part in capability.split("."):
+                caps = caps.get(part) if isinstance(caps, dict) else None
+            known = answers[capability] = caps not in (None, False)
+        return known
+
+
+@dataclasses.dataclass(frozen=True)
+class Offer:
+    """What the client brings to the negotiation."""
+
+    #: ``"auto"``, ``"legacy"`` or a version to pin.
+    protocol: str
+    #: The version ``initialize`` offers.
+    handshake_version: str
+    client_info: dict[str, Any]
+    #: Capabilities declared in ``initialize``.
+    capabilities: dict[str, Any]
+    probe_timeout: float
+
+
+class _LegacyServer(Exception):
+    """The ``server/discover`` probe says: not a 2026-era server (``late``: it said nothing
+    in time, and its answer may still come)."""
+
+    def __init__(self, reason: object, version: str, late: PendingRequest | None = None):
+        super().__init__(str(reason))
+        self.version = version
+        self.late = late
+
+
+def negotiate(session: Session, offer: Offer, timeout: float) -> ServerState:
+    """Agree on a version with the server at the other end of ``session``."""
+    mode = offer.protocol
+    if mode == "legacy" or (mode != "auto" and versions.era_of(mode) == "legacy"):
+        return handshake(session, offer, timeout)
+    if mode != "auto":
+        return _discover(session, offer, mode, timeout, probe=False)
+    try:
+        probe_wait = min(offer.probe_timeout, timeout)
+        return _discover(session, offer, versions.MODERN_VERSIONS[0], probe_wait, probe=True)
+    except _LegacyServer as legacy:
+        logger.debug("server/discover probe: %s; trying the handshake era", legacy)
+        try:
+            state = handshake(session, offer, timeout)
+        except RpcError as exc:
+            # A 2026-era server too slow to start for the probe window refuses the handshake
+            # with a 2026 error; its answer to the probe is on its way.
+            if legacy.late is None or exc.code not in modern.MODERN_ERROR_CODES:
+                raise
+            raw = session.result(legacy.late, timeout)
+            result = parse_result("server/discover", DiscoverResult, raw)
+            return _adopt(legacy.version, result, probe=False)
+        if legacy.late is not None:
+            session.forget(legacy.late)
+        return state
+
+
+def handshake(session: Session, offer: Offer, timeout: float) -> ServerState:
+    """``initialize`` and ``notifications/initialized`` (the handshake era)."""
+    params = {
+        "protocolVersion": offer.handshake_version,
+        "capabilities": offer.capabilities,
+        "clientInfo": offer.client_info,
+    }
+    raw = session.request("initialize", params, timeout=timeout, cancellable=False)
+    result = parse_result("initialize", InitializeResult, raw)
+    if result.protocol_version not in versions.SUPPORTED:
+        raise UnsupportedProtocolVersion(result.protocol_version, versions.SUPPORTED)
+    session.transport.set_protocol_version(result.protocol_version)
+    session.notify("notifications/initialized")
+    return ServerState(
+        result.protocol_version, result.capabilities, result.server_info, result.instructions
+    )
+
+
+def _discover(
+    session: Session, offer: Offer, version: str, timeout: float, probe: bool
+) -> ServerState:
+    """Run ``server/discover``; with ``probe`` a non-2026 answer raises _LegacyServer."""
+    for attempt in range(2):
+        meta = modern.request_meta(version, {}, offer.client_info)
+        pending = session.begin("server/discover", {"_meta": meta})
+        try:
+            raw = session.result(pending, timeout)
+            result = parse_result("server/discover", DiscoverResult, raw)
+        except RpcError as exc:
+            if exc.code == modern.UNSUPPORTED_VERSION:
+                data = exc.data if isinstance(exc.data, dict) else {}
+                offered = data.get("supported") or []
+                chosen = modern.choose_version(offered)
+                if chosen is not None and attempt == 0:
+                    version = chosen
+                    continue
+                if probe and any(v in versions.SUPPORTED for v in offered):
+                    raise _LegacyServer(exc, version) from None
+                raise UnsupportedProtocolVersion(version, offered) from None
+            if probe and exc.code not in modern.MODERN_ERROR_CODES:
+                raise _LegacyServer(exc, version) from None
+            raise
+        except RequestTimeout as exc:
+            if probe:  # keep listening: a slow modern server may still answer
+                raise _LegacyServer(exc, version, late=pending) from None
+            session.forget(pending)
+            raise
+        except (TransportError, ProtocolError) as exc:
+            if probe:
+                raise _LegacyServer(exc, version) from None
+            raise
+        return _adopt(version, result, probe)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _adopt(version: str, result: DiscoverResult, probe: bool) -> ServerState:
+    """The 2026-era state a ``server/discover`` result gives."""
+    chosen = (
+        version
+        if version in result.supported_versions
+        else modern.choose_version(result.supported_versions)
+    )
+    if chosen is None:
+        if probe:
+            raise _LegacyServer(
+                f"no shared 2026-era version in {result.supported_versions}", version
+            )
+        raise UnsupportedProtocolVersion(version, result.supported_versions)
+    return ServerState(chosen, result.capabilities, result.server_info, result.instructions, result)
