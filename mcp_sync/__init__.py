@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from . import _repr
 from ._connect import connect
 from ._handlers import HandlerContext
+from ._version import __version__ as __version__
 from .abort import AbortController, AbortSignal
 from .client import Client, ClientState, Subscription
 from .config import ClientGroup, connect_all
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
     from .transports.http import ReconnectOptions, StreamableHttpTransport
     from .transports.sse_legacy import SseTransport
 
-__version__ = "0.1.0"
 
 __all__ = [
     "LATEST",

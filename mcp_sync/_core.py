@@ -22,6 +22,7 @@ from ._handlers import RootsSource
 from ._listen import ModernListen
 from ._negotiation import Offer, ServerState, handshake, negotiate
 from ._session import Session
+from ._version import __version__
 from .abort import AbortController, AbortSignal
 from .errors import (
     CapabilityError,
@@ -117,7 +118,7 @@ class ClientCore:
     def __init__(
         self,
         name: str = "mcp_sync",
-        version: str = "0.1.0",
+        version: str = __version__,
         *,
         title: str | None = None,
         capabilities: Mapping[str, Any] | None = None,
