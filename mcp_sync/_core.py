@@ -321,14 +321,7 @@ class ClientCore:
     ) -> DiscoverResult:
         """Ask the server again what it supports (``server/discover``, 2026 era only)."""
         self._require_era("modern", "server/discover")
-        result = self._call(
-            "server/discover",
-            None,
-            DiscoverResult,
-            timeout=timeout,
-            signal=signal,
-            on_progress=None,
-        )
+        result = self._call("server/discover", None, DiscoverResult, timeout=timeout, signal=signal)
         state = self._initialized()
         self._server = ServerState(
             state.protocol_version,
@@ -579,7 +572,7 @@ class ClientCore:
         *,
         timeout: float | None,
         signal: AbortSignal | None,
-        on_progress: ProgressHandler | None,
+        on_progress: ProgressHandler | None = None,
     ) -> _Model:
         raw = self.request(method, params, timeout=timeout, signal=signal, on_progress=on_progress)
         return parse_result(method, result_type, raw)
@@ -613,9 +606,7 @@ class ClientCore:
     ) -> _Model:
         """One page of a paginated list."""
         params = {"cursor": cursor} if cursor else None
-        return self._call(
-            method, params, result_type, timeout=timeout, signal=signal, on_progress=None
-        )
+        return self._call(method, params, result_type, timeout=timeout, signal=signal)
 
     @staticmethod
     def _headers_valid(tool: Tool) -> bool:

@@ -562,12 +562,7 @@ class Client(ClientCore):
         if context is not None:
             params["context"] = {"arguments": dict(context)}
         return self._call(
-            "completion/complete",
-            params,
-            CompleteResult,
-            timeout=timeout,
-            signal=signal,
-            on_progress=None,
+            "completion/complete", params, CompleteResult, timeout=timeout, signal=signal
         )
 
     # -- tasks (2025-11-25) -------------------------------------------------------------
@@ -577,12 +572,7 @@ class Client(ClientCore):
     ) -> GetTaskResult:
         """The current state of a task (``tasks/get``)."""
         return self._call(
-            "tasks/get",
-            {"taskId": task_id},
-            GetTaskResult,
-            timeout=timeout,
-            signal=signal,
-            on_progress=None,
+            "tasks/get", {"taskId": task_id}, GetTaskResult, timeout=timeout, signal=signal
         )
 
     def get_task_result(
@@ -590,12 +580,7 @@ class Client(ClientCore):
     ) -> CallToolResult:
         """Block until a tool task ends and return its result (``tasks/result``)."""
         return self._call(
-            "tasks/result",
-            {"taskId": task_id},
-            CallToolResult,
-            timeout=timeout,
-            signal=signal,
-            on_progress=None,
+            "tasks/result", {"taskId": task_id}, CallToolResult, timeout=timeout, signal=signal
         )
 
     def list_tasks(
@@ -611,12 +596,7 @@ class Client(ClientCore):
         """Ask the server to cancel a task (``tasks/cancel``)."""
         self._require("tasks/cancel", "tasks.cancel")
         return self._call(
-            "tasks/cancel",
-            {"taskId": task_id},
-            CancelTaskResult,
-            timeout=timeout,
-            signal=signal,
-            on_progress=None,
+            "tasks/cancel", {"taskId": task_id}, CancelTaskResult, timeout=timeout, signal=signal
         )
 
     def on_task_status(
