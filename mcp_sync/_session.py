@@ -214,6 +214,7 @@ class Session:
         # Only the main thread gets KeyboardInterrupt, and a signal does not always interrupt
         # its wait: there it waits in short slices so Ctrl-C is seen promptly.
         main_thread = threading.current_thread() is threading.main_thread()
+        error: BaseException | None
         try:
             while True:
                 remaining = pending.deadline - time.monotonic()
@@ -226,10 +227,17 @@ class Session:
                 if main_thread:
                     remaining = min(remaining, _INTERRUPT_SLICE)
                 try:
-                    error = future.exception(None if remaining == math.inf else max(remaining, 0))
+                    result = future.result(None if remaining == math.inf else max(remaining, 0))
+                    error = None
                     break
-                except FutureTimeout:
-                    continue
+                except FutureTimeout as exc:
+                    if not future.done():
+                        continue  # the wait ran out, not the request: re-read the deadline
+                    result, error = None, exc  # the request's own error is a TimeoutError
+                    break
+                except Exception as exc:
+                    result, error = None, exc
+                    break
         except KeyboardInterrupt:
             self._settle_locally(pending, Aborted("KeyboardInterrupt"), "Interrupted by the user")
             self._send_cancel(pending, cancellable)
@@ -239,7 +247,7 @@ class Session:
             self._drain_progress()
         if error is not None:
             raise error
-        return future.result()
+        return result
 
     def _drain_progress(self) -> None:
         """Let the progress callbacks queued before the answer run before the call returns,
