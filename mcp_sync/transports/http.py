@@ -46,7 +46,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 import requests
 
@@ -58,16 +57,14 @@ from ..protocol.headers import PROTOCOL_VERSION_HEADER, standard_headers
 from ..protocol.versions import era_of
 from ._http_common import (
     ERROR_BODY_LIMIT,
-    JOIN_TIMEOUT,
     JSON_TYPE,
     MIB,
     SSE_TYPE,
     Cancelled,
     Exchange,
     HttpClient,
-    Lane,
+    HttpTransportBase,
     TooLarge,
-    Workers,
     body_reader,
     content_type,
     describe_connection_error,
@@ -78,7 +75,6 @@ from ._http_common import (
     same_id,
 )
 from ._sse import EventTooLarge, SseStream
-from .base import Transport
 
 __all__ = ["ReconnectOptions", "StreamableHttpTransport", "fallback_to_sse"]
 
@@ -147,7 +143,7 @@ _Outcome = Literal["answered", "ended", "too_large"]
 # -- the transport -------------------------------------------------------------------------------
 
 
-class StreamableHttpTransport(Transport):
+class StreamableHttpTransport(HttpTransportBase):
     """The Streamable HTTP transport (protocol 2025-03-26 .. 2026-07-28), on ``requests``.
 
     ``session``: a ``requests.Session`` to use (its adapters, certificates, cookies); by default
@@ -173,27 +169,19 @@ class StreamableHttpTransport(Transport):
         reconnect: ReconnectOptions | None = None,
         connect_timeout: float = 10.0,
     ) -> None:
-        super().__init__()
-        if urlsplit(url).scheme not in ("http", "https"):
-            raise ValueError(f"not an http(s) URL: {url!r}")
-        self.url = url
-        self.headers = dict(headers or {})
+        super().__init__(
+            url,
+            headers=headers,
+            session=session,
+            auth=auth,
+            max_message_bytes=max_message_bytes,
+            connect_timeout=connect_timeout,
+            post=self._post_message,
+        )
         self.open_get_stream = open_get_stream
-        self.max_message_bytes = max_message_bytes
         self.reconnect = reconnect if reconnect is not None else ReconnectOptions()
-        self.connect_timeout = connect_timeout
         self.session_id: str | None = None
-        self._session = session
-        self._auth = auth
-        self._http: HttpClient | None = None
-        self._workers = Workers(f"mcp-sync-{self.kind}-worker")
-        self._lane = Lane(self._workers, self._post_message)
-        self._state_lock = threading.Lock()
-        self._exchanges: set[Exchange] = set()
-        self._closing = False
         self._closing_event = threading.Event()
-        self._closed_event = threading.Event()
-        self._reader: threading.Thread | None = None
         self._get_answered = threading.Event()
 
     def __repr__(self) -> str:
@@ -242,24 +230,15 @@ class StreamableHttpTransport(Transport):
                     break
 
     def close(self) -> None:
-        with self._state_lock:
-            first = not self._closing
-            self._closing = True
-            exchanges = list(self._exchanges)
-        if not first:
-            if not self._is_own_thread():
-                self._closed_event.wait(JOIN_TIMEOUT)
+        exchanges = self._begin_closing()
+        if exchanges is None:
+            self._wait_closed()
             return
         self._closing_event.set()
         for exchange in exchanges:
-            exchange.cancel()
+            exchange.cancel()  # before the DELETE: no reader waits behind it
         self._delete_session()
-        self._workers.shutdown(JOIN_TIMEOUT)
-        reader = self._reader
-        if reader is not None and reader is not threading.current_thread():
-            reader.join(JOIN_TIMEOUT)
-        if self._http is not None:
-            self._http.close()
+        self._release(exchanges)
         self._closed_event.set()
         self._fire_close(None)
 
@@ -309,23 +288,6 @@ class StreamableHttpTransport(Transport):
         return _merge(headers, protocol)
 
     # -- helpers --------------------------------------------------------------------------
-
-    def _is_own_thread(self) -> bool:
-        name = threading.current_thread().name
-        return name.startswith(f"mcp-sync-{self.kind}-")
-
-    def _new_exchange(self) -> Exchange:
-        exchange = Exchange()
-        with self._state_lock:
-            if self._closing:
-                raise ConnectionClosed(f"HTTP transport to {self.url} is closed")
-            self._exchanges.add(exchange)
-        return exchange
-
-    def _forget(self, exchange: Exchange) -> None:
-        exchange.release()
-        with self._state_lock:
-            self._exchanges.discard(exchange)
 
     def _headers(self, accept: str) -> dict[str, str]:
         """Headers of a GET or DELETE (handshake era only)."""

@@ -24,13 +24,11 @@ from ..errors import ConnectionClosed, HttpError, McpError, TransportError
 from ..protocol import jsonrpc
 from ._http_common import (
     ERROR_BODY_LIMIT,
-    JOIN_TIMEOUT,
     MIB,
     Cancelled,
     Exchange,
     HttpClient,
-    Lane,
-    Workers,
+    HttpTransportBase,
     body_reader,
     content_type,
     describe_connection_error,
@@ -38,7 +36,6 @@ from ._http_common import (
     read_limited,
 )
 from ._sse import EventTooLarge, SseStream
-from .base import Transport
 
 __all__ = ["SseTransport"]
 
@@ -52,7 +49,7 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     return scheme, (parts.hostname or "").lower(), port
 
 
-class SseTransport(Transport):
+class SseTransport(HttpTransportBase):
     """The HTTP+SSE transport of protocol 2024-11-05.
 
     Arguments as for :class:`~mcp_sync.transports.http.StreamableHttpTransport`;
@@ -71,27 +68,19 @@ class SseTransport(Transport):
         max_message_bytes: int = 16 * MIB,
         connect_timeout: float = 10.0,
     ) -> None:
-        super().__init__()
-        if urlsplit(url).scheme not in ("http", "https"):
-            raise ValueError(f"not an http(s) URL: {url!r}")
-        self.url = url
-        self.headers = dict(headers or {})
-        self.max_message_bytes = max_message_bytes
-        self.connect_timeout = connect_timeout
+        super().__init__(
+            url,
+            headers=headers,
+            session=session,
+            auth=auth,
+            max_message_bytes=max_message_bytes,
+            connect_timeout=connect_timeout,
+            post=self._post,
+        )
         #: The URL messages are POSTed to, from the ``endpoint`` event.
         self.endpoint: str | None = None
-        self._session = session
-        self._auth = auth
-        self._http: HttpClient | None = None
-        self._workers = Workers(f"mcp-sync-{self.kind}-worker")
-        self._lane = Lane(self._workers, self._post)
-        self._state_lock = threading.Lock()
-        self._exchanges: set[Exchange] = set()
-        self._closing = False
-        self._closed_event = threading.Event()
         self._ready = threading.Event()
         self._start_error: McpError | None = None
-        self._reader: threading.Thread | None = None
 
     def __repr__(self) -> str:
         return f"<SseTransport {self.url}>"
@@ -107,7 +96,9 @@ class SseTransport(Transport):
         )
         stream_exchange = self._new_exchange()
         self._reader = threading.Thread(
-            target=self._read, args=(stream_exchange,), name=f"mcp-sync-{self.kind}-reader",
+            target=self._read,
+            args=(stream_exchange,),
+            name=f"mcp-sync-{self.kind}-reader",
             daemon=True,
         )
         self._reader.start()
@@ -131,8 +122,7 @@ class SseTransport(Transport):
 
     def close(self) -> None:
         if not self._stop():
-            if not threading.current_thread().name.startswith(f"mcp-sync-{self.kind}-"):
-                self._closed_event.wait(JOIN_TIMEOUT)
+            self._wait_closed()
             return
         self._fire_close(None)
 
@@ -140,34 +130,12 @@ class SseTransport(Transport):
 
     def _stop(self) -> bool:
         """Release and join everything; False if another call already did."""
-        with self._state_lock:
-            if self._closing:
-                return False
-            self._closing = True
-            exchanges = list(self._exchanges)
-        for exchange in exchanges:
-            exchange.cancel()
-        self._workers.shutdown(JOIN_TIMEOUT)
-        reader = self._reader
-        if reader is not None and reader is not threading.current_thread():
-            reader.join(JOIN_TIMEOUT)
-        if self._http is not None:
-            self._http.close()
+        exchanges = self._begin_closing()
+        if exchanges is None:
+            return False
+        self._release(exchanges)
         self._closed_event.set()
         return True
-
-    def _new_exchange(self) -> Exchange:
-        exchange = Exchange()
-        with self._state_lock:
-            if self._closing:
-                raise ConnectionClosed(f"SSE transport to {self.url} is closed")
-            self._exchanges.add(exchange)
-        return exchange
-
-    def _forget(self, exchange: Exchange) -> None:
-        exchange.release()
-        with self._state_lock:
-            self._exchanges.discard(exchange)
 
     def _describe(self, exc: BaseException) -> str:
         return describe_connection_error(exc, self.url, self.connect_timeout)

