@@ -698,6 +698,17 @@ class HttpTransportBase(Transport):
         self._closed_event = threading.Event()
         self._reader: threading.Thread | None = None
 
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.url}>"
+
+    def _open_client(self) -> None:
+        """Make the HTTP client (once: a transport starts once)."""
+        if self._http is not None:
+            raise RuntimeError("transport already started")
+        self._http = HttpClient(
+            self.url, session=self._session, auth=self._auth, connect_timeout=self.connect_timeout
+        )
+
     def _is_own_thread(self) -> bool:
         return threading.current_thread().name.startswith(f"mcp-sync-{self.kind}-")
 

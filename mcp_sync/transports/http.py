@@ -184,18 +184,11 @@ class StreamableHttpTransport(HttpTransportBase):
         self._closing_event = threading.Event()
         self._get_answered = threading.Event()
 
-    def __repr__(self) -> str:
-        return f"<StreamableHttpTransport {self.url}>"
-
     # -- the contract ---------------------------------------------------------------------
 
     def start(self) -> None:
         """Prepare the session. Nothing is sent until the first message (``initialize``)."""
-        if self._http is not None:
-            raise RuntimeError("transport already started")
-        self._http = HttpClient(
-            self.url, session=self._session, auth=self._auth, connect_timeout=self.connect_timeout
-        )
+        self._open_client()
 
     def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
         if self._closing:

@@ -27,7 +27,6 @@ from ._http_common import (
     MIB,
     Cancelled,
     Exchange,
-    HttpClient,
     HttpTransportBase,
     body_reader,
     content_type,
@@ -82,18 +81,11 @@ class SseTransport(HttpTransportBase):
         self._ready = threading.Event()
         self._start_error: McpError | None = None
 
-    def __repr__(self) -> str:
-        return f"<SseTransport {self.url}>"
-
     # -- the contract ---------------------------------------------------------------------
 
     def start(self) -> None:
         """GET the stream and wait for the ``endpoint`` event (at most ``connect_timeout``)."""
-        if self._http is not None:
-            raise RuntimeError("transport already started")
-        self._http = HttpClient(
-            self.url, session=self._session, auth=self._auth, connect_timeout=self.connect_timeout
-        )
+        self._open_client()
         stream_exchange = self._new_exchange()
         self._reader = threading.Thread(
             target=self._read,
