@@ -27,6 +27,21 @@ def modern_server(**kwargs):
     return MockServer(eras=("modern",), instructions="hi", **kwargs)
 
 
+def serve_listen(server):
+    """Answer subscriptions/listen as a 2026 server on a stream does: acknowledge, keep it open.
+    Returns {listen request id: its filters}, in arrival order."""
+    listens = {}
+
+    def listen(params, ctx):
+        listens[ctx.request_id] = params["notifications"]
+        server.notify("notifications/subscriptions/acknowledged",
+                      {"_meta": {SUB: ctx.request_id}, "notifications": params["notifications"]})
+        return NO_REPLY
+
+    server.handle("subscriptions/listen", listen)
+    return listens
+
+
 def test_auto_probes_with_discover_and_goes_modern():
     server = modern_server()
     client = server.connect(Client("me", "1.0"))
@@ -232,15 +247,7 @@ def test_server_missing_capability_error_is_typed():
 
 def test_listen_over_a_stream_transport_demultiplexes_by_subscription_id():
     server = modern_server()
-    listens = {}
-
-    def listen(params, ctx):
-        listens[ctx.request_id] = params["notifications"]
-        server.notify("notifications/subscriptions/acknowledged",
-                      {"_meta": {SUB: ctx.request_id}, "notifications": params["notifications"]})
-        return NO_REPLY
-
-    server.handle("subscriptions/listen", listen)
+    listens = serve_listen(server)
     client = server.connect(Client())
     try:
         seen, other = [], []
@@ -361,27 +368,20 @@ def test_a_dropped_listen_stream_is_listened_again():
     from mcp_sync import TransportError
 
     server = modern_server()
-    listens = []
-
-    def listen(params, ctx):
-        listens.append(ctx.request_id)
-        server.notify("notifications/subscriptions/acknowledged",
-                      {"_meta": {SUB: ctx.request_id}, "notifications": params["notifications"]})
-        return NO_REPLY
-
-    server.handle("subscriptions/listen", listen)
+    listens = serve_listen(server)
     client = server.connect(Client())
     try:
         seen = []
         sub = client.listen(tools_list_changed=True, callback=seen.append)
         # the HTTP transport reports a dropped response stream as an error for that request
         server.client_transport.emit_error(
-            TransportError("response stream failed: reset", request_id=listens[0]))
+            TransportError("response stream failed: reset", request_id=list(listens)[0]))
         wait_until(lambda: len(listens) == 2)
-        server.notify("notifications/tools/list_changed", {"_meta": {SUB: listens[1]}})
+        second = list(listens)[1]
+        server.notify("notifications/tools/list_changed", {"_meta": {SUB: second}})
         wait_until(lambda: seen)
         sub.cancel()
         cancel = server.wait_for("notifications/cancelled")
-        assert cancel["params"]["requestId"] == listens[1]
+        assert cancel["params"]["requestId"] == second
     finally:
         client.close()
