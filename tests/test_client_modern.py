@@ -375,7 +375,7 @@ def test_a_dropped_listen_stream_is_listened_again():
         sub = client.listen(tools_list_changed=True, callback=seen.append)
         # the HTTP transport reports a dropped response stream as an error for that request
         server.client_transport.emit_error(
-            TransportError("response stream failed: reset", request_id=list(listens)[0]))
+            TransportError("response stream failed: reset", request_id=next(iter(listens))))
         wait_until(lambda: len(listens) == 2)
         second = list(listens)[1]
         server.notify("notifications/tools/list_changed", {"_meta": {SUB: second}})
