@@ -338,7 +338,8 @@ class ClientCore:
         return self._server
 
     def _modern(self) -> bool:
-        return self._server is not None and self._server.era == "modern"
+        server = self._server
+        return server is not None and server.era == "modern"
 
     def _require_era(self, era: versions.Era, what: str) -> None:
         if self.era != era:
@@ -440,6 +441,18 @@ class ClientCore:
     ) -> Any:
         """Send any request and return its raw result (a dict). For methods the typed API
         does not cover."""
+        body = dict(params) if params is not None else None
+        return self._request(method, body, timeout, signal, on_progress)
+
+    def _request(
+        self,
+        method: str,
+        body: dict[str, Any] | None,
+        timeout: float | None,
+        signal: AbortSignal | None,
+        on_progress: ProgressHandler | None,
+    ) -> Any:
+        """:meth:`request` with a ``body`` the caller made for this call (it is not copied)."""
         session = self._connected_session()
         progress = None
         if on_progress is not None:
@@ -449,7 +462,6 @@ class ClientCore:
                 user(ProgressNotificationParams.from_wire(raw))
 
         wait = self.request_timeout if timeout is None else timeout
-        body = dict(params) if params is not None else None
 
         def send(params: dict[str, Any] | None) -> Any:
             return session.request(
@@ -567,14 +579,15 @@ class ClientCore:
     def _call(
         self,
         method: str,
-        params: Mapping[str, Any] | None,
+        params: dict[str, Any] | None,
         result_type: type[_Model],
         *,
         timeout: float | None,
         signal: AbortSignal | None,
         on_progress: ProgressHandler | None = None,
     ) -> _Model:
-        raw = self.request(method, params, timeout=timeout, signal=signal, on_progress=on_progress)
+        """A typed request; ``params`` is made by the caller for this call (not copied)."""
+        raw = self._request(method, params, timeout, signal, on_progress)
         return parse_result(method, result_type, raw)
 
     def _require(self, method: str, capability: str) -> None:

@@ -38,21 +38,21 @@ class ServerState:
     server_info: Implementation | None
     instructions: str | None
     discover: DiscoverResult | None = None
+    #: The era of ``protocol_version`` (read on every call).
+    era: versions.Era = dataclasses.field(init=False, compare=False)
     #: ``capabilities`` as on the wire, for the per-call capability check.
     wire_capabilities: dict[str, Any] = dataclasses.field(init=False, repr=False, compare=False)
+    _answers: dict[str, bool] = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "era", versions.era_of(self.protocol_version))
         object.__setattr__(self, "wire_capabilities", self.capabilities.to_wire())
         object.__setattr__(self, "_answers", {})
-
-    @property
-    def era(self) -> versions.Era:
-        return versions.era_of(self.protocol_version)
 
     def has(self, capability: str) -> bool:
         """True if the server advertised ``capability``, a dotted path like
         ``"resources.subscribe"`` (remembered: this runs before every call)."""
-        answers: dict[str, bool] = self._answers  # type: ignore[attr-defined]
+        answers = self._answers
         known = answers.get(capability)
         if known is None:
             caps: Any = self.wire_capabilities

@@ -71,7 +71,7 @@ class _Pending:
         "max_total",
         "method",
         "on_progress",
-        "send_control",
+        "send_signal",
         "timeout",
         "total_deadline",
     )
@@ -96,7 +96,8 @@ class _Pending:
         else:
             self.total_deadline = self.deadline = math.inf
         self.on_progress = on_progress
-        self.send_control = AbortController()
+        #: Fires when the request settles: the transport may let go of it (an HTTP stream).
+        self.send_signal = AbortSignal()
         self.cancel_reason: str | None = None
 
 
@@ -169,7 +170,8 @@ class Session:
 
         For long-lived requests (``subscriptions/listen``); end one with :meth:`cancel`.
         """
-        self._check_open()
+        if self._closed:
+            raise self.closed_error()
         request_id = next(self._ids)
         pending = _Pending(request_id, method, timeout, max_total_timeout, on_progress)
         if on_progress is not None:
@@ -179,9 +181,7 @@ class Session:
             params["_meta"] = meta
         self._pending[request_id] = pending
         try:
-            self.transport.send(
-                jsonrpc.request(request_id, method, params), pending.send_control.signal
-            )
+            self.transport.send(jsonrpc.request(request_id, method, params), pending.send_signal)
         except BaseException as exc:
             self._settle(pending, error=exc)
             raise
@@ -242,7 +242,8 @@ class Session:
             self._settle_locally(pending, Aborted("KeyboardInterrupt"), "Interrupted by the user")
             self._send_cancel(pending, cancellable)
             raise
-        self._send_cancel(pending, cancellable)
+        if pending.cancel_reason is not None:
+            self._send_cancel(pending, cancellable)
         if pending.on_progress is not None:
             self._drain_progress()
         if error is not None:
@@ -284,7 +285,7 @@ class Session:
             return False
         # Release the transport's hold on the request (an HTTP stream) before waking the
         # caller, so the reader thread gives up the GIL sooner.
-        pending.send_control.abort("settled")
+        pending.send_signal._abort("settled")
         if error is not None:
             pending.future.set_exception(error)
         else:
@@ -295,6 +296,20 @@ class Session:
 
     def _on_message(self, raw: Any) -> None:
         if isinstance(raw, dict):
+            # The hot path, checked as strictly as jsonrpc.parse does: a success response to
+            # one of our requests (our ids are ints) settles it without building a Response.
+            request_id = raw.get("id")
+            if (
+                type(request_id) is int
+                and "result" in raw
+                and "method" not in raw
+                and "error" not in raw
+                and raw.get("jsonrpc") == "2.0"
+            ):
+                pending = self._pending.get(request_id)
+                if pending is not None:
+                    self._settle(pending, result=raw["result"])
+                    return
             try:
                 self._handle(jsonrpc.parse(raw))
             except InvalidMessage as exc:

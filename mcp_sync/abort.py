@@ -11,7 +11,6 @@ that call raise :class:`~mcp_sync.errors.Aborted` and cancel the request on the 
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Callable, Iterable
 
@@ -21,19 +20,22 @@ __all__ = ["AbortController", "AbortSignal"]
 
 _Callback = Callable[[object], None]
 
+#: Guards every signal's state. Its holders only flip a flag or touch a list, never call out,
+#: so one lock for all signals costs less than a lock made for each request's signal.
+_state_lock = threading.Lock()
+
 
 class AbortSignal:
     """Tells whether an operation should stop, and why. Read-only for its consumers."""
 
-    __slots__ = ("_aborted", "_callbacks", "_event", "_lock", "_reason")
+    __slots__ = ("_aborted", "_callbacks", "_event", "_reason")
 
     def __init__(self) -> None:
-        # Every request has a signal; an Event (a Condition and its locks) is made only for
-        # someone who waits on it.
+        # Every request has a signal, so making one allocates nothing: the Event (a Condition
+        # and its locks) is made only for someone who waits, the list for someone who listens.
         self._aborted = False
         self._event: threading.Event | None = None
-        self._lock = threading.Lock()
-        self._callbacks: list[_Callback] = []
+        self._callbacks: list[_Callback] | None = None
         self._reason: object = None
 
     @property
@@ -48,7 +50,7 @@ class AbortSignal:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until aborted or ``timeout`` seconds pass; return ``aborted``."""
-        with self._lock:
+        with _state_lock:
             if self._aborted:
                 return True
             if self._event is None:
@@ -67,29 +69,34 @@ class AbortSignal:
         Returns a function that removes the callback. Callbacks run on the aborting thread and
         must be quick.
         """
-        with self._lock:
+        with _state_lock:
             if not self._aborted:
+                if self._callbacks is None:
+                    self._callbacks = []
                 self._callbacks.append(callback)
                 return lambda: self._remove(callback)
         callback(self._reason)
         return lambda: None
 
     def _remove(self, callback: _Callback) -> None:
-        with self._lock, contextlib.suppress(ValueError):
-            self._callbacks.remove(callback)
+        with _state_lock:
+            callbacks = self._callbacks
+            if callbacks is not None and callback in callbacks:
+                callbacks.remove(callback)
 
     def _abort(self, reason: object) -> bool:
-        with self._lock:
+        with _state_lock:
             if self._aborted:
                 return False
             self._reason = reason
             self._aborted = True
             event = self._event
-            callbacks, self._callbacks = self._callbacks, []
+            callbacks, self._callbacks = self._callbacks, None
         if event is not None:
             event.set()
-        for callback in callbacks:
-            callback(reason)
+        if callbacks:
+            for callback in callbacks:
+                callback(reason)
         return True
 
     @staticmethod

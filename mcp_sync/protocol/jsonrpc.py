@@ -199,10 +199,16 @@ def encode(message: Any) -> bytes:
     return _encoder.encode(message).encode("utf-8")
 
 
+_decode_text = json.JSONDecoder().decode
+
+
 def decode(data: bytes | str) -> Any:
-    """Decode one JSON text; raise :class:`ProtocolError` naming the problem if it is not JSON."""
+    """Decode one JSON text (UTF-8 when bytes, as MCP requires); raise :class:`ProtocolError`
+    naming the problem if it is not JSON."""
     try:
-        return json.loads(data)
+        # Decoding the UTF-8 here and parsing the str skips json.loads's encoding sniffing,
+        # a third of a small message's parse.
+        return _decode_text(data.decode() if isinstance(data, bytes) else data)
     except (ValueError, RecursionError) as exc:
         shown = data[:200] if isinstance(data, (bytes, str)) else data
         raise ProtocolError(f"invalid JSON ({exc}): {shown!r}") from None

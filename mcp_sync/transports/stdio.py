@@ -307,16 +307,22 @@ class LineTransport(Transport):
         poller.register(wake, _POLLIN)
         pending = bytearray()  # the start of a line split across chunks
         discarding = False  # inside an over-long line
+        drained = False  # the last read left the pipe empty (as far as we know)
         while True:
-            try:
-                chunk = read(fd, _CHUNK)
-            except BlockingIOError:
+            if drained:
+                # Wait first: a read now would most likely fail with EAGAIN, and an
+                # exception and a wasted syscall per message show in the latency.
                 for ready, _ in poller.poll():
                     if ready == wake:
                         return _WOKEN
+            try:
+                chunk = read(fd, _CHUNK)
+            except BlockingIOError:
+                drained = True
                 continue
             except OSError as exc:
                 return exc
+            drained = len(chunk) < _CHUNK
             if not chunk:
                 if pending:
                     self._report(

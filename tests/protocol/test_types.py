@@ -131,6 +131,17 @@ def test_constructed_results_send_required_defaults() -> None:
     }
 
 
+def test_defaults_that_must_be_sent_are_sent_at_any_depth() -> None:
+    # read from the wire without them, then written: lists of models inside models
+    result = t.GetPromptResult.from_wire({"messages": [{"role": "user", "content": {"type": "x"}}]})
+    result.messages.append(t.PromptMessage(role="user", content=t.TextContent(text="hi")))
+    assert result.to_wire()["messages"][1] == {
+        "role": "user",
+        "content": {"type": "text", "text": "hi"},
+    }
+    assert t.CallToolResult.from_wire({}).to_wire() == {"content": []}
+
+
 def test_assignment_after_construction_is_sent() -> None:
     tool = t.Tool(name="x")
     tool.title = "X"

@@ -9,6 +9,8 @@ and required fields that have a lenient default, such as ``CallToolResult.conten
 
 from __future__ import annotations
 
+import functools
+import typing
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,12 +46,6 @@ class McpModel(BaseModel):
     #: Fields written by :meth:`to_wire` even when they were left at their default.
     _always_sent: ClassVar[frozenset[str]] = frozenset()
 
-    def model_post_init(self, context: Any, /) -> None:
-        # exclude_unset drops defaults; discriminators and required-with-default fields must
-        # still go on the wire, so they count as set on every instance.
-        if self._always_sent:
-            self.__pydantic_fields_set__.update(self._always_sent)
-
     @classmethod
     def from_wire(cls, obj: Any) -> Self:
         """Validate a JSON value received from the peer (raises ``pydantic.ValidationError``)."""
@@ -57,7 +53,39 @@ class McpModel(BaseModel):
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready dict for this value, with wire (camelCase) keys."""
+        # exclude_unset drops defaults; discriminators and required-with-default fields must
+        # still go on the wire, so they are marked set here, when writing, rather than on
+        # every instance made: results are read far more often than anything is written.
+        _mark_always_sent(self)
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def _mark_always_sent(value: Any) -> None:
+    """Count each model's ``_always_sent`` fields as set, through nested models and containers
+    (only fields whose type can hold a model are entered: a big ``Any`` payload is not)."""
+    if isinstance(value, McpModel):
+        if value._always_sent:
+            value.__pydantic_fields_set__.update(value._always_sent)
+        for name in _model_fields(type(value)):
+            if name in value.__pydantic_fields_set__:
+                _mark_always_sent(getattr(value, name))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _mark_always_sent(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _mark_always_sent(item)
+
+
+@functools.cache
+def _model_fields(cls: type[McpModel]) -> tuple[str, ...]:
+    return tuple(name for name, info in cls.model_fields.items() if _holds_models(info.annotation))
+
+
+def _holds_models(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_holds_models(arg) for arg in typing.get_args(annotation))
 
 
 class MetaModel(McpModel):
