@@ -112,6 +112,15 @@ class Subscription:
         self.cancel()
 
 
+def _typed_progress(user: ProgressHandler) -> Callable[[dict[str, Any]], None]:
+    """Adapt a user's progress handler to the raw params the session hands over."""
+
+    def progress(raw: dict[str, Any]) -> None:
+        user(ProgressNotificationParams.from_wire(raw))
+
+    return progress
+
+
 class ClientCore:
     """State and plumbing shared by every client method; use :class:`~mcp_sync.Client`."""
 
@@ -454,36 +463,57 @@ class ClientCore:
     ) -> Any:
         """:meth:`request` with a ``body`` the caller made for this call (it is not copied)."""
         session = self._connected_session()
-        progress = None
-        if on_progress is not None:
-            user = on_progress
-
-            def progress(raw: dict[str, Any]) -> None:
-                user(ProgressNotificationParams.from_wire(raw))
-
+        progress = None if on_progress is None else _typed_progress(on_progress)
         wait = self.request_timeout if timeout is None else timeout
-
-        def send(params: dict[str, Any] | None) -> Any:
+        if self._modern():
+            return self._modern_request(session, method, body, wait, signal, progress)
+        generation = self._session_generation
+        try:
+            # self._send(...) spelled out: every legacy-era call comes this way
             return session.request(
                 method,
-                params,
+                body,
                 timeout=wait,
                 max_total_timeout=self.max_total_timeout,
                 signal=signal,
                 on_progress=progress,
             )
+        except SessionExpired:
+            if not self.auto_reinitialize:
+                raise
+            self._reinitialize(session, generation)
+            if method not in IDEMPOTENT_METHODS:
+                raise  # it may have run: the caller decides whether to send it again
+        return self._send(session, method, body, wait, signal, progress)
 
-        if not self._modern():
-            generation = self._session_generation
-            try:
-                return send(body)
-            except SessionExpired:
-                if not self.auto_reinitialize:
-                    raise
-                self._reinitialize(session, generation)
-                if method not in IDEMPOTENT_METHODS:
-                    raise  # it may have run: the caller decides whether to send it again
-            return send(body)
+    def _send(
+        self,
+        session: Session,
+        method: str,
+        body: dict[str, Any] | None,
+        wait: float,
+        signal: AbortSignal | None,
+        progress: Callable[[dict[str, Any]], None] | None,
+    ) -> Any:
+        return session.request(
+            method,
+            body,
+            timeout=wait,
+            max_total_timeout=self.max_total_timeout,
+            signal=signal,
+            on_progress=progress,
+        )
+
+    def _modern_request(
+        self,
+        session: Session,
+        method: str,
+        body: dict[str, Any] | None,
+        wait: float,
+        signal: AbortSignal | None,
+        progress: Callable[[dict[str, Any]], None] | None,
+    ) -> Any:
+        """A 2026 request: per-request ``_meta``, the cache, ``input_required`` rounds."""
         cache = self._cache
         if cache is not None:
             cached = cache.get(method, body)
@@ -492,7 +522,7 @@ class ClientCore:
         key_params = body
         body = modern.with_meta(body, self._request_meta(method))
         for _ in range(self.max_input_rounds + 1):
-            raw = send(body)
+            raw = self._send(session, method, body, wait, signal, progress)
             self._note_server_info(raw)
             if modern.result_type(raw) == "complete":
                 if cache is not None:

@@ -91,8 +91,9 @@ class _Pending:
         self.max_total = max_total_timeout
         if timeout or max_total_timeout:
             now = time.monotonic()
-            self.total_deadline = now + max_total_timeout if max_total_timeout else math.inf
-            self.deadline = min(now + timeout if timeout else math.inf, self.total_deadline)
+            total = self.total_deadline = now + max_total_timeout if max_total_timeout else math.inf
+            deadline = now + timeout if timeout else math.inf
+            self.deadline = deadline if deadline < total else total
         else:
             self.total_deadline = self.deadline = math.inf
         self.on_progress = on_progress
@@ -122,6 +123,9 @@ class Session:
         self._listeners: dict[str | None, tuple[NotificationListener, ...]] = {}
         self._error_listeners: tuple[Callable[[BaseException], None], ...] = ()
         self._lock = threading.Lock()
+        # A session does not outlive a fork (the client refuses calls after one), so the
+        # main thread it waits on never changes.
+        self._main_ident = threading.main_thread().ident
         self._close_cause: BaseException | None = None
         self._closed = False
         self._removers = [
@@ -181,7 +185,10 @@ class Session:
             params["_meta"] = meta
         self._pending[request_id] = pending
         try:
-            self.transport.send(jsonrpc.request(request_id, method, params), pending.send_signal)
+            message = {"jsonrpc": "2.0", "id": request_id, "method": method}
+            if params is not None:
+                message["params"] = params
+            self.transport.send(message, pending.send_signal)
         except BaseException as exc:
             self._settle(pending, error=exc)
             raise
@@ -213,7 +220,7 @@ class Session:
         future = pending.future
         # Only the main thread gets KeyboardInterrupt, and a signal does not always interrupt
         # its wait: there it waits in short slices so Ctrl-C is seen promptly.
-        main_thread = threading.current_thread() is threading.main_thread()
+        longest = _INTERRUPT_SLICE if threading.get_ident() == self._main_ident else math.inf
         error: BaseException | None
         try:
             while True:
@@ -224,10 +231,11 @@ class Session:
                     self._settle_locally(
                         pending, RequestTimeout(pending.method, limit or 0.0), "Request timed out"
                     )
-                if main_thread:
-                    remaining = min(remaining, _INTERRUPT_SLICE)
+                    remaining = 0
+                elif remaining > longest:
+                    remaining = longest
                 try:
-                    result = future.result(None if remaining == math.inf else max(remaining, 0))
+                    result = future.result(None if remaining == math.inf else remaining)
                     error = None
                     break
                 except FutureTimeout as exc:
