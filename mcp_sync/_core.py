@@ -465,7 +465,8 @@ class ClientCore:
         session = self._connected_session()
         progress = None if on_progress is None else _typed_progress(on_progress)
         wait = self.request_timeout if timeout is None else timeout
-        if self._modern():
+        server = self._server
+        if server is not None and server.era == "modern":  # self._modern(), inlined
             return self._modern_request(session, method, body, wait, signal, progress)
         generation = self._session_generation
         try:
