@@ -61,3 +61,17 @@ def test_quick_bench_prints_every_row(tmp_path: Path) -> None:
     for row in ROWS:
         assert row in printed, f"missing row {row!r}\n{printed}"
     assert all((tmp_path / f"{n}.json").stat().st_size > 0 for n in range(2))
+
+
+@pytest.mark.timeout(60)
+def test_layers_prints_every_way() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.layers", "--rounds", "2", "--calls", "5"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    for way in ("raw floor", "raw + typed result", "client.request", "client.call_tool"):
+        assert way in run.stdout, run.stdout
