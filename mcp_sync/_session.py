@@ -174,8 +174,7 @@ class Session:
 
         For long-lived requests (``subscriptions/listen``); end one with :meth:`cancel`.
         """
-        if self._closed:
-            raise self.closed_error()
+        self._check_open()
         request_id = next(self._ids)
         pending = _Pending(request_id, method, timeout, max_total_timeout, on_progress)
         if on_progress is not None:
@@ -185,10 +184,7 @@ class Session:
             params["_meta"] = meta
         self._pending[request_id] = pending
         try:
-            message = {"jsonrpc": "2.0", "id": request_id, "method": method}
-            if params is not None:
-                message["params"] = params
-            self.transport.send(message, pending.send_signal)
+            self.transport.send(jsonrpc.request(request_id, method, params), pending.send_signal)
         except BaseException as exc:
             self._settle(pending, error=exc)
             raise
