@@ -470,15 +470,7 @@ class ClientCore:
             return self._modern_request(session, method, body, wait, signal, progress)
         generation = self._session_generation
         try:
-            # self._send(...) spelled out: every legacy-era call comes this way
-            return session.request(
-                method,
-                body,
-                timeout=wait,
-                max_total_timeout=self.max_total_timeout,
-                signal=signal,
-                on_progress=progress,
-            )
+            return self._send(session, method, body, wait, signal, progress)
         except SessionExpired:
             if not self.auto_reinitialize:
                 raise
