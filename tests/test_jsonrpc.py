@@ -89,3 +89,37 @@ def test_encode_is_compact_utf8_on_one_line():
 def test_decode_errors_are_protocol_errors():
     with pytest.raises(ProtocolError, match="invalid JSON"):
         jsonrpc.decode(b"{nope")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b'{"a":1}', b'{"a":1}\n', b'{"a":1}\r\n', b' \t{"a":1} \n', b'\xef\xbb\xbf{"a":1}', '{"a":1}'],
+)
+def test_decode_takes_json_whitespace_and_a_byte_order_mark(text):
+    assert jsonrpc.decode(text) == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (b'{"a":1} x', "Extra data"),
+        (b'{"a":1}{}', "Extra data"),
+        (b'{"a":1}\x0b', "Extra data"),  # not JSON whitespace
+        (b"", "Expecting value"),
+        (b"\xff{}", "can't decode byte 0xff"),
+    ],
+)
+def test_decode_names_what_is_wrong(text, problem):
+    with pytest.raises(ProtocolError, match=problem):
+        jsonrpc.decode(text)
+
+
+def test_encode_refuses_what_json_cannot_hold():
+    circular: dict = {}
+    circular["self"] = circular
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        jsonrpc.encode({"when": object()})
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        jsonrpc.encode({"x": float("inf")})
+    with pytest.raises(ValueError, match="circular"):
+        jsonrpc.encode(circular)

@@ -254,7 +254,8 @@ def decode(data: bytes | str) -> Any:
         try:
             value, end = _scan_once(text, 0)
         except StopIteration:
-            return _decoder.decode(text)
+            # RFC 8259 lets a parser ignore a byte order mark, and json.loads(bytes) did
+            return _decoder.decode(text[1:] if text.startswith("\ufeff") else text)
         if end != len(text) and text[end:].strip(_JSON_SPACE):
             return _decoder.decode(text)
         return value
