@@ -277,12 +277,14 @@ def test_pooled_connection_reset_is_retried_once_on_a_fresh_connection(make) -> 
 
 def test_already_aborted_signal_sends_nothing(make) -> None:
     with FaultServer(standard) as server:
-        transport, _inbox = make(server.url, open_get_stream=False)
+        transport, inbox = make(server.url, open_get_stream=False)
         controller = AbortController()
         controller.abort("too late")
-        transport.send(INIT, controller.signal)
-        time.sleep(0.1)
-        assert server.requests == []
+        transport.send(call(7), controller.signal)
+        transport.send(INIT)  # sent after it: once this is answered, the first was not sent
+        inbox.response(1)
+        sent = [(r.method, (r.json or {}).get("method")) for r in server.requests]
+        assert sent == [("POST", "initialize")]
 
 
 def test_sequential_post_latency_has_no_nagle_delay(make) -> None:
