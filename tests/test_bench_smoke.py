@@ -75,3 +75,16 @@ def test_layers_prints_every_way() -> None:
     assert run.returncode == 0, run.stderr[-3000:]
     for way in ("raw floor", "raw + typed result", "client.request", "client.call_tool"):
         assert way in run.stdout, run.stdout
+
+
+@pytest.mark.parametrize("way", ["floor", "request", "call_tool", "typed_result"])
+def test_instruction_count_ways_run(way: str) -> None:
+    # what valgrind runs for `python -m bench.instructions` (valgrind itself is not needed)
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.instructions", way, "20"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]

@@ -1,0 +1,143 @@
+"""``python -m bench.instructions``: instructions per call, layer by layer, under valgrind.
+
+Time on a shared 2-core machine wanders by +-10% from run to run; the number of instructions a
+call executes does not. Each way below makes its calls against a transport that answers at
+once, in-process, with a canned response (no pipe, no thread hand-off), so what is counted is
+the client's own work:
+
+- ``floor``: what the raw floor does (``json`` encode, a ``Future``, ``json.loads``,
+  ``set_result``), as in ``bench/raw_floor.py``;
+- ``request``: ``client.request("tools/call", ...)``, the untyped result;
+- ``call_tool``: ``client.call_tool(...)``, the typed result;
+- ``typed_result``: ``CallToolResult.from_wire`` alone.
+
+python -m bench.instructions                 # runs valgrind (cachegrind) and prints the table
+python -m bench.instructions call_tool 100   # one way, N calls (what valgrind runs)
+
+A way is counted twice, with 10 and with 2,010 calls, and the difference divided by 2,000, so
+that start-up and imports cancel out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+import mcp_sync
+from mcp_sync.protocol import jsonrpc
+
+RESULT = {"content": [{"type": "text", "text": "hello"}], "isError": False}
+_RESPONSE = '{"jsonrpc":"2.0","id":%d,"result":' + json.dumps(RESULT, separators=(",", ":")) + "}"
+
+
+class CannedTransport(mcp_sync.Transport):
+    """Answers each request at once, on the caller's thread, with the canned result."""
+
+    kind = "canned"
+
+    def start(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self._fire_close(None)
+
+    def send(self, message: dict[str, Any], signal: mcp_sync.AbortSignal | None = None) -> None:
+        jsonrpc.encode(message)  # what a real transport does before writing
+        if "id" not in message:
+            return
+        if message["method"] == "initialize":
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "canned", "version": "1"},
+            }
+            line = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        else:
+            line = _RESPONSE % message["id"]
+        self._deliver(jsonrpc.decode(line.encode()))
+
+
+def _ways() -> dict[str, Callable[[], Any]]:
+    client = mcp_sync.Client("bench", "1.0", protocol="legacy").connect(CannedTransport())
+    arguments = {"text": "hello"}
+    encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    ids = itertools.count(1)
+    pending: dict[int, Future[Any]] = {}
+
+    def floor() -> Any:
+        request_id = next(ids)
+        future: Future[Any] = Future()
+        pending[request_id] = future
+        encode(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": arguments},
+            }
+        ).encode()
+        message = json.loads((_RESPONSE % request_id).encode())
+        pending.pop(message["id"]).set_result(message.get("result"))
+        return future.result()
+
+    return {
+        "floor": floor,
+        "request": lambda: client.request("tools/call", {"name": "echo", "arguments": arguments}),
+        "call_tool": lambda: client.call_tool("echo", arguments),
+        "typed_result": lambda: mcp_sync.CallToolResult.from_wire(
+            {"content": [{"type": "text", "text": "hello"}], "isError": False}
+        ),
+    }
+
+
+def _count(way: str, calls: int) -> int:
+    run = subprocess.run(
+        [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=/dev/null",
+            sys.executable,
+            "-m",
+            "bench.instructions",
+            way,
+            str(calls),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+        check=True,
+    )
+    found = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count in valgrind's output:\n{run.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def main(argv: list[str]) -> int:
+    if argv:
+        way, calls = argv[0], int(argv[1]) if len(argv) > 1 else 1
+        call = _ways()[way]
+        for _ in range(calls):
+            call()
+        return 0
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed (Debian: apt-get install valgrind)", file=sys.stderr)
+        return 1
+    print(f"{'way':14s} {'instructions per call':>22s}")
+    for way in _ways():
+        per_call = (_count(way, 2010) - _count(way, 10)) / 2000
+        print(f"{way:14s} {per_call:20,.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
