@@ -51,7 +51,7 @@ class Plan:
 
     @classmethod
     def full(cls) -> Plan:
-        return cls(7, 400, 200, 40, 11, 2, 5, 2)
+        return cls(7, 400, 200, 40, 31, 2, 5, 2)
 
     @classmethod
     def quick(cls) -> Plan:
