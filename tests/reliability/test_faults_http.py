@@ -114,12 +114,8 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
 
 
 def mcp_handler(req: Request) -> None:
-    if req.method != "POST":
-        req.reply(405)
-        return
-    msg = req.json
-    if "id" not in msg:
-        req.reply(202)
+    msg = req.rpc_request()
+    if msg is None:
         return
     value = initialize_result() if msg["method"] == "initialize" else {"ok": msg["method"]}
     req.reply_json(jsonrpc.result_response(msg["id"], value))
@@ -185,12 +181,8 @@ def test_https_through_a_connect_proxy_from_the_environment(certificates, clean_
 
 def test_gzip_encoded_json_and_sse_answers(leaks) -> None:
     def handler(req: Request) -> None:
-        if req.method != "POST":
-            req.reply(405)
-            return
-        msg = req.json
-        if "id" not in msg:
-            req.reply(202)
+        msg = req.rpc_request()
+        if msg is None:
             return
         value = initialize_result() if msg["method"] == "initialize" else {"big": "z" * 100_000}
         body = json.dumps(jsonrpc.result_response(msg["id"], value)).encode()
@@ -213,12 +205,8 @@ def test_chunked_sse_split_at_every_byte_boundary(leaks) -> None:
     """Each byte of the answer stream is its own HTTP chunk: every boundary is a split."""
 
     def handler(req: Request) -> None:
-        if req.method != "POST":
-            req.reply(405)
-            return
-        msg = req.json
-        if "id" not in msg:
-            req.reply(202)
+        msg = req.rpc_request()
+        if msg is None:
             return
         if msg["method"] == "initialize":
             req.reply_json(jsonrpc.result_response(msg["id"], initialize_result()))

@@ -25,12 +25,8 @@ pytestmark = pytest.mark.timeout(30)
 
 def mcp_handler(req: Request) -> None:
     """A minimal handshake-era server: JSON answers echoing what it saw."""
-    if req.method != "POST":
-        req.reply(405)
-        return
-    msg = req.json
-    if "id" not in msg:
-        req.reply(202)
+    msg = req.rpc_request()
+    if msg is None:
         return
     if msg["method"] == "initialize":
         value = initialize_result()

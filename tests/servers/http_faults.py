@@ -124,6 +124,19 @@ class Request:
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
 
+    def rpc_request(self) -> dict[str, Any] | None:
+        """The JSON-RPC request this POST carries. Anything else is answered here, as a plain
+        Streamable HTTP server would (405 for other HTTP methods, 202 for a notification or a
+        response), and gives None."""
+        if self.method != "POST":
+            self.reply(405)
+            return None
+        msg: dict[str, Any] = self.json
+        if "id" not in msg:
+            self.reply(202)
+            return None
+        return msg
+
     def _head(self, status: int, headers: dict[str, str]) -> None:
         self.answered = True
         self.handler.send_response(status)

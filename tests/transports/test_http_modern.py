@@ -59,12 +59,8 @@ def http_threads() -> list[threading.Thread]:
 
 def modern_server(req: Request) -> None:
     """A stateless server that (wrongly) also hands out a session id, to see it ignored."""
-    if req.method != "POST":
-        req.reply(405)
-        return
-    msg = req.json
-    if "id" not in msg:
-        req.reply(202)
+    msg = req.rpc_request()
+    if msg is None:
         return
     method = msg.get("method")
     if method == "server/discover":
