@@ -1,7 +1,7 @@
 """Every spec example the client handles parses and writes back exactly as it was.
 
-The examples are the 2026-07-28 ones in ``<repo>/../shared/spec/2026-07-28/examples/``, one
-folder per schema type. Each folder is either mapped to the model that reads it or listed in
+The examples are the specification's 2026-07-28 ones, kept in ``tests/data/spec_examples/2026-07-28/``
+(license: ``LICENSES/modelcontextprotocol-specification.txt``), one folder per schema type. Each folder is either mapped to the model that reads it or listed in
 ``SKIPPED`` with a reason; a folder in neither fails the run, so new examples are not missed.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from mcp_sync.protocol import types as t
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO.parent / "shared" / "spec" / "2026-07-28" / "examples"
+EXAMPLES = REPO / "tests" / "data" / "spec_examples" / "2026-07-28"
 
 Parser = Callable[[Any], t.McpModel]
 
@@ -172,8 +172,7 @@ def _example_ids() -> list[str]:
 def _require_examples() -> None:
     if not EXAMPLES.is_dir():
         pytest.fail(
-            f"spec examples not found at {EXAMPLES}: the repo expects shared/ next to it "
-            "(<repo>/../shared/spec/2026-07-28/examples)"
+            f"spec examples not found at {EXAMPLES} (they are part of the repository)"
         )
 
 
