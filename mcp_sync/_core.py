@@ -21,7 +21,7 @@ from ._cache import ResultCache
 from ._handlers import RootsSource
 from ._listen import ModernListen
 from ._negotiation import Offer, ServerState, handshake, negotiate
-from ._session import Session
+from ._session import CLOSED_HINT, Session
 from ._version import __version__
 from .abort import AbortController, AbortSignal
 from .errors import (
@@ -50,11 +50,13 @@ from .transports.base import Transport
 if TYPE_CHECKING:
     from .client import Client
 
-__all__ = ["ClientCore", "ClientState", "ServerState", "Subscription"]
+__all__ = ["ClientCore", "ClientState", "CloseCallback", "ServerState", "Subscription"]
 
 logger = logging.getLogger("mcp_sync")
 
 ClientState = Literal["idle", "connecting", "connected", "closed"]
+#: ``callback(cause)``: the connection ended; ``cause`` is None after :meth:`ClientCore.close`.
+CloseCallback = Callable[[BaseException | None], None]
 ProgressHandler = Callable[[ProgressNotificationParams], None]
 _Model = TypeVar("_Model", bound=pydantic.BaseModel)
 _C = TypeVar("_C", bound="ClientCore")
@@ -87,6 +89,19 @@ IDEMPOTENT_METHODS = frozenset(
         "tasks/result",
     }
 )
+
+
+def _weak_callback(method: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``method`` (bound) held weakly: a callback kept by the transport's threads must not keep
+    the client alive (an unreachable client is collected and its finaliser closes it)."""
+    ref = weakref.WeakMethod(method)
+
+    def call(arg: Any) -> None:
+        target = ref()
+        if target is not None:
+            target(arg)
+
+    return call
 
 
 class Subscription:
@@ -141,6 +156,7 @@ class ClientCore:
         max_input_rounds: int = 8,
         cache: bool = False,
         auto_reinitialize: bool = False,
+        on_close: CloseCallback | None = None,
     ) -> None:
         if not versions.is_supported(protocol_version):
             raise UnsupportedProtocolVersion(protocol_version, versions.SUPPORTED)
@@ -171,6 +187,12 @@ class ClientCore:
         self._roots = roots
         self._state: ClientState = "idle"
         self._state_lock = threading.Lock()
+        self._close_callbacks: list[CloseCallback] = [] if on_close is None else [on_close]
+        self._close_lock = threading.Lock()  # serializes the shutdown ladder
+        self._shut_down = False  # the ladder has run to its end
+        self._close_notified = False  # the close callbacks have been handed out
+        self._close_cause: BaseException | None = None
+        self._closer: threading.Thread | None = None
         self._forked = False
         self._session: Session | None = None
         self._transport: Transport | None = None
@@ -189,8 +211,31 @@ class ClientCore:
 
     @property
     def state(self) -> ClientState:
-        """``"idle"``, ``"connecting"``, ``"connected"`` or ``"closed"``."""
+        """``"idle"``, ``"connecting"``, ``"connected"`` or ``"closed"``.
+
+        ``"closed"`` as soon as the connection ends, whether by :meth:`close` or underneath
+        (a stdio server that exits, a stream that drops for good). A closed client stays
+        closed: connect a new :class:`~mcp_sync.Client`.
+        """
         return self._state
+
+    def on_close(self, callback: CloseCallback) -> Callable[[], None]:
+        """Call ``callback(cause)`` once when the connection ends; returns a remover.
+
+        ``cause`` is None after :meth:`close`, else why the connection ended (for a stdio
+        server that died, a :class:`~mcp_sync.errors.ConnectionClosed` with ``exit_status``
+        and ``stderr_tail``). The callback runs after the client has shut down (its threads
+        ended, the server stopped), on no lock: on the thread that called :meth:`close`, or on
+        a short-lived ``mcp-sync-closer`` thread when the connection ended underneath. It may
+        call the client, and build and connect a new one. Also the ``on_close=`` option.
+        """
+        self._close_callbacks.append(callback)
+
+        def remove() -> None:
+            if callback in self._close_callbacks:
+                self._close_callbacks.remove(callback)
+
+        return remove
 
     def connect(self: _C, transport: Transport, *, timeout: float | None = None) -> _C:
         """Start ``transport`` and agree on a protocol version. Returns the client.
@@ -204,12 +249,14 @@ class ClientCore:
         """
         with self._state_lock:
             if self._state != "idle":
-                raise InvalidStateError(f"cannot connect: the client is {self._state}")
+                hint = f"; {CLOSED_HINT}" if self._state == "closed" else ""
+                raise InvalidStateError(f"cannot connect: the client is {self._state}{hint}")
             self._state = "connecting"
         _live_clients.add(self)
         self._transport = transport
         self._dispatcher = _dispatch.Dispatcher()
         session = self._session = Session(transport, self._dispatcher)
+        session.before_close = _weak_callback(self._closed_underneath)
         for method, listener in self._listeners:
             session.add_listener(method, listener)
         for error_listener in self._error_listeners:
@@ -267,16 +314,60 @@ class ClientCore:
 
     def close(self) -> None:
         """Close the connection: pending calls fail with ``ConnectionClosed``, the transport
-        stops (a stdio server is shut down) and the client's threads end. Idempotent; safe from
-        any thread, a handler included."""
+        stops (a stdio server is shut down) and the client's threads end; then the ``on_close``
+        callbacks run. Idempotent; safe from any thread, a handler included."""
+        with self._state_lock:
+            self._state = "closed"
+        self._shut_down_and_notify(None)
+
+    def _closed_underneath(self, cause: BaseException | None) -> None:
+        """The transport ended on its own (called on its thread, before pending calls fail):
+        the client is closed at once; a closer thread shuts it down and tells the user."""
         with self._state_lock:
             if self._state == "closed":
-                return
+                return  # our own close()
             self._state = "closed"
+        session = self._session
+        if session is not None:
+            session.fail_all(cause)
+        closer = threading.Thread(
+            target=self._shut_down_and_notify, args=(cause,), name="mcp-sync-closer", daemon=True
+        )
+        self._closer = closer
+        closer.start()
+
+    def _shut_down_and_notify(self, cause: BaseException | None) -> None:
+        closer = self._closer
+        current = threading.current_thread()
+        if closer is not None and closer is not current:
+            closer.join()  # after close() returns, no on_close callback is still running
+        dispatcher = self._dispatcher
+        in_handler = dispatcher is not None and dispatcher.on_dispatcher_thread()
+        # A handler's close() while another thread closes returns: that thread finishes.
+        if not self._close_lock.acquire(blocking=not in_handler):
+            return
+        try:
+            if not self._shut_down:
+                self._shut_down_ladder(cause)
+                self._shut_down = True
+            callbacks = [] if self._close_notified else list(self._close_callbacks)
+            self._close_notified = True
+            cause = self._close_cause
+        finally:
+            self._close_lock.release()
+        for callback in callbacks:
+            try:
+                callback(cause)
+            except Exception:
+                logger.exception("mcp_sync: on_close callback raised")
+
+    def _shut_down_ladder(self, cause: BaseException | None) -> None:
+        """Fail what is pending, stop the transport, end the threads (under the close lock)."""
         _live_clients.discard(self)
         session, transport, dispatcher = self._session, self._transport, self._dispatcher
         if session is not None:
-            session.fail_all(None)
+            session.fail_all(cause)
+            self._close_cause = session.close_cause
         if transport is not None:
             try:
                 transport.close()
@@ -596,6 +687,8 @@ class ClientCore:
         if self._state != "connected" or session is None:
             if self._state == "closed" and session is not None and session.closed:
                 raise session.closed_error()
+            if self._state == "closed":
+                raise InvalidStateError(f"the client is closed: {CLOSED_HINT}")
             raise InvalidStateError(f"the client is {self._state}: call connect() first")
         return session
 

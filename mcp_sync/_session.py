@@ -46,7 +46,7 @@ from .protocol.jsonrpc import (
 )
 from .transports.base import Transport
 
-__all__ = ["PendingRequest", "RequestHandler", "Session"]
+__all__ = ["CLOSED_HINT", "PendingRequest", "RequestHandler", "Session"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -54,6 +54,9 @@ logger = logging.getLogger("mcp_sync")
 RequestHandler = Callable[[dict[str, Any], AbortSignal], Any]
 NotificationListener = Callable[[Notification], None]
 ProgressCallback = Callable[[dict[str, Any]], None]
+
+#: What every error of a closed session ends with: how to go on.
+CLOSED_HINT = "the client is closed for good: create a new Client to connect again"
 
 _INTERRUPT_SLICE = 0.05
 #: How long a call waits for its own progress callbacks to run (a callback may block).
@@ -116,6 +119,9 @@ class Session:
         #: Called on the reader thread for each notification, before any listener: for the
         #: client's own bookkeeping only (quick, never user code).
         self.inline_listener: NotificationListener | None = None
+        #: Called on the transport's thread when it closes on its own, before pending
+        #: requests fail: the owner's state must already say "closed" when a caller wakes.
+        self.before_close: Callable[[BaseException | None], None] | None = None
         self._ids = itertools.count(1)
         self._pending: dict[RequestId, _Pending] = {}
         self._inbound: dict[RequestId, AbortController] = {}
@@ -491,6 +497,12 @@ class Session:
             self.dispatcher.submit(lambda listener=listener: listener(error))  # type: ignore[misc]
 
     def _on_transport_close(self, cause: BaseException | None) -> None:
+        hook = self.before_close
+        if hook is not None and not self._closed:
+            try:
+                hook(cause)
+            except Exception:
+                logger.exception("mcp_sync: close hook failed")
         self.fail_all(cause)
 
     def fail_all(self, cause: BaseException | None) -> None:
@@ -510,12 +522,23 @@ class Session:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def close_cause(self) -> BaseException | None:
+        """Why the session ended (None: closed by its owner, or still open)."""
+        return self._close_cause
+
     def closed_error(self) -> ConnectionClosed:
-        """A fresh ``ConnectionClosed`` describing why the session ended."""
+        """A fresh ``ConnectionClosed`` describing why the session ended and how to go on."""
         cause = self._close_cause
         if isinstance(cause, ConnectionClosed):
-            return copy.copy(cause)
-        return ConnectionClosed("connection closed", cause=cause)
+            error = copy.copy(cause)
+        else:
+            error = ConnectionClosed("connection closed", cause=cause)
+        # before the stderr tail, which ends the message when there is one
+        text = error.args[0] if error.args else "connection closed"
+        head, tail_marker, tail = str(text).partition("\n--- server stderr")
+        error.args = (f"{head} ({CLOSED_HINT}){tail_marker}{tail}", *error.args[1:])
+        return error
 
     def _check_open(self) -> None:
         if self._closed:

@@ -86,6 +86,8 @@ class Client(ClientCore):
     - ``auto_reinitialize``: when an HTTP server forgets the session (404,
       :class:`SessionExpired`), run the handshake again and retry the request if it is
       idempotent (lists, reads, gets); a tool call still raises, the new session ready.
+    - ``on_close``: ``callback(cause)`` when the connection ends, by :meth:`close` (cause
+      None) or underneath, such as a stdio server that exits (see :meth:`on_close`).
     """
 
     def on_sampling(
