@@ -718,9 +718,10 @@ class ClientCore:
         key: str,
         timeout: float | None,
         signal: AbortSignal | None,
+        on_progress: ProgressHandler | None = None,
     ) -> Iterator[Any]:
         def fetch(cursor: str | None) -> _Model:
-            return self._page(method, result_type, cursor, timeout, signal)
+            return self._page(method, result_type, cursor, timeout, signal, on_progress)
 
         for page in follow_cursors(method, fetch, lambda p: getattr(p, "next_cursor", None)):
             yield from getattr(page, key)
@@ -732,10 +733,13 @@ class ClientCore:
         cursor: str | None,
         timeout: float | None,
         signal: AbortSignal | None,
+        on_progress: ProgressHandler | None = None,
     ) -> _Model:
         """One page of a paginated list."""
         params = {"cursor": cursor} if cursor else None
-        return self._call(method, params, result_type, timeout=timeout, signal=signal)
+        return self._call(
+            method, params, result_type, timeout=timeout, signal=signal, on_progress=on_progress
+        )
 
     @staticmethod
     def _headers_valid(tool: Tool) -> bool:

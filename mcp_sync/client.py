@@ -256,11 +256,17 @@ class Client(ClientCore):
     # -- tools --------------------------------------------------------------------------
 
     def list_tools(
-        self, *, timeout: float | None = None, signal: AbortSignal | None = None
+        self,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> list[Tool]:
         """Every tool the server offers (all pages)."""
         self._require("tools/list", "tools")
-        tools = list(self._all_pages("tools/list", ListToolsResult, "tools", timeout, signal))
+        tools = list(
+            self._all_pages("tools/list", ListToolsResult, "tools", timeout, signal, on_progress)
+        )
         if self._modern():
             tools = [tool for tool in tools if self._headers_valid(tool)]
         self._tool_cache = {tool.name: tool for tool in tools}
@@ -272,10 +278,11 @@ class Client(ClientCore):
         *,
         timeout: float | None = None,
         signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> ListToolsResult:
         """One page of tools; pass the previous page's ``next_cursor`` to get the next."""
         self._require("tools/list", "tools")
-        return self._page("tools/list", ListToolsResult, cursor, timeout, signal)
+        return self._page("tools/list", ListToolsResult, cursor, timeout, signal, on_progress)
 
     @overload
     def call_tool(
@@ -379,12 +386,18 @@ class Client(ClientCore):
     # -- resources ----------------------------------------------------------------------
 
     def list_resources(
-        self, *, timeout: float | None = None, signal: AbortSignal | None = None
+        self,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> list[Resource]:
         """Every resource the server lists (all pages)."""
         self._require("resources/list", "resources")
         return list(
-            self._all_pages("resources/list", ListResourcesResult, "resources", timeout, signal)
+            self._all_pages(
+                "resources/list", ListResourcesResult, "resources", timeout, signal, on_progress
+            )
         )
 
     def list_resources_page(
@@ -393,13 +406,20 @@ class Client(ClientCore):
         *,
         timeout: float | None = None,
         signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> ListResourcesResult:
         """One page of resources."""
         self._require("resources/list", "resources")
-        return self._page("resources/list", ListResourcesResult, cursor, timeout, signal)
+        return self._page(
+            "resources/list", ListResourcesResult, cursor, timeout, signal, on_progress
+        )
 
     def list_resource_templates(
-        self, *, timeout: float | None = None, signal: AbortSignal | None = None
+        self,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> list[ResourceTemplate]:
         """Every resource template (all pages)."""
         self._require("resources/templates/list", "resources")
@@ -410,6 +430,7 @@ class Client(ClientCore):
                 "resource_templates",
                 timeout,
                 signal,
+                on_progress,
             )
         )
 
@@ -419,11 +440,17 @@ class Client(ClientCore):
         *,
         timeout: float | None = None,
         signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> ListResourceTemplatesResult:
         """One page of resource templates."""
         self._require("resources/templates/list", "resources")
         return self._page(
-            "resources/templates/list", ListResourceTemplatesResult, cursor, timeout, signal
+            "resources/templates/list",
+            ListResourceTemplatesResult,
+            cursor,
+            timeout,
+            signal,
+            on_progress,
         )
 
     def read_resource(
@@ -500,11 +527,19 @@ class Client(ClientCore):
     # -- prompts and completion ---------------------------------------------------------
 
     def list_prompts(
-        self, *, timeout: float | None = None, signal: AbortSignal | None = None
+        self,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> list[Prompt]:
         """Every prompt the server offers (all pages)."""
         self._require("prompts/list", "prompts")
-        return list(self._all_pages("prompts/list", ListPromptsResult, "prompts", timeout, signal))
+        return list(
+            self._all_pages(
+                "prompts/list", ListPromptsResult, "prompts", timeout, signal, on_progress
+            )
+        )
 
     def list_prompts_page(
         self,
@@ -512,10 +547,11 @@ class Client(ClientCore):
         *,
         timeout: float | None = None,
         signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> ListPromptsResult:
         """One page of prompts."""
         self._require("prompts/list", "prompts")
-        return self._page("prompts/list", ListPromptsResult, cursor, timeout, signal)
+        return self._page("prompts/list", ListPromptsResult, cursor, timeout, signal, on_progress)
 
     def get_prompt(
         self,
@@ -549,6 +585,7 @@ class Client(ClientCore):
         *,
         timeout: float | None = None,
         signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> CompleteResult:
         """Ask for completions of one argument of a prompt or resource template.
 
@@ -564,7 +601,12 @@ class Client(ClientCore):
         if context is not None:
             params["context"] = {"arguments": dict(context)}
         return self._call(
-            "completion/complete", params, CompleteResult, timeout=timeout, signal=signal
+            "completion/complete",
+            params,
+            CompleteResult,
+            timeout=timeout,
+            signal=signal,
+            on_progress=on_progress,
         )
 
     # -- tasks (2025-11-25) -------------------------------------------------------------
@@ -586,11 +628,17 @@ class Client(ClientCore):
         )
 
     def list_tasks(
-        self, *, timeout: float | None = None, signal: AbortSignal | None = None
+        self,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> list[Task]:
         """Every task the server knows for this client (all pages)."""
         self._require("tasks/list", "tasks.list")
-        return list(self._all_pages("tasks/list", ListTasksResult, "tasks", timeout, signal))
+        return list(
+            self._all_pages("tasks/list", ListTasksResult, "tasks", timeout, signal, on_progress)
+        )
 
     def cancel_task(
         self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
