@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import pydantic
 
-from . import _dispatch, _handlers
+from . import _dispatch, _handlers, _hooks
 from ._cache import ResultCache
 from ._handlers import RootsSource
 from ._listen import ModernListen
@@ -579,6 +579,11 @@ class ClientCore:
         signal: AbortSignal | None,
         progress: Callable[[dict[str, Any]], None] | None,
     ) -> Any:
+        hook = _hooks.around_request  # None unless instrumented (tracing): no cost then
+        if hook is not None:
+            return hook(self, self._transport, method, body, lambda params: session.request(
+                method, params, timeout=wait, max_total_timeout=self.max_total_timeout,
+                signal=signal, on_progress=progress))  # fmt: skip
         return session.request(
             method,
             body,
