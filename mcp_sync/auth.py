@@ -1,10 +1,12 @@
 """The small interface the HTTP transports use to authorize their requests.
 
 A transport knows nothing of OAuth: before every HTTP request it sends it asks its
-:class:`AuthProvider` for a bearer token, and when the server rejects one (HTTP 401, or 403
-with ``error="insufficient_scope"``) it tells the provider once through
+:class:`AuthProvider` for the request's authorization headers (by default ``Authorization:
+Bearer`` with :meth:`AuthProvider.token`), and when the server rejects them (HTTP 401, or 403
+with ``error="insufficient_scope"``) it tells the provider through
 :meth:`AuthProvider.on_unauthorized` and, if the provider says so, retries that request with
-the provider's current token.
+fresh headers. A request is retried at most once per kind of challenge: a 401, a 403 step-up
+after it, and a DPoP ``use_dpop_nonce``.
 ``mcp_sync.oauth`` builds the full OAuth client on this interface; :class:`BearerToken` is the
 trivial provider for a fixed token::
 
@@ -16,6 +18,7 @@ Tokens never appear in reprs, log records or exception messages.
 from __future__ import annotations
 
 import re
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -66,6 +69,10 @@ class UnauthorizedContext:
     token: str | None = field(default=None, repr=False)
     #: At most the first 8 KiB of the response body.
     body: str = field(default="", repr=False)
+    #: The rejected request's HTTP method.
+    method: str = "POST"
+    #: Set when the request is aborted (its signal, Ctrl-C, close): stop authorizing then.
+    cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
 
     @property
     def params(self) -> dict[str, str]:
@@ -109,6 +116,16 @@ class AuthProvider(ABC):
 
         Called before every request, so it should be cheap (return a cached token).
         """
+
+    def authorization(self, method: str, url: str) -> dict[str, str]:
+        """The headers that authorize one request (``method`` to ``url``).
+
+        By default ``Authorization: Bearer <token()>``, or none without a token. Called before
+        every request and every retry; a proof-of-possession provider (DPoP) overrides it to
+        sign a fresh proof for each request.
+        """
+        token = self.token()
+        return {"Authorization": f"Bearer {token}"} if token else {}
 
     def on_unauthorized(self, ctx: UnauthorizedContext) -> bool:
         """Handle a 401 (or a 403 asking for more scope); return True to retry the request.

@@ -1,7 +1,12 @@
 """HTTP helpers the OAuth modules share: endpoint checks, JSON GETs and form POSTs.
 
 Redirects are never followed: a redirect could move a credential to another origin or
-downgrade it to plain http.
+downgrade it to plain http. Every body is read as a stream and capped (after decompression:
+a small gzip body can inflate to gigabytes), and every exchange is bounded in total time (a
+peer that drips one byte at a time never hits a read timeout). The metadata URL comes from the
+MCP server's own ``WWW-Authenticate``, so these are peers we do not trust.
+
+A flow sets its limits once with :func:`limits` (per thread); the helpers read them.
 """
 
 from __future__ import annotations
@@ -9,19 +14,64 @@ from __future__ import annotations
 import ipaddress
 import json as _json_module
 import logging
-from collections.abc import Mapping
+import threading
+import time
+import zlib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 
-from .errors import InsecureEndpointError
+from ..errors import Aborted
+from .errors import InsecureEndpointError, OAuthError
 
 logger = logging.getLogger("mcp_sync.oauth")
 
-#: Seconds to wait for a metadata, registration or token endpoint.
+#: Seconds one metadata, registration or token exchange may take in total.
 DEFAULT_TIMEOUT = 30.0
-_MAX_BODY = 1 << 20
+#: The largest OAuth response body read (decompressed); a larger one counts as no document.
+MAX_BODY = 1 << 20
+_CHUNK = 16384
+
+
+class ExchangeTimeout(OAuthError, TimeoutError):
+    """An OAuth endpoint did not answer in full within the exchange's time bound."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long one OAuth exchange may take, and the event that aborts the whole flow."""
+
+    timeout: float = DEFAULT_TIMEOUT
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def check(self) -> None:
+        """Raise :class:`~mcp_sync.errors.Aborted` if the flow was aborted."""
+        if self.cancelled.is_set():
+            raise Aborted("the request that needed authorization was aborted")
+
+
+_local = threading.local()
+
+
+def current_limits() -> Limits:
+    value = getattr(_local, "limits", None)
+    return value if isinstance(value, Limits) else Limits()
+
+
+@contextmanager
+def limits(value: Limits) -> Iterator[Limits]:
+    """Run the OAuth exchanges of this thread under ``value`` (restored afterwards)."""
+    previous = getattr(_local, "limits", None)
+    _local.limits = value
+    try:
+        yield value
+    finally:
+        _local.limits = previous
 
 
 def is_loopback(host: str | None) -> bool:
@@ -61,18 +111,10 @@ def get_json(
     what: str,
     *,
     headers: Mapping[str, str] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
 ) -> tuple[int, dict[str, Any] | None]:
     """GET ``url``; (status, the JSON object or None if the body is not one)."""
-    require_secure(url, what)
-    response = session.get(
-        url,
-        headers={"Accept": "application/json", **(headers or {})},
-        timeout=timeout,
-        allow_redirects=False,
-    )
-    with response:
-        return response.status_code, _json_object(response)
+    response = exchange(session, "GET", url, what, headers=headers)
+    return response.status, response.json
 
 
 def post(
@@ -83,25 +125,103 @@ def post(
     data: Mapping[str, str] | None = None,
     json: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
 ) -> tuple[int, dict[str, Any] | None]:
     """POST a form (``data``) or JSON to ``url``; (status, the JSON object or None)."""
+    response = exchange(session, "POST", url, what, data=data, json=json, headers=headers)
+    return response.status, response.json
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An OAuth endpoint's answer: status, headers, and the body if it is a JSON object."""
+
+    status: int
+    headers: Mapping[str, str]
+    json: dict[str, Any] | None
+
+
+def exchange(
+    session: requests.Session,
+    method: str,
+    url: str,
+    what: str,
+    *,
+    data: Mapping[str, str] | None = None,
+    json: Mapping[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Answer:
+    """One bounded request to an OAuth endpoint (see the module docstring)."""
     require_secure(url, what)
-    response = session.post(
+    bound = current_limits()
+    bound.check()
+    deadline = time.monotonic() + bound.timeout
+    response = session.request(
+        method,
         url,
         data=dict(data) if data is not None else None,
         json=dict(json) if json is not None else None,
-        headers={"Accept": "application/json", **(headers or {})},
-        timeout=timeout,
+        headers={
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",
+            **(headers or {}),
+        },
+        timeout=(bound.timeout, bound.timeout),
         allow_redirects=False,
+        stream=True,
     )
     with response:
-        return response.status_code, _json_object(response)
+        body = _read_capped(response, deadline, bound, what)
+        return Answer(response.status_code, response.headers, _json_object(body))
 
 
-def _json_object(response: requests.Response) -> dict[str, Any] | None:
-    body = response.content
-    if len(body) > _MAX_BODY:
+def _read_capped(
+    response: requests.Response, deadline: float, bound: Limits, what: str
+) -> bytes | None:
+    """The decompressed body, or None when it is over :data:`MAX_BODY` (read no further)."""
+    length = response.headers.get("Content-Length", "")
+    if length.isdigit() and int(length) > MAX_BODY:
+        logger.warning("%s: a %s byte body is over the limit; not read", what, length)
+        return None
+    encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding in ("gzip", "x-gzip"):
+        decoder: Any = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    elif encoding == "deflate":
+        decoder = zlib.decompressobj()
+    elif encoding in ("", "identity"):
+        decoder = None
+    else:
+        logger.warning("%s: unsupported content encoding %r", what, encoding)
+        return None
+    raw: Any = response.raw
+    body = bytearray()
+    while True:
+        if time.monotonic() > deadline:
+            raise ExchangeTimeout(f"the {what} did not answer within {bound.timeout:g} s")
+        bound.check()
+        try:
+            chunk = raw.read1(_CHUNK, decode_content=False)
+        except urllib3.exceptions.ReadTimeoutError as exc:
+            raise requests.ReadTimeout(f"reading the {what}: {exc}") from exc
+        except (OSError, urllib3.exceptions.HTTPError) as exc:
+            raise requests.ConnectionError(f"reading the {what}: {exc}") from exc
+        if not chunk:
+            if decoder is not None:
+                body += decoder.flush()
+            return bytes(body) if len(body) <= MAX_BODY else None
+        if decoder is None:
+            body += chunk
+        else:
+            # max_length keeps a bomb from inflating past the cap in one call
+            body += decoder.decompress(chunk, MAX_BODY + 1 - len(body))
+            while decoder.unconsumed_tail and len(body) <= MAX_BODY:
+                body += decoder.decompress(decoder.unconsumed_tail, MAX_BODY + 1 - len(body))
+        if len(body) > MAX_BODY:
+            logger.warning("%s: the body is over %d bytes; not read further", what, MAX_BODY)
+            return None
+
+
+def _json_object(body: bytes | None) -> dict[str, Any] | None:
+    if body is None:
         return None
     try:
         value = _json_module.loads(body.decode("utf-8"))

@@ -13,7 +13,7 @@ import threading
 import requests
 
 from ..auth import UnauthorizedContext
-from ._http import origin
+from ._http import DEFAULT_TIMEOUT, Limits, limits, origin
 from .discovery import ServerMetadata, canonical_resource, discover
 from .errors import OAuthError
 from .flow import TokenSet, client_credentials_grant
@@ -45,8 +45,10 @@ class ClientCredentialsProvider:
         scope: str | None = None,
         store: StateStore | None = None,
         refresh_margin: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT,
         session: requests.Session | None = None,
     ) -> None:
+        self.timeout = timeout
         if client_secret is None and private_key is None:
             raise ValueError("ClientCredentialsProvider needs client_secret or private_key")
         self.server_url = server_url
@@ -75,16 +77,18 @@ class ClientCredentialsProvider:
 
     def token(self) -> str | None:
         tokens = self._tokens
-        if tokens is not None and tokens.expires_within(self.refresh_margin) and self._server:
+        if tokens is not None and tokens.refresh_due(self.refresh_margin) and self._server:
             try:
-                return self._fetch(self._scope(None)).access_token
+                with limits(Limits(self.timeout)):
+                    return self._fetch(self._scope(None)).access_token
             except Exception as exc:
                 logger.warning("client credentials grant failed: %s", type(exc).__name__)
         return tokens.access_token if tokens is not None else None
 
     def handle_challenge(self, ctx: UnauthorizedContext) -> bool:
         self.check_url(ctx.url)
-        with self._lock:
+        with self._lock, limits(Limits(self.timeout, ctx.cancelled)) as bound:
+            bound.check()
             current = self._tokens
             if current is not None and current.access_token != ctx.token:
                 return True

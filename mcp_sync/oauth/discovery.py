@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
-from ._http import get_json, origin, require_secure
+from ._http import ExchangeTimeout, get_json, origin, require_secure
 from .errors import (
     DiscoveryError,
     IssuerMismatchError,
@@ -239,7 +239,7 @@ def discover_resource(
             status, body = get_json(
                 session, url, "protected resource metadata", headers=PROTOCOL_HEADER
             )
-        except requests.RequestException as exc:
+        except (requests.RequestException, ExchangeTimeout) as exc:
             logger.debug("protected resource metadata at %s: %s", url, exc)
             continue
         if status != 200 or body is None:
@@ -260,7 +260,7 @@ def discover_server(session: requests.Session, issuer: str) -> ServerMetadata:
             status, body = get_json(
                 session, url, "authorization server metadata", headers=PROTOCOL_HEADER
             )
-        except requests.RequestException as exc:
+        except (requests.RequestException, ExchangeTimeout) as exc:
             logger.debug("authorization server metadata at %s: %s", url, exc)
             continue
         if status != 200 or body is None:

@@ -51,9 +51,18 @@ class TokenSet:
     issuer: str | None = None
     #: The RFC 8707 resource they were requested for.
     resource: str | None = None
+    #: Seconds since the epoch when they were issued (None: not known).
+    issued_at: float | None = None
 
     def expires_within(self, seconds: float) -> bool:
         return self.expires_at is not None and self.expires_at - time.time() <= seconds
+
+    def refresh_due(self, margin: float) -> bool:
+        """True within ``margin`` seconds of expiry, the margin capped at a quarter of the
+        token's lifetime: a 30 s token is not refreshed on every call under a 60 s margin."""
+        if self.expires_at is not None and self.issued_at is not None:
+            margin = min(margin, (self.expires_at - self.issued_at) / 4)
+        return self.expires_within(margin)
 
     def to_json(self) -> dict[str, Any]:
         value: dict[str, Any] = {"accessToken": self.access_token, "tokenType": self.token_type}
@@ -63,6 +72,7 @@ class TokenSet:
             ("scope", self.scope),
             ("issuer", self.issuer),
             ("resource", self.resource),
+            ("issuedAt", self.issued_at),
         ):
             if item is not None:
                 value[key] = item
@@ -78,6 +88,7 @@ class TokenSet:
             scope=value.get("scope"),
             issuer=value.get("issuer"),
             resource=value.get("resource"),
+            issued_at=value.get("issuedAt"),
         )
 
 
@@ -285,16 +296,18 @@ def token_request(
     expires_in = body.get("expires_in")
     refresh_token = body.get("refresh_token")
     scope = body.get("scope")
+    now = time.time()
     return TokenSet(
         access_token=body["access_token"],
         token_type="Bearer",
         refresh_token=refresh_token if isinstance(refresh_token, str) and refresh_token else None,
-        expires_at=time.time() + float(expires_in)
+        expires_at=now + float(expires_in)
         if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool)
         else None,
         scope=scope if isinstance(scope, str) else requested_scope,
         issuer=server.issuer,
         resource=resource,
+        issued_at=now,
     )
 
 

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import requests
 
 from ..auth import AuthProvider, UnauthorizedContext
-from ._http import origin, post, require_secure
+from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, post, require_secure
 from .discovery import Discovery, ServerMetadata, canonical_resource, discover
 from .errors import (
     AuthorizationRequired,
@@ -89,7 +89,9 @@ class OAuthProvider:
     ``on_redirect``: see the module docstring. ``scope``: request exactly this scope instead of
     the spec's choice. ``offline_access``: add ``offline_access`` when the authorization server
     lists it (to get a refresh token). ``refresh_margin``: refresh this many seconds before
-    expiry. ``session``: the ``requests.Session`` for OAuth requests.
+    expiry (at most a quarter of the token's lifetime). ``timeout``: seconds one exchange with
+    an OAuth endpoint may take in total. ``session``: the ``requests.Session`` for OAuth
+    requests.
     """
 
     def __init__(
@@ -109,9 +111,11 @@ class OAuthProvider:
         offline_access: bool = True,
         max_step_up: int = 2,
         refresh_margin: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT,
         session: requests.Session | None = None,
     ) -> None:
         self.server_url = server_url
+        self.timeout = timeout
         self.redirect_url = redirect_url
         self.client_metadata = client_metadata or ClientMetadata()
         if client_metadata_url is not None:
@@ -146,9 +150,10 @@ class OAuthProvider:
         tokens = self._tokens
         if tokens is None:
             return None
-        if tokens.refresh_token and tokens.expires_within(self.refresh_margin):
+        if tokens.refresh_token and tokens.refresh_due(self.refresh_margin):
             try:
-                fresh = self._refresh(tokens.access_token)
+                with limits(Limits(self.timeout)):
+                    fresh = self._refresh(tokens.access_token)
             except (InvalidGrantError, InvalidClientError) as exc:
                 logger.info("refreshing the token for %s failed (%s)", self.server_url, exc.error)
                 return None
@@ -163,7 +168,8 @@ class OAuthProvider:
     def handle_challenge(self, ctx: UnauthorizedContext) -> bool:
         """Handle a 401 / 403 insufficient_scope; True to retry the request (see module doc)."""
         self.check_url(ctx.url)
-        with self._lock:
+        with self._lock, limits(Limits(self.timeout, ctx.cancelled)) as bound:
+            bound.check()
             state = self._load()
             current = self._stored_tokens(state)
             self._tokens = current
@@ -217,7 +223,7 @@ class OAuthProvider:
 
         Finish it with :meth:`authorize`.
         """
-        with self._lock:
+        with self._lock, limits(Limits(self.timeout)):
             discovery = discover(self.session, self.server_url)
             self._remember(discovery)
             pending = self._new_pending(discovery, scope or self._initial_scope(None, discovery))
@@ -242,12 +248,14 @@ class OAuthProvider:
             result = CallbackResult.from_url(callback_url)
         else:
             result = CallbackResult(code=code, state=state, iss=iss, error=error)
-        return self._finish(result)
+        with limits(Limits(self.timeout)):
+            return self._finish(result)
 
     def refresh(self) -> TokenSet:
         """Refresh the tokens now (raises :class:`InvalidGrantError` if that is impossible)."""
         tokens = self._tokens
-        fresh = self._refresh(tokens.access_token if tokens else None, force=True)
+        with limits(Limits(self.timeout)):
+            fresh = self._refresh(tokens.access_token if tokens else None, force=True)
         if fresh is None:
             raise InvalidGrantError("invalid_grant", "not signed in")
         return fresh
@@ -255,7 +263,7 @@ class OAuthProvider:
     def revoke(self) -> None:
         """Revoke the tokens at the authorization server (RFC 7009, when it has an endpoint)
         and forget them."""
-        with self._lock, self.store.lock(self._key):
+        with self._lock, self.store.lock(self._key), limits(Limits(self.timeout)):
             state = self._load()
             tokens = self._stored_tokens(state)
             if tokens is not None and tokens.issuer is not None:
@@ -477,6 +485,7 @@ class OAuthProvider:
 
     def _authorize(self, discovery: Discovery, scope: str | None, step_up: bool = False) -> bool:
         pending = self._new_pending(discovery, scope, step_up)
+        current_limits().check()  # an aborted request opens no browser
         answer = self.on_redirect(pending.authorization_url) if self.on_redirect else None
         if answer is None:
             raise AuthorizationRequired(pending.authorization_url, pending.state)
@@ -530,7 +539,7 @@ class OAuthProvider:
             if (
                 not force
                 and tokens.access_token != stale
-                and not tokens.expires_within(self.refresh_margin)
+                and not tokens.refresh_due(self.refresh_margin)
             ):
                 self._tokens = tokens  # someone else refreshed already
                 return tokens

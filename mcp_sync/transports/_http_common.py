@@ -377,7 +377,7 @@ class HttpClient:
         }
         self._auth_lock = threading.Lock()
         self._auth_generation = 0
-        self._auth_refused_generation = -1
+        self._auth_refusals = 0
 
     def open(
         self,
@@ -397,16 +397,16 @@ class HttpClient:
         was cancelled, and whatever ``AuthProvider.on_unauthorized`` raises.
         """
         reset_retried = False
-        auth_retried = not auth_retry or self.auth is None
+        # one retry per kind of challenge: a 401, then a 403 step-up, and a DPoP nonce
+        challenges_left = {"401", "403", "nonce"} if auth_retry and self.auth else set()
         redirects = 0
         while True:
             if exchange.cancelled:
                 raise Cancelled
-            generation = self._auth_generation
-            token = self.auth.token() if self.auth is not None else None
-            sent = dict(headers)
-            if token:
-                sent["Authorization"] = f"Bearer {token}"
+            generation, refusals = self._auth_generation, self._auth_refusals
+            auth_headers = self.auth.authorization(method, url) if self.auth else {}
+            token = auth_headers.get("Authorization", "").partition(" ")[2] or None
+            sent = {**headers, **auth_headers}
             prepared = self.session.prepare_request(
                 requests.Request(method, url, headers=sent, data=body)
             )
@@ -443,8 +443,9 @@ class HttpClient:
                 response.close()
                 url = target
                 continue
-            if not auth_retried and _is_auth_challenge(response):
-                auth_retried = True
+            challenge = _auth_challenge(response)
+            if challenge in challenges_left:
+                challenges_left.discard(challenge)
                 body_prefix = read_limited(response, ERROR_BODY_LIMIT)
                 response.close()
                 ctx = UnauthorizedContext(
@@ -455,28 +456,32 @@ class HttpClient:
                     session=self.session,
                     token=token,
                     body=body_prefix.decode("utf-8", "replace"),
+                    method=method,
+                    cancelled=exchange.wake,
                 )
-                if self._on_unauthorized(ctx, generation):
+                if self._on_unauthorized(ctx, generation, refusals):
                     continue
                 exchange.body_prefix = body_prefix
             return response
 
-    def _on_unauthorized(self, ctx: UnauthorizedContext, generation: int) -> bool:
+    def _on_unauthorized(self, ctx: UnauthorizedContext, generation: int, refusals: int) -> bool:
         assert self.auth is not None
         with self._auth_lock:  # concurrent rejections: one provider call, the others wait
             if self._auth_generation != generation:
                 return True  # someone got a new token since this request was sent
-            if self._auth_refused_generation == generation:
+            if self._auth_refusals != refusals:
+                # refused while this request was in flight: share that answer. A request sent
+                # later asks again, so a failure during an outage is not permanent.
                 return False
             try:
                 retry = self.auth.on_unauthorized(ctx)
             except BaseException:
-                self._auth_refused_generation = generation
+                self._auth_refusals += 1
                 raise
             if retry:
                 self._auth_generation += 1
             else:
-                self._auth_refused_generation = generation
+                self._auth_refusals += 1
             return retry
 
     def close(self) -> None:
@@ -513,13 +518,16 @@ def _same_origin_redirect(response: requests.Response, url: str) -> str | None:
     return target
 
 
-def _is_auth_challenge(response: requests.Response) -> bool:
+def _auth_challenge(response: requests.Response) -> str | None:
+    """"401", "403" (insufficient_scope), "nonce" (a DPoP ``use_dpop_nonce``) or None."""
+    if response.status_code not in (401, 403):
+        return None
+    error = parse_www_authenticate(response.headers.get("WWW-Authenticate")).get("error")
+    if error == "use_dpop_nonce":
+        return "nonce"
     if response.status_code == 401:
-        return True
-    if response.status_code == 403:
-        params = parse_www_authenticate(response.headers.get("WWW-Authenticate"))
-        return params.get("error") == "insufficient_scope"
-    return False
+        return "401"
+    return "403" if error == "insufficient_scope" else None
 
 
 def _causes(exc: BaseException) -> Iterator[BaseException]:

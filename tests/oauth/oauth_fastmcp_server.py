@@ -48,6 +48,24 @@ class OAuthServer:
     provider: InMemoryOAuthProvider
     #: The client authentication method of each client credentials grant answered.
     client_credentials: list[str] = field(default_factory=list)
+    #: While set, the authorization server's endpoints answer 503 (a short outage).
+    outage: threading.Event = field(default_factory=threading.Event)
+
+
+class Outage:
+    """ASGI middleware: the OAuth endpoints answer 503 while ``server.outage`` is set."""
+
+    PATHS = ("/.well-known/", "/authorize", "/token", "/register", "/revoke")
+
+    def __init__(self, app: Any, server: OAuthServer) -> None:
+        self.app, self.server = app, server
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if (scope["type"] == "http" and self.server.outage.is_set()
+                and scope["path"].startswith(self.PATHS)):
+            response = JSONResponse({"error": "temporarily_unavailable"}, status_code=503)
+            return await response(scope, receive, send)
+        return await self.app(scope, receive, send)
 
 
 class ClientCredentialsGrant:
@@ -133,7 +151,9 @@ def serve(
     base = f"http://127.0.0.1:{port}"
     provider = InMemoryOAuthProvider(
         base_url=base,
-        client_registration_options=ClientRegistrationOptions(enabled=True),
+        client_registration_options=ClientRegistrationOptions(
+            enabled=True, valid_scopes=required_scopes, default_scopes=required_scopes
+        ),
         revocation_options=RevocationOptions(enabled=True),
         required_scopes=required_scopes,
     )
@@ -148,6 +168,7 @@ def serve(
     app: Any = mcp.http_app(path="/mcp")
     if machine_clients:
         app = ClientCredentialsGrant(app, running, machine_clients)
+    app = Outage(app, running)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
