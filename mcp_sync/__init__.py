@@ -17,11 +17,12 @@ from ._handlers import HandlerContext
 from ._version import __version__ as __version__
 from .abort import AbortController, AbortSignal
 from .client import Client, ClientState, Subscription
-from .config import ClientGroup, connect_all
+from .config import connect_all
 from .errors import (
     Aborted,
     CapabilityError,
     ConnectionClosed,
+    GroupError,
     HttpError,
     InvalidStateError,
     McpError,
@@ -33,9 +34,11 @@ from .errors import (
     ServerStartError,
     SessionExpired,
     TransportError,
+    UnknownName,
     UnsupportedProtocolVersion,
     UrlElicitationRequired,
 )
+from .group import ClientGroup
 from .llm import to_llm_content
 from .protocol.jsonrpc import Notification
 from .protocol.types import *  # noqa: F403
@@ -70,6 +73,7 @@ __all__ = [
     "HandlerContext",
     "HttpError",
     "InMemoryTransport",
+    "GroupError",
     "InvalidStateError",
     "PipeTransport",
     "ReconnectOptions",
@@ -94,6 +98,7 @@ __all__ = [
     "Subscription",
     "Transport",
     "TransportError",
+    "UnknownName",
     "UnsupportedProtocolVersion",
     "UrlElicitationRequired",
     "in_memory_transport_pair",

@@ -38,11 +38,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import McpError
+from .group import ClientGroup
 
 if TYPE_CHECKING:
     from .auth import AuthProvider
     from .client import Client
-    from .protocol.types import CallToolResult, Tool
     from .transports.base import Transport
 
 __all__ = [
@@ -297,81 +297,6 @@ def resolve(config: Config | str | os.PathLike[str] | Mapping[str, Any]) -> Conf
 
 
 # -- several servers at once ----------------------------------------------------------------
-
-
-class ClientGroup:
-    """Clients of several servers, used together; closes them all on exit.
-
-    :meth:`list_tools` lists every server's tools under unique names ``<server>__<tool>``
-    (sanitised to what LLM APIs accept: ``[A-Za-z0-9_-]``, at most 64 characters);
-    :meth:`call_tool` takes such a name and calls the right server.
-    """
-
-    SEPARATOR = "__"
-
-    def __init__(self, clients: Mapping[str, Client]) -> None:
-        self.clients: dict[str, Client] = dict(clients)
-        self._routes: dict[str, tuple[str, str]] = {}
-        self._lock = threading.Lock()
-
-    def __getitem__(self, server: str) -> Client:
-        return self.clients[server]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.clients)
-
-    def __len__(self) -> int:
-        return len(self.clients)
-
-    def __enter__(self) -> ClientGroup:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"<mcp_sync.ClientGroup servers={list(self.clients)}>"
-
-    def close(self) -> None:
-        """Close every client (idempotent)."""
-        for client in self.clients.values():
-            client.close()
-
-    def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
-        """Every server's tools, renamed ``<server>__<tool>`` (unique, LLM-safe)."""
-        from .llm import unique_names
-
-        found: list[tuple[str, Tool]] = []
-        for server, client in self.clients.items():
-            if client.server_capabilities.tools is None:
-                continue
-            found.extend((server, tool) for tool in client.list_tools(timeout=timeout))
-        names = unique_names(f"{server}{self.SEPARATOR}{tool.name}" for server, tool in found)
-        with self._lock:
-            self._routes = {
-                name: (server, tool.name) for name, (server, tool) in zip(names, found, strict=True)
-            }
-        pairs = zip(names, found, strict=True)
-        return [tool.model_copy(update={"name": name}) for name, (_, tool) in pairs]
-
-    def route(self, name: str) -> tuple[str, str]:
-        """``(server, tool name)`` for a prefixed tool name."""
-        with self._lock:
-            route = self._routes.get(name)
-        if route is not None:
-            return route
-        server, sep, tool = name.partition(self.SEPARATOR)
-        if sep and server in self.clients:
-            return server, tool
-        raise KeyError(f"no tool {name!r} in this group (call list_tools() first)")
-
-    def call_tool(
-        self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
-    ) -> CallToolResult:
-        """Call the tool listed as ``name`` by :meth:`list_tools` on its server."""
-        server, tool = self.route(name)
-        result: CallToolResult = self.clients[server].call_tool(tool, arguments, **options)
-        return result
 
 
 def connect_all(

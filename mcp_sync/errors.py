@@ -20,7 +20,9 @@ they come back as results with ``result.is_error`` set.
     ├── UnsupportedProtocolVersion  no protocol version both sides speak
     ├── CapabilityError             the server did not advertise what this call needs
     ├── NotSupportedInEra           the negotiated protocol era has no such concept
-    └── InvalidStateError           the client is not in a state that allows the call
+    ├── InvalidStateError           the client is not in a state that allows the call
+    ├── GroupError                  a ClientGroup was misused (a taken or invalid server name)
+    └── UnknownName                 a name or URI nobody offers (also a builtin KeyError)
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "Aborted",
     "CapabilityError",
     "ConnectionClosed",
+    "GroupError",
     "HttpError",
     "InvalidStateError",
     "McpError",
@@ -43,6 +46,7 @@ __all__ = [
     "ServerStartError",
     "SessionExpired",
     "TransportError",
+    "UnknownName",
     "UnsupportedProtocolVersion",
     "UrlElicitationRequired",
 ]
@@ -243,3 +247,19 @@ class NotSupportedInEra(McpError):
 
 class InvalidStateError(McpError):
     """The client is not in a state that allows the call (e.g. not connected yet, or closed)."""
+
+
+class GroupError(McpError, ValueError):
+    """A :class:`~mcp_sync.ClientGroup` was given a server name that is taken or invalid."""
+
+
+class UnknownName(McpError, KeyError):
+    """A tool, prompt, resource URI, skill or server name that nobody offers (or that several
+    servers offer, when the caller must choose). ``name`` is what was asked for."""
+
+    def __init__(self, message: str, *, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])

@@ -1,0 +1,385 @@
+"""Several servers used as one: their tools, prompts, resources and templates in one place.
+
+::
+
+    with mcp_sync.ClientGroup() as group:
+        group.add("time", ["mcp-server-time"])
+        group.add("files", "http://127.0.0.1:3001/mcp")
+        tools = group.list_tools()                 # "time__get_current_time", ...
+        group.call_tool("time__get_current_time", {"timezone": "UTC"})
+        group.remove("files")                      # closes that client
+
+Collision policy (what happens when two servers offer the same thing):
+
+- **Tools and prompts** are always listed under ``<server>__<name>``, sanitised to what LLM
+  APIs accept (``[A-Za-z0-9_-]``, at most 64 characters) and made unique with ``_2``, ``_3``
+  suffixes when sanitising makes two equal. Two servers' ``search`` tools are ``a__search`` and
+  ``b__search``; nothing is hidden or replaced. :meth:`ClientGroup.call_tool` and
+  :meth:`ClientGroup.get_prompt` take these names.
+- **Resources and templates** keep their URIs: a URI is an address, not a label.
+  :meth:`ClientGroup.read_resource` sends a URI to the one server that listed it, or whose
+  template matches it. When several did, the read raises :class:`UnknownName` naming them
+  instead of guessing: pass ``server=``. Each listed item says where it came from in
+  ``item.meta["io.mcp-sync/server"]``.
+
+A listing asks every server at once and returns what the servers that answered offered, in
+the group's order. A server that fails (gone, timed out, refused) is left out of that listing
+and reported in :attr:`ClientGroup.failures`; it does not fail the listing.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .errors import GroupError, McpError, UnknownName
+from .llm import unique_names
+
+if TYPE_CHECKING:
+    from .client import Client
+    from .config import ServerConfig
+    from .protocol.types import (
+        CallToolResult,
+        GetPromptResult,
+        Prompt,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        Tool,
+    )
+    from .transports.base import Transport
+
+__all__ = ["SERVER_META_KEY", "ClientGroup"]
+
+logger = logging.getLogger(__name__)
+
+#: The ``_meta`` key on every item a group lists that names the server it came from.
+SERVER_META_KEY = "io.mcp-sync/server"
+
+_Item = TypeVar("_Item", "Tool", "Prompt", "Resource", "ResourceTemplate")
+
+
+class ClientGroup:
+    """Clients of several servers, used together; closes them all on exit.
+
+    ``clients`` maps a name of your choosing to a connected :class:`~mcp_sync.Client`; more
+    can be :meth:`add`-ed and :meth:`remove`-d at any time, from any thread. The module
+    docstring states the collision and failure policy.
+    """
+
+    SEPARATOR = "__"
+
+    def __init__(self, clients: Mapping[str, Client] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._clients: dict[str, Client] = {}
+        self._tool_routes: dict[str, tuple[str, str]] = {}
+        self._prompt_routes: dict[str, tuple[str, str]] = {}
+        self._resource_routes: dict[str, list[str]] = {}
+        self._templates: list[tuple[str, re.Pattern[str]]] = []
+        self._failures: dict[str, McpError] = {}
+        for name, client in (clients or {}).items():
+            self._check_name(name)
+            self._clients[name] = client
+
+    # -- membership ------------------------------------------------------------------------
+
+    @property
+    def clients(self) -> Mapping[str, Client]:
+        """The group's clients by name, as of now (a read-only snapshot)."""
+        with self._lock:
+            return MappingProxyType(dict(self._clients))
+
+    def __getitem__(self, server: str) -> Client:
+        with self._lock:
+            client = self._clients.get(server)
+        if client is None:
+            raise UnknownName(f"no server {server!r} in this group", name=server)
+        return client
+
+    def __contains__(self, server: object) -> bool:
+        with self._lock:
+            return server in self._clients
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.clients)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._clients)
+
+    def add(
+        self,
+        name: str,
+        target: Client | ServerConfig | Transport | str | Sequence[str],
+        *,
+        timeout: float | None = None,
+        **client_options: Any,
+    ) -> Client:
+        """Add a server under ``name`` and return its client.
+
+        ``target`` is a connected :class:`~mcp_sync.Client` (the group takes it over), a
+        :class:`~mcp_sync.config.ServerConfig`, or anything :func:`mcp_sync.connect` accepts
+        (a command, a URL, a transport), connected here with ``timeout`` and
+        ``client_options``. Raises :class:`GroupError` if the name is taken or contains
+        ``__``; a failed connection raises as :func:`mcp_sync.connect` does.
+        """
+        self._check_name(name)
+        with self._lock:
+            if name in self._clients:
+                raise GroupError(f"a server named {name!r} is already in this group")
+        client = self._connect(target, timeout, client_options)
+        with self._lock:
+            taken = name in self._clients
+            if not taken:
+                self._clients[name] = client
+        if taken:  # another thread added the same name meanwhile
+            if client is not target:
+                client.close()
+            raise GroupError(f"a server named {name!r} is already in this group")
+        return client
+
+    def remove(self, name: str, *, close: bool = True) -> Client:
+        """Take the server ``name`` out of the group (closing its client unless
+        ``close=False``) and forget its tools, prompts and resources."""
+        with self._lock:
+            client = self._clients.pop(name, None)
+            if client is not None:
+                self._forget(name)
+        if client is None:
+            raise UnknownName(f"no server {name!r} in this group", name=name)
+        if close:
+            client.close()
+        return client
+
+    def close(self) -> None:
+        """Close every client (idempotent)."""
+        for client in self.clients.values():
+            client.close()
+
+    def __enter__(self) -> ClientGroup:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<mcp_sync.ClientGroup servers={list(self.clients)}>"
+
+    @property
+    def failures(self) -> Mapping[str, McpError]:
+        """The servers the last listing had to leave out, with the error each raised."""
+        with self._lock:
+            return MappingProxyType(dict(self._failures))
+
+    # -- listings --------------------------------------------------------------------------
+
+    def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
+        """Every server's tools, renamed ``<server>__<tool>`` (unique, LLM-safe)."""
+        found = self._gather("tools", lambda c: c.list_tools(timeout=timeout))
+        names = unique_names(f"{server}{self.SEPARATOR}{tool.name}" for server, tool in found)
+        with self._lock:
+            self._tool_routes = {
+                name: (server, tool.name) for name, (server, tool) in zip(names, found, strict=True)
+            }
+        return [
+            _tagged(tool, server, name) for name, (server, tool) in zip(names, found, strict=True)
+        ]
+
+    def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
+        """Every server's prompts, renamed ``<server>__<prompt>`` like tools."""
+        found = self._gather("prompts", lambda c: c.list_prompts(timeout=timeout))
+        names = unique_names(f"{server}{self.SEPARATOR}{p.name}" for server, p in found)
+        with self._lock:
+            self._prompt_routes = {
+                name: (server, p.name) for name, (server, p) in zip(names, found, strict=True)
+            }
+        return [_tagged(p, server, name) for name, (server, p) in zip(names, found, strict=True)]
+
+    def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
+        """Every server's resources, URIs unchanged (see the collision policy)."""
+        found = self._gather("resources", lambda c: c.list_resources(timeout=timeout))
+        routes: dict[str, list[str]] = {}
+        for server, resource in found:
+            servers = routes.setdefault(resource.uri, [])
+            if server not in servers:
+                servers.append(server)
+        with self._lock:
+            self._resource_routes = routes
+        return [_tagged(resource, server) for server, resource in found]
+
+    def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
+        """Every server's resource templates, unchanged (see the collision policy)."""
+        found = self._gather("resources", lambda c: c.list_resource_templates(timeout=timeout))
+        with self._lock:
+            self._templates = [(server, template_pattern(t.uri_template)) for server, t in found]
+        return [_tagged(template, server) for server, template in found]
+
+    # -- using what was listed -------------------------------------------------------------
+
+    def route(self, name: str) -> tuple[str, str]:
+        """``(server, tool name)`` for a name :meth:`list_tools` gave."""
+        return self._route(name, self._tool_routes, "tool", "list_tools")
+
+    def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
+    ) -> CallToolResult:
+        """Call the tool listed as ``name`` on its server; options as for
+        :meth:`Client.call_tool`. An unknown name raises :class:`UnknownName`."""
+        server, tool = self.route(name)
+        result: CallToolResult = self[server].call_tool(tool, arguments, **options)
+        return result
+
+    def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, **options: Any
+    ) -> GetPromptResult:
+        """Render the prompt listed as ``name`` on its server."""
+        server, prompt = self._route(name, self._prompt_routes, "prompt", "list_prompts")
+        return self[server].get_prompt(prompt, arguments, **options)
+
+    def read_resource(
+        self, uri: str, *, server: str | None = None, **options: Any
+    ) -> ReadResourceResult:
+        """Read ``uri`` from the server that listed it (or whose template matches it), or
+        from ``server``. Raises :class:`UnknownName` when no server, or more than one, did."""
+        if server is None:
+            server = self._resource_server(uri)
+        return self[server].read_resource(uri, **options)
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _check_name(self, name: str) -> None:
+        if not name or self.SEPARATOR in name:
+            raise GroupError(
+                f"a server name must be non-empty and free of {self.SEPARATOR!r}: {name!r}"
+            )
+
+    @staticmethod
+    def _connect(target: Any, timeout: float | None, options: dict[str, Any]) -> Client:
+        from .client import Client
+        from .config import ServerConfig
+
+        if isinstance(target, Client):
+            return target
+        if isinstance(target, ServerConfig):
+            return target.connect(timeout=timeout, **options)
+        from ._connect import connect
+
+        return connect(target, timeout=timeout, **options)
+
+    def _forget(self, server: str) -> None:
+        """Drop ``server``'s routes (the lock is held)."""
+        for routes in (self._tool_routes, self._prompt_routes):
+            for name in [n for n, (s, _) in routes.items() if s == server]:
+                del routes[name]
+        for uri, servers in list(self._resource_routes.items()):
+            if server in servers:
+                servers.remove(server)
+                if not servers:
+                    del self._resource_routes[uri]
+        self._templates = [(s, p) for s, p in self._templates if s != server]
+        self._failures.pop(server, None)
+
+    def _gather(
+        self, capability: str, fetch: Callable[[Client], list[_Item]]
+    ) -> list[tuple[str, _Item]]:
+        """``fetch`` from every member offering ``capability``, all at once; failures are
+        recorded, not raised."""
+        members = list(self.clients.items())
+        results: dict[str, list[_Item]] = {}
+        failures: dict[str, McpError] = {}
+
+        def one(server: str, client: Client) -> None:
+            try:
+                if getattr(client.server_capabilities, capability) is None:
+                    return
+                results[server] = fetch(client)
+            except McpError as exc:
+                logger.warning("server %r left out of the group's listing: %s", server, exc)
+                failures[server] = exc
+
+        if len(members) <= 1:
+            for server, client in members:
+                one(server, client)
+        else:
+            with ThreadPoolExecutor(len(members), thread_name_prefix="mcp-sync-group") as pool:
+                for future in [pool.submit(one, s, c) for s, c in members]:
+                    future.result()
+        with self._lock:
+            self._failures = failures
+        return [(server, item) for server, _ in members for item in results.get(server, [])]
+
+    def _route(
+        self, name: str, routes: dict[str, tuple[str, str]], kind: str, lister: str
+    ) -> tuple[str, str]:
+        with self._lock:
+            route = routes.get(name)
+            known = set(self._clients)
+        if route is not None:
+            return route
+        server, sep, item = name.partition(self.SEPARATOR)
+        if sep and item and server in known:
+            return server, item
+        raise UnknownName(f"no {kind} {name!r} in this group (call {lister}() first)", name=name)
+
+    def _resource_server(self, uri: str) -> str:
+        with self._lock:
+            servers = list(self._resource_routes.get(uri, []))
+            if not servers:
+                servers = list(dict.fromkeys(s for s, p in self._templates if p.fullmatch(uri)))
+        if len(servers) == 1:
+            return servers[0]
+        if not servers:
+            raise UnknownName(
+                f"no server of this group listed {uri!r} or a template matching it "
+                "(call list_resources() or list_resource_templates() first, or pass server=)",
+                name=uri,
+            )
+        raise UnknownName(
+            f"{uri!r} is offered by several servers ({', '.join(servers)}): pass server=",
+            name=uri,
+        )
+
+
+def _tagged(item: _Item, server: str, name: str | None = None) -> _Item:
+    """A copy of ``item`` saying which server it came from (and renamed, for tools and
+    prompts)."""
+    meta = dict(item.meta or {})
+    meta[SERVER_META_KEY] = server
+    update: dict[str, Any] = {"meta": meta}
+    if name is not None:
+        update["name"] = name
+    return item.model_copy(update=update)
+
+
+_EXPRESSION = re.compile(r"\{([+#./;?&]?)[^}]*\}")
+
+
+def template_pattern(template: str) -> re.Pattern[str]:
+    """A regular expression matching the URIs an RFC 6570 URI template can expand to.
+
+    Simple expressions match one path segment; reserved (``+``, ``#``) and path (``/``)
+    expansions may span segments; query expressions (``?``, ``&``) match an optional query.
+    """
+    parts: list[str] = []
+    last = 0
+    for match in _EXPRESSION.finditer(template):
+        parts.append(re.escape(template[last : match.start()]))
+        operator = match.group(1)
+        if operator in ("+", "#"):
+            parts.append(".*")
+        elif operator == "/":
+            parts.append("(?:/[^/?#]*)*")
+        elif operator in ("?", "&"):
+            parts.append(r"(?:[?&][^#]*)?")
+        elif operator in (".", ";"):
+            parts.append(r"(?:[.;][^/?#]*)*")
+        else:
+            parts.append("[^/?#]*")
+        last = match.end()
+    parts.append(re.escape(template[last:]))
+    return re.compile("".join(parts))
