@@ -34,7 +34,15 @@ from typing import Any
 
 from . import _dispatch
 from .abort import AbortController, AbortSignal
-from .errors import Aborted, ConnectionClosed, McpError, ProtocolError, RequestTimeout, RpcError
+from .errors import (
+    Aborted,
+    ConnectionClosed,
+    McpError,
+    ProtocolError,
+    RequestTimeout,
+    RpcError,
+    WriteTimeout,
+)
 from .protocol import jsonrpc
 from .protocol.jsonrpc import (
     ErrorResponse,
@@ -57,6 +65,9 @@ ProgressCallback = Callable[[dict[str, Any]], None]
 
 #: What every error of a closed session ends with: how to go on.
 CLOSED_HINT = "the client is closed for good: create a new Client to connect again"
+
+#: How many answers (to pings, unknown methods) and cancellations may wait to be written.
+WRITE_BACKLOG = 1024
 
 _INTERRUPT_SLICE = 0.05
 #: How long a call waits for its own progress callbacks to run (a callback may block).
@@ -134,6 +145,8 @@ class Session:
         self._main_ident = threading.main_thread().ident
         self._close_cause: BaseException | None = None
         self._closed = False
+        self._writer = _dispatch.Dispatcher("mcp-sync-writer", max_backlog=WRITE_BACKLOG)
+        self._dropped_writes = 0
         self._removers = [
             transport.on_message(self._on_message),
             transport.on_error(self._on_transport_error),
@@ -190,7 +203,15 @@ class Session:
             params["_meta"] = meta
         self._pending[request_id] = pending
         try:
-            self.transport.send(jsonrpc.request(request_id, method, params), pending.send_signal)
+            self.transport.send_before(
+                jsonrpc.request(request_id, method, params), pending.deadline, pending.send_signal
+            )
+        except WriteTimeout as exc:
+            # Nothing (or a broken part) reached the server: there is nothing to cancel.
+            limit = pending.max_total if pending.deadline >= pending.total_deadline else timeout
+            error = RequestTimeout(method, limit or 0.0, str(exc))
+            self._settle(pending, error=error)
+            raise error from exc
         except BaseException as exc:
             self._settle(pending, error=exc)
             raise
@@ -273,14 +294,12 @@ class Session:
         reason = pending.cancel_reason
         if reason is None or not cancellable or not self.cancel_on_wire or self._closed:
             return
-        try:
-            self.transport.send(
-                jsonrpc.notification(
-                    "notifications/cancelled", {"requestId": pending.id, "reason": reason}
-                )
+        # Through the writer: a caller whose time is up must not wait behind a stuck write.
+        self._write_later(
+            jsonrpc.notification(
+                "notifications/cancelled", {"requestId": pending.id, "reason": reason}
             )
-        except McpError as exc:
-            logger.debug("could not send notifications/cancelled: %s", exc)
+        )
 
     def _settle_locally(self, pending: _Pending, error: BaseException, reason: object) -> None:
         """Give up on a request from our side (timeout, abort, Ctrl-C)."""
@@ -362,13 +381,17 @@ class Session:
             self._report(error)
 
     def _on_request(self, request: Request) -> None:
-        if request.method == "ping":  # answered at once: no user code, must not queue behind any
-            self._respond(request.id, {})
+        # The reader thread never writes (a peer that stops reading would stop it reading):
+        # what it owes goes through the writer thread, not behind user code.
+        if request.method == "ping":
+            self._write_later(jsonrpc.result_response(request.id, {}))
             return
         handler = self._handlers.get(request.method)
         if handler is None:
-            self._respond_error(
-                request.id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {request.method}"
+            self._write_later(
+                jsonrpc.error_response(
+                    request.id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {request.method}"
+                )
             )
             return
         control = AbortController()
@@ -430,6 +453,20 @@ class Session:
         self, request_id: RequestId, code: int, message: str, data: Any = None
     ) -> None:
         self._send_quietly(jsonrpc.error_response(request_id, code, message, data))
+
+    def _write_later(self, message: dict[str, Any]) -> None:
+        """Send ``message`` on the writer thread; drop it (reported once) when the backlog of
+        such messages is full: the peer is not reading what we write."""
+        if self._writer.submit(lambda: self._send_quietly(message)) or self._closed:
+            return
+        self._dropped_writes += 1
+        if self._dropped_writes == 1:
+            self._report(
+                ProtocolError(
+                    f"the server is not reading: more than {WRITE_BACKLOG} answers and "
+                    "cancellations wait to be written; further ones are dropped"
+                )
+            )
 
     def _send_quietly(self, message: dict[str, Any]) -> None:
         try:
@@ -545,6 +582,8 @@ class Session:
             raise self.closed_error()
 
     def detach(self) -> None:
-        """Stop listening to the transport."""
+        """Stop listening to the transport and end the writer thread (after the transport
+        closed, so that a write stuck on it has been released)."""
         for remove in self._removers:
             remove()
+        self._writer.stop()

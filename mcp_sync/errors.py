@@ -49,6 +49,7 @@ __all__ = [
     "UnknownName",
     "UnsupportedProtocolVersion",
     "UrlElicitationRequired",
+    "WriteTimeout",
 ]
 
 
@@ -118,8 +119,9 @@ class MissingClientCapability(RpcError):
 class RequestTimeout(McpError, TimeoutError):
     """A request got no answer within its timeout. It was cancelled on the wire."""
 
-    def __init__(self, method: str, timeout: float) -> None:
-        super().__init__(f"{method} timed out after {timeout:g} s")
+    def __init__(self, method: str, timeout: float, detail: str | None = None) -> None:
+        text = f"{method} timed out after {timeout:g} s"
+        super().__init__(f"{text}: {detail}" if detail else text)
         self.method = method
         self.timeout = timeout
 
@@ -172,6 +174,19 @@ class TransportError(McpError):
     def __init__(self, message: str, *, request_id: str | int | None = None) -> None:
         super().__init__(message)
         self.request_id = request_id
+
+
+class WriteTimeout(TransportError, TimeoutError):
+    """A message could not be written before its deadline (the peer stopped reading).
+
+    ``partial`` is True when part of it was written: the stream is then unrecoverable and
+    the transport closes itself. The session turns this into the call's
+    :class:`RequestTimeout`.
+    """
+
+    def __init__(self, message: str, *, partial: bool) -> None:
+        super().__init__(message)
+        self.partial = partial
 
 
 class ServerStartError(TransportError):

@@ -20,6 +20,14 @@ Contract, for someone writing a transport:
     its own threads. Raise :class:`~mcp_sync.errors.ConnectionClosed` after close, or a
     :class:`~mcp_sync.errors.TransportError` when this one message cannot be sent.
 
+``send_before(message, deadline, signal=None)``
+    :meth:`send`, giving up at ``deadline`` (a :func:`time.monotonic` time; ``math.inf``: no
+    limit) when the peer does not take the message: raise
+    :class:`~mcp_sync.errors.WriteTimeout`. If part of the message was written the stream
+    is unrecoverable: set ``partial``, and close (``on_close`` with the reason). The session
+    sends requests this way, with the request's deadline. The default calls :meth:`send`,
+    right for transports whose ``send`` only hands the message off.
+
 ``close()``
     Idempotent, callable from any thread (a listener included). Release every reader, stop
     the peer (a child process is gone when it returns), join the threads it started, and fire
@@ -105,6 +113,12 @@ class Transport(ABC):
     @abstractmethod
     def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
         """Write one JSON-RPC message (see the module docstring)."""
+
+    def send_before(
+        self, message: dict[str, Any], deadline: float, signal: AbortSignal | None = None
+    ) -> None:
+        """:meth:`send`, ending by ``deadline`` (see the module docstring)."""
+        self.send(message, signal)
 
     @abstractmethod
     def close(self) -> None:

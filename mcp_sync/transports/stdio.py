@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import copy
 import logging
+import math
 import os
 import select
 import shlex
@@ -30,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from ..abort import AbortSignal
-from ..errors import ConnectionClosed, ProtocolError
+from ..errors import ConnectionClosed, ProtocolError, WriteTimeout
 from ..protocol import jsonrpc
 from . import _process
 from ._process import EOF_GRACE, ServerStartError
@@ -69,6 +71,8 @@ _WOKEN = object()  # the reader was told to stop
 _EOF = object()  # the peer closed its end
 #: How long a dying server's stderr gets to reach EOF so that the tail is complete.
 _STDERR_DRAIN = 0.5
+#: How often a writer waiting on a full pipe looks at its request's abort signal.
+_WRITE_SLICE = 0.05
 _POLLIN = select.POLLIN
 _POLLOUT = select.POLLOUT
 
@@ -123,12 +127,31 @@ class LineTransport(Transport):
         self._wake_r = self._wake_w = -1
         self._fd_users = 0  # threads and teardown still using the wake pipe
         self._fd_users_lock = threading.Lock()
+        self._broken: ConnectionClosed | None = None  # a message was cut short
 
     # -- the contract -------------------------------------------------------------------
 
     def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
+        self.send_before(message, math.inf, signal)
+
+    def send_before(
+        self, message: dict[str, Any], deadline: float, signal: AbortSignal | None = None
+    ) -> None:
         data = jsonrpc.encode(message) + b"\n"
-        with self._write_lock:
+        lock = self._write_lock
+        # The common case costs one non-blocking acquire and one write; only a writer that
+        # has to wait (another write is stuck, the pipe is full) watches the deadline.
+        if not lock.acquire(False):
+            wait = deadline - time.monotonic()
+            if wait == math.inf:
+                lock.acquire()
+            elif wait <= 0 or not lock.acquire(timeout=wait):
+                raise WriteTimeout(
+                    f"could not start writing to the {self.kind} peer in time: another write "
+                    "is waiting for the peer to read",
+                    partial=False,
+                )
+        try:
             if not self._write_open:
                 raise self._closed_error()
             if signal is not None and signal.aborted:
@@ -138,9 +161,11 @@ class LineTransport(Transport):
             except BlockingIOError:
                 written = 0
             except OSError as exc:
-                raise self._closed_error(exc) from exc
+                raise self._write_failed(exc) from exc
             if written != len(data):
-                self._write_rest(data, written)
+                self._write_rest(data, written, deadline, signal)
+        finally:
+            lock.release()
 
     def close(self) -> None:
         self._closing = True
@@ -212,6 +237,8 @@ class LineTransport(Transport):
         return ConnectionClosed(f"{self.kind} peer closed the connection", cause=error)
 
     def _closed_error(self, cause: OSError | None = None) -> ConnectionClosed:
+        if self._broken is not None:
+            return copy.copy(self._broken)
         if cause is None:
             state = "closed" if self._started else "not started"
             return ConnectionClosed(f"{self.kind} transport is {state}")
@@ -261,22 +288,66 @@ class LineTransport(Transport):
 
     # -- writing ------------------------------------------------------------------------
 
-    def _write_rest(self, data: bytes, written: int) -> None:
-        """Finish a write the pipe could not take at once (called with the write lock held)."""
+    def _write_rest(
+        self, data: bytes, written: int, deadline: float, signal: AbortSignal | None
+    ) -> None:
+        """Finish a write the pipe could not take at once, by ``deadline`` (called with the
+        write lock held). Giving up after part of the message went out breaks the stream."""
         view = memoryview(data)
         poller = select.poll()
         poller.register(self._write_fd, _POLLOUT)
         poller.register(self._wake_r, _POLLIN)
-        while written < len(data):
-            for fd, _ in poller.poll():
-                if fd == self._wake_r:
-                    raise self._closed_error()
-            try:
-                written += os.write(self._write_fd, view[written:])
-            except BlockingIOError:
-                continue
-            except OSError as exc:
-                raise self._closed_error(exc) from exc
+        try:
+            while written < len(data):
+                if signal is not None and signal.aborted:
+                    if written:
+                        raise self._break_stream(written, len(data), "its request was given up")
+                    return
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    if written:
+                        raise self._break_stream(written, len(data), "its deadline passed")
+                    raise WriteTimeout(
+                        f"the {self.kind} peer is not reading: nothing could be written in "
+                        "time",
+                        partial=False,
+                    )
+                # short slices while someone may abort the request
+                wait = _WRITE_SLICE if signal is not None else remaining
+                timeout_ms = None if wait == math.inf else math.ceil(min(wait, remaining) * 1000)
+                for fd, _ in poller.poll(timeout_ms):
+                    if fd == self._wake_r:
+                        raise self._closed_error()
+                try:
+                    written += os.write(self._write_fd, view[written:])
+                except BlockingIOError:
+                    continue
+                except OSError as exc:
+                    raise self._write_failed(exc) from exc
+        except KeyboardInterrupt:
+            if 0 < written < len(data):
+                self._break_stream(written, len(data), "it was interrupted")
+            raise
+
+    def _break_stream(self, written: int, size: int, why: str) -> WriteTimeout:
+        """A message was cut short: nothing more can be written on this stream. Close our
+        end, end the connection with the reason, and have the reader thread stop the peer."""
+        reason = (
+            f"only {written} of {size} bytes of a message reached the {self.kind} peer before "
+            f"{why} (the peer stopped reading): the stream is unrecoverable and the transport "
+            "is closed"
+        )
+        self._broken = ConnectionClosed(reason)
+        self._write_open = False
+        with contextlib.suppress(OSError):
+            self._close_write()
+        os.write(self._wake_w, b"x")  # the reader sees _broken and stops the peer
+        self._fire_close(copy.copy(self._broken))  # at once: pending calls need not wait
+        return WriteTimeout(reason, partial=True)
+
+    def _write_failed(self, error: OSError) -> ConnectionClosed:
+        """The error for a write the OS refused (the peer closed its end)."""
+        return self._closed_error(error)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -289,11 +360,12 @@ class LineTransport(Transport):
         finally:
             with contextlib.suppress(OSError):
                 close_read()
-        if outcome is not _WOKEN and not self._closing:
+        broken = self._broken
+        if (outcome is not _WOKEN or broken is not None) and not self._closing:
             self._teardown()  # the peer went away on its own: stop what is left of it
             if not self._closing:
                 error = outcome if isinstance(outcome, OSError) else None
-                self._fire_close(self._peer_gone(error))
+                self._fire_close(broken or self._peer_gone(error))
         self._release_wake_pipe()
 
     def _pump(self, fd: int) -> object:
@@ -608,6 +680,8 @@ class StdioTransport(LineTransport):
         )
 
     def _closed_error(self, cause: OSError | None = None) -> ConnectionClosed:
+        if self._broken is not None:
+            return copy.copy(self._broken)
         if cause is not None:
             return ConnectionClosed(f"cannot write to MCP server {self.command!r}", cause=cause)
         if not self._started:

@@ -15,7 +15,7 @@ import pytest
 from reliability_support import connect, fault_peer
 from stdio_support import server
 
-from mcp_sync.errors import ConnectionClosed
+from mcp_sync.errors import ConnectionClosed, RequestTimeout
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -105,3 +105,50 @@ def test_a_100_mib_stderr_flood_keeps_a_bounded_tail_and_the_server_answers(leak
     assert transport.stderr_tail.endswith("THE-END\n")
     assert len(transport.stderr_tail) == 64 * 1024
     assert grown_mib < 16
+
+
+def test_a_write_the_server_never_reads_ends_within_the_call_timeout_and_fails_the_stream(
+    leaks,
+) -> None:
+    client = connect(fault_peer("deaf"))
+    causes: list[BaseException | None] = []
+    client.on_close(causes.append)
+    outcomes: dict[str, BaseException] = {}
+
+    def call(name: str, run) -> None:
+        try:
+            run()
+        except BaseException as exc:
+            outcomes[name] = exc
+
+    big = threading.Thread(  # 128 KiB: twice what the pipe holds
+        target=call, args=("big", lambda: client.call_tool("t", {"text": "x" * 131072}, timeout=2))
+    )
+    ping = threading.Thread(target=call, args=("ping", lambda: client.ping(timeout=2)))
+    big.start()
+    ping.start()
+    big.join(15)
+    ping.join(15)
+    stuck = big.is_alive() or ping.is_alive()
+    client.close()  # releases a stuck writer, so that a failure here does not hang the run
+    assert not stuck, "a blocked write outlived its call's timeout"
+    assert isinstance(outcomes["big"], RequestTimeout)
+    assert "unrecoverable" in str(outcomes["big"])
+    # the ping waited behind the stuck write, or for a server that never answers: either way
+    # it ended within its own timeout
+    assert isinstance(outcomes["ping"], (RequestTimeout, ConnectionClosed))
+    assert client.state == "closed"
+    assert causes and "unrecoverable" in str(causes[0])
+
+
+def test_a_ping_flood_from_a_server_that_does_not_read_cannot_deadlock_the_reader(leaks) -> None:
+    client = connect(fault_peer("ping-flood", "20000"))
+    errors: list[BaseException] = []
+    client.on_error(errors.append)
+    try:
+        # The server writes 20,000 pings before answering and reads nothing meanwhile: a reader
+        # that answered each ping itself would block on the full pipe and never see the answer.
+        assert client.call_tool("t", {"text": "after the flood"}, timeout=30).text == "after the flood"
+        assert client.call_tool("t", {"text": "still fine"}, timeout=30).text == "still fine"
+    finally:
+        client.close()

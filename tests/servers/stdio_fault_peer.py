@@ -10,6 +10,8 @@ id nobody asked for, or hold answers back on demand. It answers ``initialize`` a
   and an error response for id 999998
 - ``slow``: answer each call after ``arguments.delay`` seconds (a thread per call)
 - ``echo``: answer at once with the ``text`` argument
+- ``deaf``: after ``initialize``, never read stdin again (a server that stopped reading)
+- ``ping-flood N``: on a call, send N ``ping`` requests without reading stdin, then answer it
 
 Answers are ``{"content": [{"type": "text", "text": <text argument>}]}``. Exits on EOF.
 """
@@ -58,6 +60,12 @@ def main() -> None:
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "fault-peer", "version": "0"},
             })
+            if mode == "deaf":
+                time.sleep(3600)
+        elif method == "tools/call" and mode == "ping-flood":
+            for n in range(int(sys.argv[2])):
+                send({"jsonrpc": "2.0", "id": f"p{n}", "method": "ping"})
+            result(msg["id"], text(params))
         elif method == "tools/call" and mode == "crash":
             held += 1
             if held >= int(sys.argv[2]):
