@@ -16,6 +16,7 @@ from ._connect import connect
 from ._handlers import HandlerContext
 from ._version import __version__ as __version__
 from .abort import AbortController, AbortSignal
+from .backoff import Backoff
 from .client import Client, ClientState, Subscription
 from .config import connect_all
 from .errors import (
@@ -45,6 +46,7 @@ from .protocol.types import *  # noqa: F403
 from .protocol.types import __all__ as _types_all
 from .protocol.validation import OutputValidationError
 from .protocol.versions import LATEST, SUPPORTED
+from .shared import SharedClient, shared_client
 from .transports import (
     InMemoryTransport,
     PipeTransport,
@@ -65,6 +67,7 @@ __all__ = [
     "AbortController",
     "AbortSignal",
     "Aborted",
+    "Backoff",
     "CapabilityError",
     "Client",
     "ClientGroup",
@@ -95,6 +98,7 @@ __all__ = [
     "RpcError",
     "ServerStartError",
     "SessionExpired",
+    "SharedClient",
     "Subscription",
     "Transport",
     "TransportError",
@@ -102,6 +106,7 @@ __all__ = [
     "UnsupportedProtocolVersion",
     "UrlElicitationRequired",
     "in_memory_transport_pair",
+    "shared_client",
     "to_llm_content",
     *_types_all,
 ]

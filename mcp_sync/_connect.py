@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .client import Client
@@ -18,8 +18,12 @@ if TYPE_CHECKING:
 __all__ = ["connect", "transport_for"]
 
 
+#: What ``connect()`` accepts: a command, a URL, a transport, or a function making transports.
+Target = str | Sequence[str] | Transport | Callable[[], Transport]
+
+
 def transport_for(
-    target: str | Sequence[str] | Transport,
+    target: Target,
     *,
     headers: Mapping[str, str] | None = None,
     auth: AuthProvider | None = None,
@@ -29,6 +33,8 @@ def transport_for(
     """The transport ``connect()`` would use for ``target`` (HTTP: Streamable HTTP)."""
     if isinstance(target, Transport):
         return target
+    if callable(target):
+        return target()
     if isinstance(target, str) and target.startswith(("http://", "https://")):
         from .transports.http import StreamableHttpTransport
 
@@ -42,7 +48,7 @@ def transport_for(
 
 
 def connect(
-    target: str | Sequence[str] | Transport,
+    target: Target,
     *,
     headers: Mapping[str, str] | None = None,
     auth: AuthProvider | None = None,
@@ -57,11 +63,15 @@ def connect(
     ``target`` is a command (``["npx", "-y", "server"]`` or ``"uvx server --flag"``, spawned
     over stdio with ``env`` merged over this process's environment and ``cwd``), a URL
     (Streamable HTTP, falling back to the 2024-11-05 HTTP+SSE transport when the server answers
-    the ``initialize`` POST with 400, 404 or 405), or a :class:`Transport`. ``headers`` and
-    ``auth`` apply to HTTP. Other keyword arguments go to :class:`Client`::
+    the ``initialize`` POST with 400, 404 or 405), a :class:`Transport`, or a function returning
+    a new transport. ``headers`` and ``auth`` apply to HTTP. Other keyword arguments go to
+    :class:`Client`::
 
         with mcp_sync.connect(["mcp-server-time"], request_timeout=10) as client:
             print(client.list_tools())
+
+    With ``recovery=True`` (or a :class:`~mcp_sync.Backoff`), a lost connection is made again
+    from the same command or URL on the next call (see :class:`Client`).
 
     With ``config`` (a path to an ``mcpServers`` JSON file, its parsed dict, or a
     :class:`mcp_sync.config.Config`), ``target`` is the name of a server in it::
@@ -74,10 +84,12 @@ def connect(
         from .config import resolve
 
         return resolve(config)[target].connect(auth=auth, timeout=timeout, **client_options)
-    transport = transport_for(target, headers=headers, auth=auth, env=env, cwd=cwd)
+    def make() -> Transport:
+        return transport_for(target, headers=headers, auth=auth, env=env, cwd=cwd)
+
     client = Client(**client_options)
     try:
-        return client.connect(transport, timeout=timeout)
+        return client.connect(target if isinstance(target, Transport) else make, timeout=timeout)
     except Exception as exc:
         if not (isinstance(target, str) and target.startswith(("http://", "https://"))):
             raise
@@ -87,5 +99,7 @@ def connect(
             raise
     from .transports.sse_legacy import SseTransport
 
-    legacy = SseTransport(str(target), headers=headers, auth=auth)
-    return Client(**client_options).connect(legacy, timeout=timeout)
+    def make_legacy() -> Transport:
+        return SseTransport(str(target), headers=headers, auth=auth)
+
+    return Client(**client_options).connect(make_legacy, timeout=timeout)

@@ -10,6 +10,7 @@ import dataclasses
 import logging
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
@@ -20,17 +21,20 @@ from . import _dispatch, _handlers, _hooks
 from ._cache import ResultCache
 from ._handlers import RootsSource
 from ._listen import ModernListen
-from ._negotiation import Offer, ServerState, handshake, negotiate
+from ._negotiation import Offer, ServerState, negotiate
+from ._recovery import Reconnector, dropped_in_flight, refused_unprocessed
 from ._session import CLOSED_HINT, Session
 from ._version import __version__
 from .abort import AbortController, AbortSignal
+from .backoff import Backoff
 from .errors import (
     CapabilityError,
+    ConnectionClosed,
     InvalidStateError,
+    McpError,
     MissingClientCapability,
     NotSupportedInEra,
     ProtocolError,
-    SessionExpired,
     UnsupportedProtocolVersion,
 )
 from .protocol import headers, modern, versions
@@ -54,9 +58,11 @@ __all__ = ["ClientCore", "ClientState", "CloseCallback", "ServerState", "Subscri
 
 logger = logging.getLogger("mcp_sync")
 
-ClientState = Literal["idle", "connecting", "connected", "closed"]
+ClientState = Literal["idle", "connecting", "connected", "disconnected", "closed"]
 #: ``callback(cause)``: the connection ended; ``cause`` is None after :meth:`ClientCore.close`.
 CloseCallback = Callable[[BaseException | None], None]
+#: What ``connect()`` takes: a transport, or a function making one (needed to recover).
+TransportSource = Transport | Callable[[], Transport]
 ProgressHandler = Callable[[ProgressNotificationParams], None]
 _Model = TypeVar("_Model", bound=pydantic.BaseModel)
 _C = TypeVar("_C", bound="ClientCore")
@@ -71,24 +77,6 @@ def _mark_forked() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_mark_forked)
-
-
-#: Requests safe to send again after the server lost our session (auto_reinitialize).
-IDEMPOTENT_METHODS = frozenset(
-    {
-        "ping",
-        "tools/list",
-        "prompts/list",
-        "prompts/get",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "completion/complete",
-        "tasks/get",
-        "tasks/list",
-        "tasks/result",
-    }
-)
 
 
 def _weak_callback(method: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -155,6 +143,7 @@ class ClientCore:
         probe_timeout: float = 2.0,
         max_input_rounds: int = 8,
         cache: bool = False,
+        recovery: Backoff | bool | None = None,
         auto_reinitialize: bool = False,
         on_close: CloseCallback | None = None,
     ) -> None:
@@ -181,9 +170,14 @@ class ClientCore:
         self.max_input_rounds = max_input_rounds
         self._log_level: str | None = None
         self._cache = ResultCache() if cache else None
-        self.auto_reinitialize = auto_reinitialize
-        self._reinit_lock = threading.Lock()
-        self._session_generation = 0
+        if recovery is True or (not recovery and auto_reinitialize):
+            recovery = Backoff()
+        #: The ``recovery=`` policy, or None when a lost connection ends the client.
+        self.recovery = recovery if isinstance(recovery, Backoff) else None
+        self._reconnector = Reconnector(self.recovery) if self.recovery is not None else None
+        self._transport_factory: Callable[[], Transport] | None = None
+        self._generation = 0  # connections made so far (recovery counts them)
+        self._listener_removers: dict[int, Callable[[], None]] = {}
         self._roots = roots
         self._state: ClientState = "idle"
         self._state_lock = threading.Lock()
@@ -206,16 +200,19 @@ class ClientCore:
         self._tool_cache: dict[str, Tool] = {}
         self._server: ServerState | None = None
         self._listens: dict[Any, ModernListen] = {}
+        self._active_listens: set[ModernListen] = set()  # not cancelled: restored on recovery
 
     # -- lifecycle ----------------------------------------------------------------------
 
     @property
     def state(self) -> ClientState:
-        """``"idle"``, ``"connecting"``, ``"connected"`` or ``"closed"``.
+        """``"idle"``, ``"connecting"``, ``"connected"``, ``"disconnected"`` or ``"closed"``.
 
         ``"closed"`` as soon as the connection ends, whether by :meth:`close` or underneath
         (a stdio server that exits, a stream that drops for good). A closed client stays
-        closed: connect a new :class:`~mcp_sync.Client`.
+        closed: connect a new :class:`~mcp_sync.Client`. With ``recovery=``, a connection
+        that ends underneath leaves the client ``"disconnected"`` instead, until the next call
+        reconnects it.
         """
         return self._state
 
@@ -237,8 +234,12 @@ class ClientCore:
 
         return remove
 
-    def connect(self: _C, transport: Transport, *, timeout: float | None = None) -> _C:
+    def connect(self: _C, transport: TransportSource, *, timeout: float | None = None) -> _C:
         """Start ``transport`` and agree on a protocol version. Returns the client.
+
+        ``transport`` is a :class:`Transport`, or a function returning a new one: with
+        ``recovery=``, the client calls it again to replace a connection that closed (a stdio
+        server that exited). Given a transport object, recovery can only re-initialize on it.
 
         With ``protocol="auto"`` (the default) the client first probes with
         ``server/discover`` (2026-07-28, the stateless era); a server that does not answer it
@@ -253,21 +254,12 @@ class ClientCore:
                 raise InvalidStateError(f"cannot connect: the client is {self._state}{hint}")
             self._state = "connecting"
         _live_clients.add(self)
+        if not isinstance(transport, Transport):
+            self._transport_factory = transport
+            transport = transport()
         self._transport = transport
         self._dispatcher = _dispatch.Dispatcher()
-        session = self._session = Session(transport, self._dispatcher)
-        session.before_close = _weak_callback(self._closed_underneath)
-        for method, listener in self._listeners:
-            session.add_listener(method, listener)
-        for error_listener in self._error_listeners:
-            session.add_error_listener(error_listener)
-        session.add_listener("notifications/resources/updated", self._on_resource_updated)
-        session.add_listener(None, self._route_subscription)
-        if self._cache is not None:
-            cache = self._cache
-            session.add_listener(None, lambda n: cache.invalidate(n.method, n.params))
-        session.inline_listener = self._route_subscription_inline
-        self._install_handlers(session)
+        session = self._session = self._new_session(transport)
         try:
             transport.start()
             self._apply(session, negotiate(session, self._offer(), self._wait(timeout)))
@@ -278,6 +270,26 @@ class ClientCore:
             if self._state == "connecting":
                 self._state = "connected"
         return self
+
+    def _new_session(self, transport: Transport) -> Session:
+        """A session over ``transport`` with every listener and handler of this client."""
+        assert self._dispatcher is not None
+        session = Session(transport, self._dispatcher)
+        session.before_close = _weak_callback(self._closed_underneath)
+        removers = self._listener_removers
+        removers.clear()
+        for entry in self._listeners:
+            removers[id(entry)] = session.add_listener(*entry)
+        for error_listener in self._error_listeners:
+            removers[id(error_listener)] = session.add_error_listener(error_listener)
+        session.add_listener("notifications/resources/updated", self._on_resource_updated)
+        session.add_listener(None, self._route_subscription)
+        if self._cache is not None:
+            cache = self._cache
+            session.add_listener(None, lambda n: cache.invalidate(n.method, n.params))
+        session.inline_listener = self._route_subscription_inline
+        self._install_handlers(session)
+        return session
 
     def _wait(self, timeout: float | None) -> float:
         return self.request_timeout if timeout is None else timeout
@@ -318,14 +330,21 @@ class ClientCore:
         callbacks run. Idempotent; safe from any thread, a handler included."""
         with self._state_lock:
             self._state = "closed"
+        if self._reconnector is not None:
+            self._reconnector.stop()
         self._shut_down_and_notify(None)
 
     def _closed_underneath(self, cause: BaseException | None) -> None:
         """The transport ended on its own (called on its thread, before pending calls fail):
-        the client is closed at once; a closer thread shuts it down and tells the user."""
+        the client is closed at once; a closer thread shuts it down and tells the user.
+        With ``recovery=`` a connected client is "disconnected" instead: the next call
+        reconnects."""
         with self._state_lock:
             if self._state == "closed":
                 return  # our own close()
+            if self._reconnector is not None and self._state in ("connected", "disconnected"):
+                self._state = "disconnected"
+                return
             self._state = "closed"
         session = self._session
         if session is not None:
@@ -500,6 +519,15 @@ class ClientCore:
                 ),
             )
 
+    def _remove_listener(self, registry: list[Any], entry: Any) -> None:
+        """Forget a listener, and take it off the current session (whichever connection that
+        is after a recovery)."""
+        if entry in registry:
+            registry.remove(entry)
+        remove_live = self._listener_removers.pop(id(entry), None)
+        if remove_live is not None:
+            remove_live()
+
     def _before_connect(self, what: str) -> None:
         if self._state != "idle":
             raise InvalidStateError(
@@ -553,21 +581,39 @@ class ClientCore:
         on_progress: ProgressHandler | None,
     ) -> Any:
         """:meth:`request` with a ``body`` the caller made for this call (it is not copied)."""
-        session = self._connected_session()
-        progress = None if on_progress is None else _typed_progress(on_progress)
         wait = self.request_timeout if timeout is None else timeout
+        session = self._connected_session(wait)
+        progress = None if on_progress is None else _typed_progress(on_progress)
+        generation = self._generation
+        try:
+            return self._attempt(session, method, body, wait, signal, progress)
+        except McpError as exc:
+            if self._reconnector is None:
+                raise
+            if not refused_unprocessed(exc):
+                if dropped_in_flight(exc) and not isinstance(exc, ConnectionClosed):
+                    raise ConnectionClosed(
+                        f"the connection broke while {method} was out (not sent again)", cause=exc
+                    ) from exc
+                raise
+            deadline = time.monotonic() + wait
+            logger.info("%s was refused unprocessed (%s); reconnecting", method, exc)
+        # The server did not run it: send it again once the connection is back.
+        session = self._recover(generation, deadline)
+        return self._attempt(session, method, body, deadline - time.monotonic(), signal, progress)
+
+    def _attempt(
+        self,
+        session: Session,
+        method: str,
+        body: dict[str, Any] | None,
+        wait: float,
+        signal: AbortSignal | None,
+        progress: Callable[[dict[str, Any]], None] | None,
+    ) -> Any:
         server = self._server
         if server is not None and server.era == "modern":  # self._modern(), inlined
             return self._modern_request(session, method, body, wait, signal, progress)
-        generation = self._session_generation
-        try:
-            return self._send(session, method, body, wait, signal, progress)
-        except SessionExpired:
-            if not self.auto_reinitialize:
-                raise
-            self._reinitialize(session, generation)
-            if method not in IDEMPOTENT_METHODS:
-                raise  # it may have run: the caller decides whether to send it again
         return self._send(session, method, body, wait, signal, progress)
 
     def _send(
@@ -623,15 +669,78 @@ class ClientCore:
             f"{method}: the server still asks for input after {self.max_input_rounds} rounds"
         )
 
-    def _reinitialize(self, session: Session, generation: int) -> None:
-        """Run the handshake again after the server dropped our HTTP session (once, however
-        many threads saw it go)."""
-        with self._reinit_lock:
-            if self._session_generation != generation:
-                return  # another thread already did it
-            logger.info("the server ended the session; initializing a new one")
-            self._server = handshake(session, self._offer(), self.request_timeout)
-            self._session_generation += 1
+    # -- recovery (the ``recovery=`` option; policy in mcp_sync/_recovery.py) ------------
+
+    def _recover(self, generation: int, deadline: float) -> Session:
+        """Replace the connection lost since connection number ``generation`` (or wait for
+        the thread already doing it); return the live session."""
+        assert self._reconnector is not None
+
+        def healthy() -> bool:
+            session = self._session
+            return self._generation != generation and session is not None and not session.closed
+
+        self._reconnector.run(healthy, self._reopen, deadline, "lost the connection to the server")
+        session = self._session
+        assert session is not None
+        return session
+
+    def _reopen(self, timeout: float) -> None:
+        """One attempt: a new transport when the old one closed (a stdio server exited),
+        else the handshake again on the same one (an HTTP server that forgot the session)."""
+        session, transport = self._session, self._transport
+        assert session is not None and transport is not None
+        if session.closed or transport.closed:
+            factory = self._transport_factory
+            if factory is None:
+                raise InvalidStateError(
+                    "the connection closed and recovery cannot replace it: connect() was given "
+                    "a transport object; give it a function that returns a new transport"
+                )
+            session.detach()
+            transport.close()  # already closed: this reaps the process and joins its threads
+            transport = factory()
+            session = self._new_session(transport)
+            try:
+                transport.start()
+                state = negotiate(session, self._offer(), timeout)
+            except BaseException:
+                session.fail_all(None)
+                transport.close()
+                session.detach()
+                raise
+        else:
+            state = negotiate(session, self._offer(), timeout)
+        with self._state_lock:
+            if self._state == "closed":  # close() ran meanwhile and closed the old transport
+                transport.close()
+                raise ConnectionClosed("the client was closed while reconnecting")
+            self._session, self._transport = session, transport
+            self._state = "connected"
+        self._apply(session, state)
+        self._generation += 1
+        logger.info("reconnected to the server (connection %d)", self._generation + 1)
+        self._restore(session)
+
+    def _restore(self, session: Session) -> None:
+        """What the old connection had that the server forgot: resource subscriptions, the
+        log level (handshake era), live ``subscriptions/listen`` requests (2026 era)."""
+        if self._cache is not None:
+            self._cache.clear()
+        if self._modern():
+            for listen in list(self._active_listens):
+                listen.restart_later()
+            return
+        with self._subscriptions_lock:
+            uris = list(self._subscriptions)
+        restore = [("resources/subscribe", {"uri": uri}) for uri in uris]
+        if self._log_level is not None:
+            restore.append(("logging/setLevel", {"level": self._log_level}))
+        for method, params in restore:
+            try:
+                self._send(session, method, params, self.request_timeout, None, None)
+            except McpError as exc:
+                logger.warning("after reconnecting, %s failed: %s", method, exc)
 
     def _request_meta(self, method: str) -> dict[str, Any]:
         return modern.request_meta(
@@ -682,15 +791,21 @@ class ClientCore:
         """Send a notification."""
         self._connected_session().notify(method, dict(params) if params is not None else None)
 
-    def _connected_session(self) -> Session:
+    def _connected_session(self, wait: float | None = None) -> Session:
+        """The live session; with ``recovery=``, a lost one is replaced first (within
+        ``wait`` seconds, default ``request_timeout``)."""
         if self._forked:
             raise InvalidStateError(
                 "this client was created before fork(): its threads and pipes did not survive; "
                 "create the client in the child process, after the fork"
             )
         session = self._session
-        if self._state != "connected" or session is None:
-            if self._state == "closed" and session is not None and session.closed:
+        if self._state != "connected" or session is None or session.closed:
+            lost = session is not None and self._state in ("connected", "disconnected")
+            if lost and self._reconnector is not None:
+                deadline = time.monotonic() + (self.request_timeout if wait is None else wait)
+                return self._recover(self._generation, deadline)
+            if self._state in ("closed", "connected") and session is not None and session.closed:
                 raise session.closed_error()
             if self._state == "closed":
                 raise InvalidStateError(f"the client is closed: {CLOSED_HINT}")

@@ -62,6 +62,7 @@ class ModernListen:
         """Send the request and wait for the server's acknowledgement."""
         self._acknowledged.clear()
         session = self._client._connected_session()
+        self._client._active_listens.add(self)
         params = modern.with_meta(
             {"notifications": self._filters}, self._client._request_meta("subscriptions/listen")
         )
@@ -103,6 +104,12 @@ class ModernListen:
         if dispatcher is not None:
             dispatcher.submit(self._restart)
 
+    def restart_later(self) -> None:
+        """Listen again on the client's dispatcher (after the client reconnected)."""
+        dispatcher = self._client._dispatcher
+        if not self._cancelled and dispatcher is not None:
+            dispatcher.submit(self._restart)
+
     def _restart(self) -> None:
         try:
             self.start(self._client.request_timeout)
@@ -112,6 +119,7 @@ class ModernListen:
     def cancel(self) -> None:
         """End the subscription: ``notifications/cancelled`` on stdio, stream closed on HTTP."""
         self._cancelled = True
+        self._client._active_listens.discard(self)
         pending, self._pending = self._pending, None
         session = self._client._session
         if pending is not None and session is not None and not session.closed:

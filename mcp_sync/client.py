@@ -83,9 +83,13 @@ class Client(ClientCore):
       ``initialize`` offers; ``probe_timeout``: how long the probe waits (seconds).
     - ``max_input_rounds``: how many 2026 ``input_required`` rounds one call may take.
     - ``cache``: keep 2026 list/read results for their ``ttlMs`` (off by default).
-    - ``auto_reinitialize``: when an HTTP server forgets the session (404,
-      :class:`SessionExpired`), run the handshake again and retry the request if it is
-      idempotent (lists, reads, gets); a tool call still raises, the new session ready.
+    - ``recovery``: ``True`` or a :class:`Backoff` to heal a lost connection on the next
+      call (a stdio server that exited is started again, an HTTP server that forgot the
+      session or restarted gets a new handshake), with the same handlers, roots and
+      subscriptions. A request the server did not run (connection refused, HTTP 404 for
+      the session) is sent again; one that was out when the connection broke fails with
+      :class:`ConnectionClosed` and is never re-sent. See ``docs/legacy.md``.
+    - ``auto_reinitialize=True``: the older name of ``recovery=True``.
     - ``on_close``: ``callback(cause)`` when the connection ends, by :meth:`close` (cause
       None) or underneath, such as a stdio server that exits (see :meth:`on_close`).
     """
@@ -136,29 +140,17 @@ class Client(ClientCore):
         """
         entry = (method, callback)
         self._listeners.append(entry)
-        remove_live = self._session.add_listener(method, callback) if self._session else None
-
-        def remove() -> None:
-            if entry in self._listeners:
-                self._listeners.remove(entry)
-            if remove_live is not None:
-                remove_live()
-
-        return remove
+        if self._session is not None:
+            self._listener_removers[id(entry)] = self._session.add_listener(method, callback)
+        return lambda: self._remove_listener(self._listeners, entry)
 
     def on_error(self, callback: Callable[[BaseException], None]) -> Callable[[], None]:
         """Call ``callback(error)`` for problems that do not end the connection (a garbled
         message, a transport hiccup). Without a callback they are logged."""
         self._error_listeners.append(callback)
-        remove_live = self._session.add_error_listener(callback) if self._session else None
-
-        def remove() -> None:
-            if callback in self._error_listeners:
-                self._error_listeners.remove(callback)
-            if remove_live is not None:
-                remove_live()
-
-        return remove
+        if self._session is not None:
+            self._listener_removers[id(callback)] = self._session.add_error_listener(callback)
+        return lambda: self._remove_listener(self._error_listeners, callback)
 
     def on_log(
         self, callback: Callable[[LoggingMessageNotificationParams], None]
@@ -252,6 +244,7 @@ class Client(ClientCore):
             return
         self._require("logging/setLevel", "logging")
         self.request("logging/setLevel", {"level": level}, timeout=timeout, signal=signal)
+        self._log_level = level  # sent again if the client reconnects
 
     # -- tools --------------------------------------------------------------------------
 

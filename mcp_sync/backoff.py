@@ -1,0 +1,105 @@
+"""``Backoff``: how long to wait between attempts, and when to give up, as one value object.
+
+Modelled on urllib3's ``Retry``: a frozen dataclass holding the policy (``max_retries``,
+``initial_delay``, ``multiplier``, ``max_delay``, ``jitter``, whether to honour a server's
+``Retry-After``) and the progress of one run of attempts (``failures``, the last server hint).
+``increment()`` returns the state after one more failure, ``reset()`` the state of a fresh
+run, ``is_exhausted()`` says when to stop and ``next_delay()`` how long to wait first. Nothing
+here sleeps or does I/O, so every loop that retries (client recovery, the HTTP GET stream's
+reconnection) can share one policy and stay testable.
+
+    policy = Backoff(max_retries=3, initial_delay=0.2)
+    while True:
+        try:
+            return attempt()
+        except OSError:
+            policy = policy.increment()
+            if policy.is_exhausted():
+                raise
+            time.sleep(policy.next_delay())
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+__all__ = ["Backoff"]
+
+# 2.0 ** 64 seconds is far past any cap; a larger exponent would only risk an OverflowError.
+_MAX_EXPONENT = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class Backoff:
+    """A bounded retry policy with exponential backoff.
+
+    - ``max_retries``: failures in a row tolerated; the run is exhausted after one more.
+    - ``initial_delay``: seconds to wait after the first failure; each further failure
+      multiplies it by ``multiplier``; no wait is longer than ``max_delay``.
+    - ``jitter``: the computed wait is scaled by a random factor in ``1 ± jitter`` so that
+      many clients of one restarted server do not come back in step (0 turns it off).
+    - ``respect_retry_after``: a server's ``Retry-After`` replaces the computed wait (capped).
+    - ``failures``, ``retry_after``: where this run stands (0 and None for a fresh policy).
+    """
+
+    max_retries: int = 5
+    initial_delay: float = 0.25
+    max_delay: float = 30.0
+    multiplier: float = 2.0
+    jitter: float = 0.1
+    respect_retry_after: bool = True
+    failures: int = 0
+    retry_after: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0 or self.failures < 0:
+            raise ValueError("Backoff: max_retries and failures must not be negative")
+        if self.initial_delay < 0 or self.max_delay < 0:
+            raise ValueError("Backoff: delays must not be negative")
+        if self.multiplier < 1:
+            raise ValueError("Backoff: multiplier must be at least 1")
+        if not 0 <= self.jitter <= 1:
+            raise ValueError("Backoff: jitter must be between 0 and 1")
+
+    def increment(self, *, retry_after: float | None = None) -> Backoff:
+        """The state after one more failure; ``retry_after`` is the server's hint (seconds)."""
+        return dataclasses.replace(self, failures=self.failures + 1, retry_after=retry_after)
+
+    def reset(self) -> Backoff:
+        """The state of a fresh run (after a success)."""
+        return dataclasses.replace(self, failures=0, retry_after=None)
+
+    def is_exhausted(self) -> bool:
+        """True once more than ``max_retries`` failures happened in this run."""
+        return self.failures > self.max_retries
+
+    def next_delay(self) -> float:
+        """Seconds to wait before the next attempt (0 before any failure)."""
+        if self.failures == 0:
+            return 0.0
+        return self.delay(self.failures, retry_after=self.retry_after)
+
+    def delay(
+        self,
+        attempt: int,
+        *,
+        retry_after: float | None = None,
+        server_retry: float | None = None,
+    ) -> float:
+        """Seconds to wait after failure number ``attempt`` (1 after the first failure).
+
+        ``retry_after`` (an HTTP ``Retry-After``) wins when ``respect_retry_after``; else
+        ``server_retry`` (an SSE ``retry`` field); else the exponential backoff with jitter.
+        The result is never negative nor above ``max_delay``.
+        """
+        if retry_after is not None and self.respect_retry_after:
+            wait = retry_after
+        elif server_retry is not None:
+            wait = server_retry
+        else:
+            exponent = min(max(attempt - 1, 0), _MAX_EXPONENT)
+            wait = min(self.initial_delay * self.multiplier**exponent, self.max_delay)
+            if self.jitter:
+                wait *= 1 + random.uniform(-self.jitter, self.jitter)
+        return min(max(wait, 0.0), self.max_delay)

@@ -1,0 +1,215 @@
+"""``recovery=``: real servers killed and restarted under a client that keeps calling.
+
+stdio: the official SDK fixture server (tests/servers/sdk_server.py) killed with SIGKILL; the
+client starts it again. HTTP: the same SDK's Streamable HTTP server stopped and started again
+on the same port, in both protocol eras. Nothing here is scripted.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
+import requests
+from reliability_support import child_pids
+from support import SERVERS, HttpServer, free_port, wait_until
+
+import mcp_sync
+from mcp_sync import Backoff, ConnectionClosed, StdioTransport
+
+pytestmark = pytest.mark.timeout(120)
+
+SDK = str(SERVERS / "sdk_server.py")
+HTTP_FIXTURE = str(SERVERS / "http_fixture_server.py")
+FAST = Backoff(initial_delay=0.05, max_delay=0.5, max_retries=200)
+ANSWER = {"role": "assistant", "content": {"type": "text", "text": "forty-two"}, "model": "m"}
+
+
+def live_servers(script: str = "sdk_server.py") -> set[int]:
+    """Children of this process running ``script`` that are alive (not zombies)."""
+    found = set()
+    for pid in child_pids():
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and any(arg.endswith(script.encode()) for arg in argv):
+            found.add(pid)
+    return found
+
+
+def kill_the_server(client: mcp_sync.Client) -> int:
+    """SIGKILL the one live stdio server and wait until the client knows."""
+    (pid,) = wait_until(live_servers)
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: client.state == "disconnected", timeout=10)
+    return pid
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+def test_a_stdio_server_killed_twice_is_started_again_with_its_handlers_and_roots(
+    protocol: str, leaks: Any
+) -> None:
+    made: list[StdioTransport] = []
+
+    def make() -> StdioTransport:
+        made.append(StdioTransport(sys.executable, [SDK, "stdio"]))
+        return made[-1]
+
+    client = mcp_sync.Client(
+        "recovery", "1", protocol=protocol, roots=["file:///srv/project"], recovery=FAST,
+        request_timeout=30,
+    )
+    client.on_sampling(lambda _params: ANSWER)
+    client.connect(make)
+    killed = []
+    for round_ in range(3):
+        assert client.call_tool("add", {"a": round_, "b": 1}).structured_content == {
+            "result": round_ + 1
+        }
+        assert client.call_tool("ask_llm", {"question": "?"}).text == "forty-two"
+        assert client.call_tool("list_roots").structured_content == {
+            "result": ["file:///srv/project"]
+        }
+        assert len(live_servers()) == 1
+        if round_ < 2:
+            killed.append(kill_the_server(client))
+    assert len(made) == 3 and client.state == "connected"
+    assert not live_servers() & set(killed)
+    client.close()
+    assert not live_servers()
+
+
+def test_a_call_in_flight_when_the_server_dies_fails_and_is_never_sent_again(leaks: Any) -> None:
+    asked: list[Any] = []
+    waiting, release = threading.Event(), threading.Event()
+
+    def sampling(params: Any) -> Any:
+        asked.append(params)
+        waiting.set()
+        release.wait(30)
+        return ANSWER
+
+    client = mcp_sync.Client("recovery", "1", protocol="legacy", recovery=FAST, request_timeout=30)
+    client.on_sampling(sampling)
+    client.connect(lambda: StdioTransport(sys.executable, [SDK, "stdio"]))
+    outcome: list[BaseException] = []
+
+    def in_flight() -> None:
+        try:
+            client.call_tool("ask_llm", {"question": "side effects?"})
+        except BaseException as exc:  # handed to the test thread
+            outcome.append(exc)
+
+    caller = threading.Thread(target=in_flight)
+    caller.start()
+    assert waiting.wait(30)  # the server is now waiting for our answer: the call is out
+    kill_the_server(client)
+    caller.join(30)
+    assert len(outcome) == 1 and isinstance(outcome[0], ConnectionClosed)
+    release.set()
+    # the next calls reconnect; the failed call was not replayed on the new server
+    assert client.call_tool("add", {"a": 2, "b": 2}).structured_content == {"result": 4}
+    assert client.call_tool("ask_llm", {"question": "again"}).text == "forty-two"
+    assert len(asked) == 2
+    client.close()
+
+
+def test_threads_that_find_the_connection_lost_share_one_restart(leaks: Any) -> None:
+    made = []
+
+    def make() -> StdioTransport:
+        made.append(1)
+        return StdioTransport(sys.executable, [SDK, "stdio"])
+
+    client = mcp_sync.connect(make, protocol="legacy", recovery=FAST, request_timeout=30)
+    assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
+    kill_the_server(client)
+    start = threading.Barrier(8)
+
+    def call(n: int) -> Any:
+        start.wait()
+        return client.call_tool("add", {"a": n, "b": n}).structured_content["result"]
+
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(call, range(8))) == [2 * n for n in range(8)]
+    assert len(made) == 2 and len(live_servers()) == 1
+    client.close()
+
+
+def test_without_a_transport_factory_a_closed_transport_is_not_replaced(leaks: Any) -> None:
+    client = mcp_sync.Client("recovery", "1", protocol="legacy", recovery=FAST)
+    client.connect(StdioTransport(sys.executable, [SDK, "stdio"]))
+    kill_the_server(client)
+    with pytest.raises(mcp_sync.InvalidStateError, match="give it a function that returns"):
+        client.list_tools()
+    client.close()
+
+
+# -- HTTP: the official SDK server restarted on the same port -------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "2026-07-28"])
+def test_an_http_server_restarted_on_the_same_port_is_used_again(protocol: str, leaks: Any) -> None:
+    port = free_port()
+    argv = [sys.executable, HTTP_FIXTURE, "streamable-http", str(port)]
+    url = f"http://127.0.0.1:{port}/mcp"
+    with HttpServer(argv, port):
+        client = mcp_sync.connect(url, protocol=protocol, recovery=FAST, request_timeout=30)
+        assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
+    # down: a call waits for it within its own timeout, then says why it gave up
+    with pytest.raises(ConnectionClosed, match="could not reconnect.*connection refused"):
+        client.call_tool("add", {"a": 1, "b": 2}, timeout=1)
+    # restarted while a call waits: the call goes through once the server is back
+    restarted = HttpServer(argv, port)
+    starter = threading.Thread(target=restarted.__enter__)
+    starter.start()
+    try:
+        assert client.call_tool("add", {"a": 2, "b": 2}).structured_content == {"result": 4}
+        assert [tool.name for tool in client.list_tools()][:2] == ["add", "count"]
+        assert client.protocol_version == (protocol if protocol != "legacy" else "2025-11-25")
+    finally:
+        starter.join()
+        client.close()
+        restarted.__exit__()
+
+
+def test_a_session_the_http_server_forgot_is_renewed_and_the_call_sent_again(leaks: Any) -> None:
+    """Before recovery=, only auto_reinitialize=True healed this, and never for a tool call:
+    ``SessionExpired`` came back for every call until the client was replaced."""
+    port = free_port()
+    argv = [sys.executable, HTTP_FIXTURE, "streamable-http", str(port)]
+    with HttpServer(argv, port) as server:
+        transport = mcp_sync.StreamableHttpTransport(server.url())
+        client = mcp_sync.Client(protocol="legacy", recovery=True).connect(transport)
+        for _ in range(2):
+            old = transport.session_id
+            assert old
+            requests.delete(server.url(), headers={"Mcp-Session-Id": old}, timeout=5)
+            # 404 for an unknown session: the server did not run the call, so it is re-sent
+            assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
+            assert transport.session_id not in (None, old)
+        client.close()
+
+
+def test_backoff_waits_honour_the_policy_between_refused_attempts(leaks: Any) -> None:
+    """Nothing listens: every attempt is refused, the budget of attempts ends the call."""
+    port = free_port()
+    argv = [sys.executable, HTTP_FIXTURE, "streamable-http", str(port)]
+    with HttpServer(argv, port):
+        client = mcp_sync.connect(
+            f"http://127.0.0.1:{port}/mcp", protocol="legacy", request_timeout=30,
+            recovery=Backoff(max_retries=3, initial_delay=0.01, jitter=0),
+        )
+    with pytest.raises(ConnectionClosed, match=r"could not reconnect \(4 attempts\)"):
+        client.list_tools()
+    client.close()

@@ -1,0 +1,65 @@
+"""``Backoff``: the one retry policy (client recovery, HTTP stream reconnection)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_sync import Backoff
+
+
+def test_delays_grow_exponentially_and_stop_at_the_cap() -> None:
+    policy = Backoff(initial_delay=0.5, multiplier=2, max_delay=3, jitter=0)
+    assert [policy.delay(n) for n in range(1, 6)] == [0.5, 1.0, 2.0, 3.0, 3.0]
+    assert policy.delay(10_000) == 3.0  # no OverflowError far down a long outage
+
+
+def test_jitter_stays_within_its_band_and_under_the_cap() -> None:
+    policy = Backoff(initial_delay=1.0, max_delay=1.05, jitter=0.5)
+    waits = {policy.delay(1) for _ in range(200)}
+    assert len(waits) > 1  # spread, so that many clients do not come back in step
+    assert all(0.5 <= wait <= 1.05 for wait in waits)
+
+
+def test_retry_after_wins_unless_told_otherwise_and_is_capped() -> None:
+    policy = Backoff(initial_delay=0.1, max_delay=10, jitter=0)
+    assert policy.delay(1, retry_after=4) == 4
+    assert policy.delay(1, retry_after=60) == 10
+    assert policy.delay(1, server_retry=2) == 2
+    assert Backoff(initial_delay=0.1, jitter=0, respect_retry_after=False).delay(
+        1, retry_after=4
+    ) == 0.1
+
+
+def test_a_run_counts_failures_until_exhausted_and_reset_starts_over() -> None:
+    policy = Backoff(max_retries=2, initial_delay=0.2, jitter=0)
+    assert policy.next_delay() == 0 and not policy.is_exhausted()
+    policy = policy.increment()
+    assert policy.failures == 1 and policy.next_delay() == 0.2
+    policy = policy.increment(retry_after=1.5)
+    assert policy.next_delay() == 1.5 and not policy.is_exhausted()
+    policy = policy.increment()
+    assert policy.is_exhausted()
+    fresh = policy.reset()
+    assert fresh.failures == 0 and fresh.retry_after is None and not fresh.is_exhausted()
+    assert fresh.max_retries == 2  # the policy itself is kept
+
+
+def test_it_is_an_immutable_value() -> None:
+    policy = Backoff()
+    assert policy.increment() != policy and policy.increment().reset() == policy
+    with pytest.raises(AttributeError):
+        policy.failures = 3  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "options, word",
+    [
+        ({"max_retries": -1}, "max_retries"),
+        ({"initial_delay": -1}, "delays"),
+        ({"multiplier": 0.5}, "multiplier"),
+        ({"jitter": 2}, "jitter"),
+    ],
+)
+def test_bad_values_are_refused_by_name(options: dict, word: str) -> None:
+    with pytest.raises(ValueError, match=word):
+        Backoff(**options)
