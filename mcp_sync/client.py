@@ -23,6 +23,7 @@ from ._negotiation import ServerState
 from ._tasks import ToolTask
 from .abort import AbortSignal
 from .errors import (
+    CapabilityError,
     InvalidStateError,
     RpcError,
 )
@@ -34,10 +35,12 @@ from .protocol.types import (
     CompleteResult,
     CreateTaskResult,
     GetPromptResult,
+    GetSkillResult,
     GetTaskResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
+    ListSkillsResult,
     ListTasksResult,
     ListToolsResult,
     LoggingLevel,
@@ -49,11 +52,14 @@ from .protocol.types import (
     Resource,
     ResourceTemplate,
     ResourceTemplateReference,
+    Skill,
     Task,
     TaskMetadata,
     TaskStatusNotificationParams,
     Tool,
 )
+from .protocol.types.skills import SKILLS_EXTENSION
+from .skills import LoadedSkill
 
 __all__ = ["Client", "ClientState", "ServerState", "Subscription"]
 
@@ -601,6 +607,76 @@ class Client(ClientCore):
             signal=signal,
             on_progress=on_progress,
         )
+
+    # -- skills (extension io.modelcontextprotocol/skills) ------------------------------
+
+    def list_skills(
+        self,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> list[Skill]:
+        """Every skill the server lists (all pages): entries only, no file is read.
+
+        A listing may be partial; :meth:`get_skill` reaches any skill by URI.
+        """
+        self._require_skills("skills/list")
+        return list(
+            self._all_pages("skills/list", ListSkillsResult, "skills", timeout, signal, on_progress)
+        )
+
+    def get_skill(
+        self,
+        uri: str,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> Skill:
+        """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
+        self._require_skills("skills/get")
+        return self._call(
+            "skills/get",
+            {"uri": uri},
+            GetSkillResult,
+            timeout=timeout,
+            signal=signal,
+            on_progress=on_progress,
+        ).skill
+
+    def load_skill(
+        self,
+        skill: Skill | str,
+        *,
+        allow_dynamic: bool = False,
+        origin: str | None = None,
+        timeout: float | None = None,
+    ) -> LoadedSkill:
+        """Load a skill: read its ``SKILL.md`` and verify it against the entry.
+
+        ``skill`` is an entry from :meth:`list_skills` or the URI of a ``SKILL.md`` (its
+        entry is fetched with :meth:`get_skill` first). Raises
+        :class:`~mcp_sync.errors.SkillVerificationError` when the content does not match
+        the entry (size, digest or frontmatter); a dynamic skill needs ``allow_dynamic``.
+        ``origin`` labels the server in :meth:`LoadedSkill.for_model` (default: the
+        server's name). See :mod:`mcp_sync.skills`.
+        """
+        from . import skills
+
+        entry = self.get_skill(skill, timeout=timeout) if isinstance(skill, str) else skill
+        if origin is None:
+            origin = self.server_info.name if self.server_info else "server"
+
+        def read(uri: str) -> ReadResourceResult:
+            return self.read_resource(uri, timeout=timeout)
+
+        return skills.load(entry, origin, read, allow_dynamic=allow_dynamic)
+
+    def _require_skills(self, method: str) -> None:
+        extensions = self._initialized().wire_capabilities.get("extensions") or {}
+        if self.strict_capabilities and SKILLS_EXTENSION not in extensions:
+            raise CapabilityError(method, f"extensions.{SKILLS_EXTENSION}")
 
     # -- tasks (2025-11-25) -------------------------------------------------------------
 

@@ -22,6 +22,7 @@ they come back as results with ``result.is_error`` set.
     ├── NotSupportedInEra           the negotiated protocol era has no such concept
     ├── InvalidStateError           the client is not in a state that allows the call
     ├── GroupError                  a ClientGroup was misused (a taken or invalid server name)
+    ├── SkillVerificationError      a skill file does not match its entry (digest, size, ...)
     └── UnknownName                 a name or URI nobody offers (also a builtin KeyError)
 """
 
@@ -45,6 +46,7 @@ __all__ = [
     "RpcError",
     "ServerStartError",
     "SessionExpired",
+    "SkillVerificationError",
     "TransportError",
     "UnknownName",
     "UnsupportedProtocolVersion",
@@ -278,3 +280,14 @@ class UnknownName(McpError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
+
+
+class SkillVerificationError(McpError):
+    """Content of a skill did not match the entry it was loaded under: a size or digest
+    mismatch, a frontmatter discrepancy, or a file the entry does not list. The content is
+    not used. ``uri`` is the file; ``reason`` says what differed."""
+
+    def __init__(self, uri: str, reason: str) -> None:
+        super().__init__(f"{uri}: {reason}")
+        self.uri = uri
+        self.reason = reason

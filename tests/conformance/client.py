@@ -75,6 +75,22 @@ def exercise(client: mcp_sync.Client, context: dict[str, Any]) -> None:
             client.get_prompt(prompts[0].name, required)
 
 
+def use_skills(client: mcp_sync.Client, scenario: str) -> None:
+    """As an agent host would: list the skills when connecting (reading no file); load one
+    when the model asks for it, then read the files its instructions point to."""
+    skills = client.list_skills()
+    print(f"listed {len(skills)} skills: {[s.name for s in skills]}")
+    if scenario == "sep-2640-client-no-prefetch" or not skills:
+        return  # nothing asked for a skill: nothing is read
+    try:
+        loaded = client.load_skill(skills[0])
+    except mcp_sync.SkillVerificationError as exc:
+        print(f"refused {skills[0].uri}: {exc.reason}")
+        return
+    for path in loaded.files:
+        print(f"{path}: {len(loaded.read(path))} bytes")
+
+
 def main() -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     url = sys.argv[-1]
@@ -90,6 +106,8 @@ def main() -> int:
         elif scenario == "elicitation-sep1034-client-defaults":
             client.list_tools()
             print(client.call_tool("test_client_elicitation_defaults", {}).text)
+        elif scenario.startswith("sep-2640-client-"):
+            use_skills(client, scenario)
         elif scenario == "sse-retry":
             client.list_tools()
             print(client.call_tool("test_reconnection", {}).text)

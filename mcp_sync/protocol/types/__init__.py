@@ -144,6 +144,13 @@ from .sampling import (
     StopReason,
     ToolChoice,
 )
+from .skills import (
+    SKILLS_EXTENSION,
+    GetSkillResult,
+    ListSkillsResult,
+    Skill,
+    SkillFile,
+)
 from .tasks import (
     CancelTaskResult,
     CreateTaskResult,
@@ -202,6 +209,7 @@ __all__ = [
     "EnumOption",
     "GetPromptRequestParams",
     "GetPromptResult",
+    "GetSkillResult",
     "GetTaskResult",
     "INPUT_REQUEST_METHODS",
     "Icon",
@@ -220,6 +228,7 @@ __all__ = [
     "ListResourceTemplatesResult",
     "ListResourcesResult",
     "ListRootsResult",
+    "ListSkillsResult",
     "ListTasksResult",
     "ListToolsResult",
     "LoggingCapability",
@@ -259,6 +268,7 @@ __all__ = [
     "Role",
     "Root",
     "RootsCapability",
+    "SKILLS_EXTENSION",
     "SamplingCapability",
     "SamplingContent",
     "SamplingContentBlock",
@@ -266,6 +276,8 @@ __all__ = [
     "ServerCapabilities",
     "ServerTasksCapability",
     "SetLevelRequestParams",
+    "Skill",
+    "SkillFile",
     "StopReason",
     "StringSchema",
     "SubscriptionFilter",

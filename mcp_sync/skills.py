@@ -1,0 +1,247 @@
+"""Skills (extension ``io.modelcontextprotocol/skills``, SEP-2640), the client side.
+
+::
+
+    for skill in client.list_skills():            # entries only: no file is read
+        print(skill.name, "-", skill.description)
+    pdf = client.load_skill("skill://pdf-processing/SKILL.md")
+    print(pdf.text)                                # SKILL.md, verified
+    forms = pdf.read_text("references/FORMS.md")   # a listed file, verified
+
+What the extension asks of a client, and how this module does it:
+
+- **Lazy retrieval.** Listing reads no file. :meth:`Client.load_skill` reads ``SKILL.md``;
+  :meth:`LoadedSkill.read` reads one more file when asked.
+- **Verification on read.** Every file read is checked against the held entry: its size and
+  its ``sha256:`` digest. The loaded ``SKILL.md``'s YAML frontmatter is compared field by
+  field with the entry's ``frontmatter``. A file the entry does not list is refused. Any
+  mismatch raises :class:`~mcp_sync.errors.SkillVerificationError` and the content is not
+  returned (re-fetch the entry with :meth:`Client.get_skill` if the skill changed).
+- **Dynamic skills** (``"resources": "dynamic"``) publish no digests, so nothing can be
+  verified; loading one needs ``allow_dynamic=True``.
+- **Origin.** A skill belongs to the server that served it; :attr:`LoadedSkill.origin` is
+  what :meth:`LoadedSkill.for_model` tags its text with. Frontmatter such as
+  ``allowed-tools`` is data here: nothing in it is acted on.
+
+Parsing frontmatter needs PyYAML (``pip install 'mcp-sync-client[skills]'``).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import posixpath
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .errors import McpError, SkillVerificationError
+from .protocol.types import ReadResourceResult, Skill, SkillFile
+
+__all__ = ["LoadedSkill", "parse_frontmatter", "verify_content"]
+
+_FRONTMATTER = re.compile(r"\A---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+class LoadedSkill:
+    """A skill whose ``SKILL.md`` was read and verified; its other files are read on demand.
+
+    ``skill`` is the held entry every read is verified against; ``text`` is ``SKILL.md`` as
+    served; ``origin`` names the server it came from.
+    """
+
+    def __init__(
+        self,
+        skill: Skill,
+        text: str,
+        origin: str,
+        read_resource: Callable[[str], ReadResourceResult],
+    ) -> None:
+        self.skill = skill
+        self.text = text
+        self.origin = origin
+        self._read_resource = read_resource
+        self._cache: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.skill.name
+
+    @property
+    def verified(self) -> bool:
+        """False for a dynamic skill: its content could not be checked."""
+        return not self.skill.is_dynamic
+
+    @property
+    def instructions(self) -> str:
+        """``SKILL.md`` without its frontmatter."""
+        match = _FRONTMATTER.match(self.text.removeprefix("\ufeff"))
+        return self.text[match.end() :].lstrip("\r\n") if match else self.text
+
+    @property
+    def files(self) -> list[str]:
+        """The paths of the skill's other files, relative to its root (empty when dynamic)."""
+        if self.skill.is_dynamic:
+            return []
+        root = self.skill.root + "/"
+        return [f.uri[len(root) :] for f in self._listed() if f.uri != self.skill.uri]
+
+    def read(self, path: str) -> bytes:
+        """The bytes of one of the skill's files, by path relative to the skill's root (as
+        ``SKILL.md`` refers to it) or by full URI, verified against the held entry."""
+        uri = self.resolve(path)
+        with self._lock:
+            cached = self._cache.get(uri)
+        if cached is not None:
+            return cached
+        listed = None
+        if not self.skill.is_dynamic:
+            listed = next((f for f in self._listed() if f.uri == uri), None)
+            if listed is None:
+                raise SkillVerificationError(
+                    uri, "not listed in the skill's entry (refresh it with get_skill())"
+                )
+        data = content_bytes(self._read_resource(uri), uri)
+        if listed is not None:
+            verify_content(listed, data)
+        with self._lock:
+            self._cache[uri] = data
+        return data
+
+    def read_text(self, path: str, encoding: str = "utf-8") -> str:
+        """:meth:`read`, decoded."""
+        return self.read(path).decode(encoding)
+
+    def resolve(self, path: str) -> str:
+        """The URI of ``path`` (relative to the skill's root, or already a URI) inside the
+        skill; raises :class:`SkillVerificationError` for a path that leaves the skill."""
+        root = self.skill.root
+        if "://" in path:
+            uri = path
+        else:
+            relative = posixpath.normpath(path)
+            if relative.startswith("../") or relative in ("..", ".") or relative.startswith("/"):
+                raise SkillVerificationError(f"{root}/{path}", "the path leaves the skill")
+            uri = f"{root}/{relative}"
+        if not uri.startswith(root + "/"):
+            raise SkillVerificationError(uri, f"not a file of the skill at {root}")
+        return uri
+
+    def for_model(self) -> str:
+        """The skill's text as it should enter a model's context: tagged with its origin,
+        since skill content is untrusted input from that server."""
+        return (
+            f'<skill name="{self.name}" origin="{self.origin}" uri="{self.skill.uri}">\n'
+            f"{self.text}\n</skill>"
+        )
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"<LoadedSkill {self.skill.uri} from {self.origin!r}>"
+
+    def _listed(self) -> list[SkillFile]:
+        assert not isinstance(self.skill.resources, str)
+        return self.skill.resources
+
+
+def load(
+    skill: Skill,
+    origin: str,
+    read_resource: Callable[[str], ReadResourceResult],
+    *,
+    allow_dynamic: bool,
+) -> LoadedSkill:
+    """Read ``skill``'s ``SKILL.md``, verify it against the entry, and return the loaded
+    skill (see the module docstring)."""
+    if skill.is_dynamic and not allow_dynamic:
+        raise SkillVerificationError(
+            skill.uri, "the skill is dynamic (no digests to verify): pass allow_dynamic=True"
+        )
+    listed = None
+    if not skill.is_dynamic:
+        assert not isinstance(skill.resources, str)
+        listed = next((f for f in skill.resources if f.uri == skill.uri), None)
+        if listed is None:
+            raise SkillVerificationError(skill.uri, "the entry does not list its own SKILL.md")
+    data = content_bytes(read_resource(skill.uri), skill.uri)
+    if listed is not None:
+        verify_content(listed, data)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SkillVerificationError(skill.uri, "SKILL.md is not UTF-8 text") from None
+    served = parse_frontmatter(text)
+    if served is None:
+        raise SkillVerificationError(skill.uri, "SKILL.md has no YAML frontmatter")
+    differing = sorted(
+        key
+        for key in set(served) | set(skill.frontmatter)
+        if served.get(key) != skill.frontmatter.get(key)
+    )
+    if differing:
+        raise SkillVerificationError(
+            skill.uri, f"frontmatter differs from the entry's in: {', '.join(differing)}"
+        )
+    return LoadedSkill(skill, text, origin, read_resource)
+
+
+def verify_content(listed: SkillFile, data: bytes) -> None:
+    """Raise :class:`SkillVerificationError` unless ``data`` has the listed size and digest."""
+    if len(data) != listed.size:
+        raise SkillVerificationError(
+            listed.uri, f"size is {len(data)} bytes, the entry says {listed.size}"
+        )
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    if digest != listed.digest.lower():
+        raise SkillVerificationError(
+            listed.uri, f"digest is {digest}, the entry says {listed.digest}"
+        )
+
+
+def content_bytes(result: ReadResourceResult, uri: str) -> bytes:
+    """The raw bytes a ``resources/read`` result carries for ``uri``."""
+    contents = [c for c in result.contents if c.uri == uri] or result.contents[:1]
+    if not contents:
+        raise SkillVerificationError(uri, "the server returned no content")
+    content = contents[0]
+    text = getattr(content, "text", None)
+    if isinstance(text, str):
+        return text.encode("utf-8")
+    blob = getattr(content, "blob", None)
+    if isinstance(blob, str):
+        return base64.b64decode(blob)
+    raise SkillVerificationError(uri, "the server returned neither text nor a blob")
+
+
+def parse_frontmatter(text: str) -> dict[str, Any] | None:
+    """The YAML frontmatter of a ``SKILL.md`` as JSON values, or None if it has none."""
+    match = _FRONTMATTER.match(text.removeprefix("\ufeff"))
+    if match is None:
+        return None
+    try:
+        import yaml
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise McpError(
+            "loading a skill needs PyYAML: pip install 'mcp-sync-client[skills]'"
+        ) from None
+    try:
+        value = yaml.safe_load(match.group(1))
+    except yaml.YAMLError:
+        return None
+    return _as_json(value) if isinstance(value, dict) else None
+
+
+def _as_json(value: Any) -> Any:
+    """YAML values as JSON would carry them (dates become ISO 8601 strings)."""
+    if isinstance(value, dict):
+        return {str(k): _as_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_json(v) for v in value]
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    return value

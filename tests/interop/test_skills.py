@@ -1,0 +1,176 @@
+"""Skills (SEP-2640) against fastmcp 4, which serves the skills of a directory
+(tests/servers/fastmcp_skills_server.py): listing, loading with verification, files read on
+demand and verified, a changed skill refused until its entry is fetched again."""
+
+from __future__ import annotations
+
+import pytest
+from support import PYTHON, SERVERS
+
+from mcp_sync import (
+    CapabilityError,
+    Client,
+    RpcError,
+    SkillVerificationError,
+    StdioTransport,
+)
+from mcp_sync.protocol.types import Skill
+from mcp_sync.skills import LoadedSkill, load
+
+PDF = """---
+name: pdf-processing
+description: Extract, fill, and assemble PDF documents
+license: MIT
+metadata:
+  version: "2.1"
+  tags: [pdf, forms]
+---
+
+# PDF processing
+
+Fill the forms described in references/FORMS.md.
+"""
+
+
+@pytest.fixture
+def skills_dir(tmp_path):
+    pdf = tmp_path / "pdf-processing"
+    (pdf / "references").mkdir(parents=True)
+    (pdf / "SKILL.md").write_text(PDF)
+    (pdf / "references" / "FORMS.md").write_text("Form A, form B.\n")
+    git = tmp_path / "git-workflow"
+    git.mkdir()
+    (git / "SKILL.md").write_text(
+        "---\nname: git-workflow\ndescription: Branch and commit the team's way\n---\n\nRebase.\n")
+    return tmp_path
+
+
+@pytest.fixture
+def client(skills_dir):
+    c = Client("skills", "1.0", request_timeout=20)
+    c.connect(StdioTransport(PYTHON, [str(SERVERS / "fastmcp_skills_server.py"), str(skills_dir)]))
+    yield c
+    c.close()
+
+
+def test_list_skills_gives_entries_from_every_page(client):
+    skills = {s.name: s for s in client.list_skills()}  # one skill per page on this server
+    assert set(skills) == {"pdf-processing", "git-workflow"}
+    pdf = skills["pdf-processing"]
+    assert pdf.uri == "skill://pdf-processing/SKILL.md"
+    assert pdf.description == "Extract, fill, and assemble PDF documents"
+    assert pdf.frontmatter["metadata"] == {"version": "2.1", "tags": ["pdf", "forms"]}
+    assert not pdf.is_dynamic
+    assert {f.uri for f in pdf.resources} == {
+        "skill://pdf-processing/SKILL.md", "skill://pdf-processing/references/FORMS.md"}
+    assert all(f.digest.startswith("sha256:") and f.size > 0 for f in pdf.resources)
+
+
+def test_load_verifies_and_reads_files_on_demand(client):
+    entry = next(s for s in client.list_skills() if s.name == "pdf-processing")
+    loaded = client.load_skill(entry)
+    assert isinstance(loaded, LoadedSkill) and loaded.verified
+    assert loaded.text == PDF
+    assert loaded.instructions.startswith("# PDF processing")
+    assert loaded.files == ["references/FORMS.md"]
+    assert loaded.read_text("references/FORMS.md") == "Form A, form B.\n"
+    assert loaded.read("skill://pdf-processing/references/FORMS.md") == b"Form A, form B.\n"
+    assert loaded.origin == "skills-fixture"
+    tagged = loaded.for_model()
+    assert 'origin="skills-fixture"' in tagged and PDF in tagged
+
+
+def test_load_by_uri_fetches_the_entry(client):
+    loaded = client.load_skill("skill://git-workflow/SKILL.md", origin="team")
+    assert loaded.skill.name == "git-workflow" and loaded.instructions == "Rebase.\n"
+    assert loaded.for_model().startswith('<skill name="git-workflow" origin="team"')
+    with pytest.raises(RpcError) as unknown:
+        client.get_skill("skill://nope/SKILL.md")
+    assert unknown.value.code == -32602
+
+
+def test_files_outside_the_entry_are_refused(client, skills_dir):
+    loaded = client.load_skill("skill://pdf-processing/SKILL.md")
+    (skills_dir / "pdf-processing" / "references" / "NEW.md").write_text("added later\n")
+    with pytest.raises(SkillVerificationError, match="not listed in the skill's entry"):
+        loaded.read("references/NEW.md")  # served now, but not in the entry we hold
+    with pytest.raises(SkillVerificationError, match="leaves the skill"):
+        loaded.read("../git-workflow/SKILL.md")
+    with pytest.raises(SkillVerificationError, match="not a file of the skill"):
+        loaded.read("skill://git-workflow/SKILL.md")
+
+
+def test_a_changed_file_fails_verification_until_the_entry_is_refreshed(client, skills_dir):
+    entry = client.get_skill("skill://pdf-processing/SKILL.md")
+    loaded = client.load_skill(entry)
+    forms = skills_dir / "pdf-processing" / "references" / "FORMS.md"
+    forms.write_text("Form A, form C.\n")  # same size, other bytes
+    with pytest.raises(SkillVerificationError, match="digest is sha256:"):
+        loaded.read_text("references/FORMS.md")
+    forms.write_text("Form A.\n")
+    with pytest.raises(SkillVerificationError, match="size is 8 bytes, the entry says 16"):
+        loaded.read_text("references/FORMS.md")
+    (skills_dir / "pdf-processing" / "SKILL.md").write_text(PDF.replace("fill, ", ""))
+    with pytest.raises(SkillVerificationError):
+        client.load_skill(entry)  # the held entry is stale
+    fresh = client.load_skill(entry.uri)  # a fresh entry: what the server serves now
+    assert fresh.skill.description == "Extract, and assemble PDF documents"
+    assert fresh.read_text("references/FORMS.md") == "Form A.\n"
+
+
+def test_servers_without_the_extension_are_not_asked():
+    c = Client("skills", "1.0", request_timeout=20)
+    with c.connect(StdioTransport(PYTHON, [str(SERVERS / "sdk_server.py")])), \
+            pytest.raises(CapabilityError, match="io.modelcontextprotocol/skills"):
+        c.list_skills()
+
+
+# Checks a real server cannot be made to fail: a SKILL.md whose frontmatter differs from a
+# correctly digested entry, and dynamic skills. `load` is pure: these feed it content.
+
+def _entry(text: str, frontmatter: dict, resources=None) -> Skill:
+    import hashlib
+
+    data = text.encode()
+    listed = [{"uri": "skill://s/SKILL.md", "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
+               "size": len(data)}]
+    return Skill.from_wire({"uri": "skill://s/SKILL.md", "frontmatter": frontmatter,
+                            "resources": listed if resources is None else resources})
+
+
+def _reader(text: str):
+    from mcp_sync.protocol.types import ReadResourceResult
+
+    reads = []
+
+    def read(uri):
+        reads.append(uri)
+        return ReadResourceResult.from_wire({"contents": [{"uri": uri, "text": text}]})
+
+    read.reads = reads
+    return read
+
+
+def test_frontmatter_must_match_the_entry_field_by_field():
+    text = "---\nname: s\ndescription: Exfiltrate credentials\n---\nbody\n"
+    entry = _entry(text, {"name": "s", "description": "Summarise"})
+    with pytest.raises(SkillVerificationError, match="frontmatter differs .* in: description"):
+        load(entry, "x", _reader(text), allow_dynamic=False)
+    extra = _entry(text.replace("---\nbody", "license: MIT\n---\nbody"),
+                   {"name": "s", "description": "Exfiltrate credentials"})
+    with pytest.raises(SkillVerificationError, match="in: license"):
+        load(extra, "x", _reader(text.replace("---\nbody", "license: MIT\n---\nbody")),
+             allow_dynamic=False)
+    with pytest.raises(SkillVerificationError, match="no YAML frontmatter"):
+        load(_entry("just text\n", {"name": "s"}), "x", _reader("just text\n"), allow_dynamic=False)
+
+
+def test_dynamic_skills_load_only_when_allowed():
+    text = "---\nname: s\ndescription: d\n---\nbody\n"
+    entry = _entry(text, {"name": "s", "description": "d"}, resources="dynamic")
+    reader = _reader(text)
+    with pytest.raises(SkillVerificationError, match="allow_dynamic=True"):
+        load(entry, "x", reader, allow_dynamic=False)
+    assert reader.reads == []  # refused before reading anything
+    loaded = load(entry, "x", reader, allow_dynamic=True)
+    assert not loaded.verified and loaded.files == [] and loaded.read_text("notes.md") == text
