@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from typing import Any
 
 from ._session import PendingRequest, Session
 from .errors import (
+    McpError,
     ProtocolError,
     RequestTimeout,
     RpcError,
@@ -93,6 +95,7 @@ def negotiate(session: Session, offer: Offer, timeout: float) -> ServerState:
         return handshake(session, offer, timeout)
     if mode != "auto":
         return _discover(session, offer, mode, timeout, probe=False)
+    deadline = time.monotonic() + timeout
     try:
         probe_wait = min(offer.probe_timeout, timeout)
         return _discover(session, offer, versions.MODERN_VERSIONS[0], probe_wait, probe=True)
@@ -100,17 +103,42 @@ def negotiate(session: Session, offer: Offer, timeout: float) -> ServerState:
         logger.debug("server/discover probe: %s; trying the handshake era", legacy)
         try:
             state = handshake(session, offer, timeout)
-        except RpcError as exc:
-            # A 2026-era server too slow to start for the probe window refuses the handshake
-            # with a 2026 error; its answer to the probe is on its way.
-            if legacy.late is None or exc.code not in modern.MODERN_ERROR_CODES:
+        except McpError as refused:
+            if legacy.late is None:
                 raise
-            raw = session.result(legacy.late, timeout)
-            result = parse_result("server/discover", DiscoverResult, raw)
-            return _adopt(legacy.version, result, probe=False)
+            # Refused, for whatever reason (-32601, a 2026 error, an HTTP status, a 2026
+            # version in the answer): a 2026-era server too slow for the probe window (a cold
+            # start, a busy machine) may be the one refusing, and its answer to the probe may
+            # still come. Wait for it as long as the connect timeout allows.
+            return _late_discover(session, legacy, refused, deadline - time.monotonic())
         if legacy.late is not None:
             session.forget(legacy.late)
         return state
+
+
+def _late_discover(
+    session: Session, legacy: _LegacyServer, refused: McpError, wait: float
+) -> ServerState:
+    """The state from a ``server/discover`` answer that came after the probe window, else the
+    handshake's refusal (``refused``)."""
+    assert legacy.late is not None
+    try:
+        raw = session.result(legacy.late, max(wait, 0.0))
+        result = parse_result("server/discover", DiscoverResult, raw)
+        return _adopt(legacy.version, result, probe=False)
+    except McpError as late_error:
+        session.forget(legacy.late)
+        if isinstance(refused, UnsupportedProtocolVersion) and refused.offered in (
+            versions.MODERN_VERSIONS
+        ):
+            # Never "the client does not speak 2026-07-28": it does; the server's discover
+            # answer did not come in time.
+            raise ProtocolError(
+                f"the server answered initialize with {refused.offered!r}, a version this "
+                f"client speaks through server/discover, but it did not answer server/discover "
+                f"in time ({late_error})"
+            ) from refused
+        raise refused from None
 
 
 def handshake(session: Session, offer: Offer, timeout: float) -> ServerState:

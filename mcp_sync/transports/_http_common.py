@@ -12,11 +12,23 @@ Releasing a blocked reader
     (``SHUT_RDWR``), which does. The client's own ``requests.Session`` mounts an adapter whose
     urllib3 connections register themselves with the exchange of the thread using them, so even
     a request still waiting for response headers can be released; with an injected session the
-    socket is found through the response once its headers are in.
+    socket is found through the response once its headers are in. The exchange keeps the socket
+    itself, not only the connection: ``http.client`` drops the connection's reference to it when
+    the response will close the connection (``Connection: close``, HTTP/1.0), and the body is
+    then read from that socket alone.
 
-Retries
-    A request that fails with a connection reset (or the server closing an idle keep-alive
-    connection) on a reused connection is sent once more on a fresh one.
+Retries (never a call twice)
+    A POST is not idempotent (RFC 9110 section 9.2.2): a tool call may charge a card. A request
+    is sent again, once, on a fresh connection only when it provably never reached the server:
+    the reused keep-alive connection failed (reset, broken pipe, closed) before the request was
+    completely written. Once it was written, any failure fails the request. (urllib3 already
+    replaces a pooled connection the server closed while it was idle, before writing to it.)
+
+Ordered lane
+    Notifications and responses go out one at a time in ``send()`` order, but the next one goes
+    as soon as the previous one was written, not when it was answered: a server that never
+    acknowledges one must not hold up the others. Every lane POST is bounded: a request's by its
+    abort signal (the session aborts it on timeout), any other by :data:`ACK_TIMEOUT`.
 
 Environment proxy and TLS settings are resolved once when the client is made and passed
 explicitly, and an owned session has ``trust_env`` off, so no request reads the environment
@@ -48,6 +60,7 @@ from ..protocol import jsonrpc
 from .base import Transport
 
 __all__ = [
+    "ACK_TIMEOUT",
     "ERROR_BODY_LIMIT",
     "JOIN_TIMEOUT",
     "JSON_TYPE",
@@ -76,6 +89,8 @@ MIB = 1024 * 1024
 ERROR_BODY_LIMIT = 8 * 1024
 _READ_SIZE = 64 * 1024
 JOIN_TIMEOUT = 5.0
+#: Seconds a server has to acknowledge (HTTP 202) a notification or a response POST.
+ACK_TIMEOUT = 30.0
 JSON_TYPE = "application/json"
 SSE_TYPE = "text/event-stream"
 
@@ -112,38 +127,58 @@ class Exchange:
         #: Set on cancel: waits between reconnects use it to stop early.
         self.wake = threading.Event()
         self.reused: bool | None = None
+        #: The request was completely written (so it may have reached the server).
+        self.written = False
         self.body_prefix: bytes | None = None
+        #: Called (once per attempt) when the request was completely written.
+        self.on_written: Callable[[], None] | None = None
         self._conn: Any = None
+        self._sock: Any = None
         self._response: requests.Response | None = None
 
     def begin(self) -> None:
         with self._lock:
             self._conn = None
+            self._sock = None
             self._response = None
             self.reused = None
+            self.written = False
             self.body_prefix = None
 
     def attach_conn(self, conn: Any, reused: bool | None) -> None:
         with self._lock:
             self._conn = conn
+            self._sock = getattr(conn, "sock", None) or self._sock
             if reused is not None:
                 self.reused = reused
             cancelled = self.cancelled
         if cancelled:
             _shutdown_socket(getattr(conn, "sock", None))
 
+    def mark_written(self, sock: Any) -> None:
+        with self._lock:
+            self.written = True
+            self._sock = sock or self._sock
+            cancelled = self.cancelled
+        if cancelled:
+            _shutdown_socket(sock)
+        if self.on_written is not None:
+            self.on_written()
+
     def attach_response(self, response: requests.Response) -> None:
         with self._lock:
             self._response = response
             if self._conn is None:  # an injected session's adapter: find it through the response
                 self._conn = getattr(response.raw, "_connection", None)
-            conn, cancelled = self._conn, self.cancelled
-        if cancelled and conn is not None:
-            _shutdown_socket(getattr(conn, "sock", None))
+            if self._sock is None:
+                self._sock = _response_socket(response)
+            sock, cancelled = self._sock, self.cancelled
+        if cancelled:
+            _shutdown_socket(sock)
 
     def socket(self) -> Any:
-        conn = self._conn
-        return getattr(conn, "sock", None) if conn is not None else None
+        """The socket this exchange reads from (None before it has one)."""
+        return self._sock
 
     def on_abort(self, _reason: object) -> None:
         """The request's signal fired: stop reading unless the answer is already in."""
@@ -155,18 +190,30 @@ class Exchange:
             if self.cancelled:
                 return
             self.cancelled = True
-            conn, response = self._conn, self._response
+            conn, sock, response = self._conn, self._sock, self._response
         self.wake.set()
-        if conn is None:
-            return
         if response is not None and getattr(response.raw, "_connection", conn) is None:
             return  # the body was read to its end: the connection is back in the pool
-        _shutdown_socket(getattr(conn, "sock", None))
+        # (the connection's own socket if it still has one; else the one the body is read from,
+        # which http.client took from a connection that will close)
+        _shutdown_socket(getattr(conn, "sock", None) or sock)
 
     def release(self) -> None:
         with self._lock:
             self._conn = None
+            self._sock = None
             self._response = None
+
+
+def _response_socket(response: requests.Response) -> Any:
+    """The socket a response's body is read from (found through an injected adapter's
+    connection, or through ``http.client``'s file object when the connection let go of it)."""
+    conn = getattr(response.raw, "_connection", None)
+    sock = getattr(conn, "sock", None)
+    if sock is not None:
+        return sock
+    fp = getattr(getattr(response.raw, "_fp", None), "fp", None)  # a BufferedReader
+    return getattr(getattr(fp, "raw", None), "_sock", None)  # of a socket.SocketIO
 
 
 def _track(conn: Any, reused: bool | None) -> None:
@@ -185,6 +232,9 @@ def _track_request(conn: Any) -> None:
 
 def _track_sent(conn: Any) -> None:
     conn._mcp_sync_sock = conn.sock
+    exchange: Exchange | None = getattr(_local, "exchange", None)
+    if exchange is not None:
+        exchange.mark_written(conn.sock)
 
 
 class _TrackedHTTPConnection(HTTPConnection):
@@ -303,9 +353,15 @@ class Workers:
 
 
 class Lane:
-    """Handles items one at a time, in order, on a worker (for messages that must not overtake)."""
+    """Starts items one at a time, in order, on a worker (for messages that must not overtake).
 
-    def __init__(self, workers: Workers, handle: Callable[[Any], None]) -> None:
+    ``handle(item, advance)`` sends one item; it calls ``advance()`` once the item is on the
+    wire, and the next item starts then (on another worker) while this one waits for its
+    answer. Returning counts as ``advance()`` too. So a stuck item holds up nothing once it
+    was written; the handler still owes it a deadline.
+    """
+
+    def __init__(self, workers: Workers, handle: Callable[[Any, Callable[[], None]], None]) -> None:
         self._workers = workers
         self._handle = handle
         self._items: deque[Any] = deque()
@@ -333,10 +389,33 @@ class Lane:
                     self._running = False
                     return
                 item = self._items.popleft()
+            handed_over = False
+
+            def advance() -> None:
+                # The item is on the wire: the lane goes on without this thread.
+                nonlocal handed_over
+                with self._lock:
+                    if handed_over:
+                        return
+                    handed_over = True
+                    if not self._items:
+                        self._running = False
+                        return
+                try:
+                    self._workers.submit(self._drain)
+                except ConnectionClosed:
+                    with self._lock:
+                        self._running = False
+                        self._items.clear()
+
             try:
-                self._handle(item)
+                self._handle(item, advance)
             except Exception:
                 logger.exception("HTTP transport: sending a message failed")
+            with self._lock:
+                if handed_over:
+                    return
+                handed_over = True
 
 
 # -- the HTTP client --------------- ---------------------------------------
@@ -376,6 +455,8 @@ class HttpClient:
             "cert": settings.get("cert"),
         }
         self._auth_lock = threading.Lock()
+        #: The auth headers of the latest request (reused by ``last_token`` requests).
+        self._last_auth: dict[str, str] = {}
         self._auth_generation = 0
         self._auth_refusals = 0
 
@@ -390,9 +471,12 @@ class HttpClient:
         read_timeout: float | None = None,
         connect_timeout: float | None = None,
         auth_retry: bool = True,
+        last_token: bool = False,
     ) -> requests.Response:
         """Send one request on this thread and return the response with its body unread.
 
+        ``last_token``: send the auth headers the latest request carried instead of asking the
+        auth provider (which might start a refresh), e.g. for the DELETE at close.
         Raises ``requests`` exceptions for network failures, :class:`Cancelled` if the exchange
         was cancelled, and whatever ``AuthProvider.on_unauthorized`` raises.
         """
@@ -404,7 +488,10 @@ class HttpClient:
             if exchange.cancelled:
                 raise Cancelled
             generation, refusals = self._auth_generation, self._auth_refusals
-            auth_headers = self.auth.authorization(method, url) if self.auth else {}
+            if last_token or self.auth is None:
+                auth_headers = self._last_auth
+            else:
+                auth_headers = self._last_auth = self.auth.authorization(method, url)
             token = auth_headers.get("Authorization", "").partition(" ")[2] or None
             sent = {**headers, **auth_headers}
             prepared = self.session.prepare_request(
@@ -423,8 +510,14 @@ class HttpClient:
             except requests.RequestException as exc:
                 if exchange.cancelled:
                     raise Cancelled from exc
-                if not reset_retried and exchange.reused is not False and _is_reset(exc):
-                    logger.debug("%s %s: connection reset; retrying on a fresh one", method, url)
+                if (
+                    not reset_retried
+                    and not exchange.written  # (see "Retries" above: never a call twice)
+                    and exchange.reused is not False
+                    and _is_reset(exc)
+                ):
+                    logger.debug("%s %s: reset before it was sent; retrying on a fresh "
+                                 "connection", method, url)
                     reset_retried = True
                     continue
                 raise
@@ -685,7 +778,7 @@ class HttpTransportBase(Transport):
         auth: AuthProvider | None,
         max_message_bytes: int,
         connect_timeout: float,
-        post: Callable[[Any], None],
+        post: Callable[[Any, Callable[[], None]], None],
     ) -> None:
         super().__init__()
         if urlsplit(url).scheme not in ("http", "https"):

@@ -56,6 +56,7 @@ from ..protocol import jsonrpc, meta
 from ..protocol.headers import PROTOCOL_VERSION_HEADER, standard_headers
 from ..protocol.versions import era_of
 from ._http_common import (
+    ACK_TIMEOUT,
     ERROR_BODY_LIMIT,
     JSON_TYPE,
     MIB,
@@ -514,16 +515,23 @@ class StreamableHttpTransport(HttpTransportBase):
         if stream.last_event_id is None or not resumable:
             # (2026-07-28 has no resumption: the request is lost; the client may re-issue it)
             raise TransportError(f"response stream failed: {reason}", request_id=request_id)
+        if not _sendable_as_header(stream.last_event_id):
+            raise TransportError(
+                f"response stream failed: {reason}; its last event id "
+                f"({stream.last_event_id!r}) cannot be sent back as Last-Event-ID to resume it",
+                request_id=request_id,
+            )
         self._resume(request_id, exchange, stream.last_event_id, stream.retry, reason)
 
     def _linger(self, response: requests.Response, stream: SseStream, exchange: Exchange) -> None:
         """After the answer, give the server a moment to end the stream: the connection is then
         reused. Anything still arriving is delivered."""
-        if getattr(response.raw, "_connection", None) is None:
+        conn = getattr(response.raw, "_connection", None)
+        if conn is None:
             return  # the body already ended and the connection went back to the pool
-        sock = exchange.socket()
+        sock = getattr(conn, "sock", None)
         if sock is None:
-            return
+            return  # the response closes the connection: nothing to keep
         try:
             sock.settimeout(_LINGER)
             for item in stream:
@@ -574,6 +582,12 @@ class StreamableHttpTransport(HttpTransportBase):
             if outcome == "too_large":
                 raise self._too_large(request_id)
             last_event_id = stream.last_event_id or last_event_id
+            if not _sendable_as_header(last_event_id):
+                raise TransportError(
+                    f"response stream failed: {reason}; its last event id "
+                    f"({last_event_id!r}) cannot be sent back as Last-Event-ID",
+                    request_id=request_id,
+                )
             server_retry = stream.retry if stream.retry is not None else server_retry
             attempts = 0 if stream.events_seen else attempts + 1
             if attempts > policy.max_retries:
@@ -616,28 +630,42 @@ class StreamableHttpTransport(HttpTransportBase):
 
     # -- notifications and responses ------------------------------------------------------
 
-    def _post_message(self, item: tuple[dict[str, Any], AbortSignal | None, Any]) -> None:
+    def _post_message(
+        self, item: tuple[dict[str, Any], AbortSignal | None, Any], advance: Callable[[], None]
+    ) -> None:
         message, signal, waiter = item
         try:
-            if not self._closing and not (signal is not None and signal.aborted):
-                self._post_one(message)
-        finally:
             if self._wants_get_stream(message) and not self._closing:
+                # Open the GET stream first: a server that has no event store sends what
+                # follows the initialized notification (list_changed bursts, roots/list) on
+                # that stream at once, and drops it if no stream is open yet.
                 self._start_get_stream()
+            if not self._closing and not (signal is not None and signal.aborted):
+                self._post_one(message, signal, advance)
+        finally:
             if waiter is not None:
                 waiter.set()
 
-    def _post_one(self, message: dict[str, Any]) -> None:
+    def _post_one(
+        self, message: dict[str, Any], signal: AbortSignal | None, advance: Callable[[], None]
+    ) -> None:
         try:
             exchange = self._new_exchange()
         except ConnectionClosed:
             return
+        exchange.on_written = advance
+        remove_abort = signal.on_abort(exchange.on_abort) if signal is not None else None
         what = message.get("method") or "a response"
         try:
             headers = self._post_headers(message, self._modern_version(message))
             sent_session = "Mcp-Session-Id" in headers
             response = self._client().open(
-                "POST", self.url, headers, jsonrpc.encode(message), exchange
+                "POST",
+                self.url,
+                headers,
+                jsonrpc.encode(message),
+                exchange,
+                read_timeout=ACK_TIMEOUT,
             )
             with response:
                 if 200 <= response.status_code < 300:
@@ -657,6 +685,8 @@ class StreamableHttpTransport(HttpTransportBase):
                 error.__cause__ = exc
                 self._report(error)
         finally:
+            if remove_abort is not None:
+                remove_abort()
             self._forget(exchange)
 
     # -- the GET stream -------------------------------------------------------------------
@@ -688,6 +718,14 @@ class StreamableHttpTransport(HttpTransportBase):
         server_retry: float | None = None
         while not self._closing:
             retry_after = None
+            if last_event_id is not None and not _sendable_as_header(last_event_id):
+                self._report(
+                    TransportError(
+                        f"the GET stream of {self.url} gave an event id that cannot be sent "
+                        f"back as Last-Event-ID ({last_event_id!r}); reconnecting without it"
+                    )
+                )
+                last_event_id = None
             try:
                 exchange = self._new_exchange()
             except ConnectionClosed:
@@ -703,6 +741,7 @@ class StreamableHttpTransport(HttpTransportBase):
                     if response is None:
                         logger.debug("%s has no GET stream (HTTP 405)", self.url)
                         return
+                    opened = time.monotonic()
                     with response:
                         stream = SseStream(
                             body_reader(response), self.max_message_bytes, last_event_id
@@ -711,7 +750,12 @@ class StreamableHttpTransport(HttpTransportBase):
                     last_event_id = stream.last_event_id
                     if stream.retry is not None:
                         server_retry = stream.retry
-                    if stream.events_seen:
+                    # A stream that delivered events, or lived longer than the wait before the
+                    # next attempt (proxies end idle streams), worked: a new budget.
+                    lived = time.monotonic() - opened
+                    if stream.events_seen or lived > policy.delay(
+                        attempts + 1, server_retry=server_retry
+                    ):
                         attempts = 0
             except (Cancelled, ConnectionClosed):
                 return
@@ -719,6 +763,13 @@ class StreamableHttpTransport(HttpTransportBase):
                 if not self._closing:
                     self._report(exc)
                 return
+            except Exception as exc:  # an auth provider's failure, or a bug: report, go on
+                if self._closing:
+                    return
+                failure = f"opening it failed ({exc!r})"
+                error = TransportError(f"the GET stream of {self.url}: {failure}")
+                error.__cause__ = exc
+                self._report(error)
             finally:
                 self._get_answered.set()
                 self._forget(exchange)
@@ -755,10 +806,21 @@ class StreamableHttpTransport(HttpTransportBase):
                 read_timeout=1.0,
                 connect_timeout=1.0,
                 auth_retry=False,
+                last_token=True,  # never a token refresh at shutdown
             )
             response.close()
         except Exception as exc:
             logger.debug("DELETE of the session failed: %s", exc)
+
+
+def _sendable_as_header(value: str) -> bool:
+    """True if ``value`` can go out as an HTTP header value as it is (Latin-1, no control
+    characters, no surrounding whitespace): an SSE id may be any text, a header may not."""
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return value == value.strip() and all(ch >= " " and ch != "\x7f" for ch in value)
 
 
 def _merge(headers: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:

@@ -4,7 +4,11 @@
 POST messages to (resolved against the SSE URL; another origin is refused). Every message from
 the server arrives as a ``message`` event on that one stream, read by ``mcp-sync-sse-reader``.
 Messages are POSTed in order by a worker (``send()`` does no network I/O); the server answers
-each POST with 2xx. The end of the stream ends the connection (``on_close`` with a
+each POST with 2xx; the next message is POSTed once the previous one was written, without
+waiting for that answer, so a POST the server never answers holds up nothing. Such a POST is
+released by its request's abort signal (the session aborts it on timeout), or, for a
+notification or a response, after :data:`~mcp_sync.transports._http_common.ACK_TIMEOUT`.
+The end of the stream ends the connection (``on_close`` with a
 :class:`~mcp_sync.errors.ConnectionClosed`).
 """
 
@@ -12,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -23,6 +27,7 @@ from ..auth import AuthProvider
 from ..errors import ConnectionClosed, HttpError, McpError, TransportError
 from ..protocol import jsonrpc
 from ._http_common import (
+    ACK_TIMEOUT,
     ERROR_BODY_LIMIT,
     MIB,
     Cancelled,
@@ -224,7 +229,9 @@ class SseTransport(HttpTransportBase):
         self.endpoint = endpoint
         self._ready.set()
 
-    def _post(self, item: tuple[dict[str, Any], AbortSignal | None]) -> None:
+    def _post(
+        self, item: tuple[dict[str, Any], AbortSignal | None], advance: Callable[[], None]
+    ) -> None:
         message, signal = item
         if self._closing or (signal is not None and signal.aborted):
             return
@@ -236,11 +243,19 @@ class SseTransport(HttpTransportBase):
             exchange = self._new_exchange()
         except ConnectionClosed:
             return
+        exchange.on_written = advance
+        remove_abort = signal.on_abort(exchange.on_abort) if signal is not None else None
         headers = dict(self.headers)
         headers["Content-Type"] = "application/json"
         try:
             response = self._http.open(
-                "POST", self.endpoint, headers, jsonrpc.encode(message), exchange
+                "POST",
+                self.endpoint,
+                headers,
+                jsonrpc.encode(message),
+                exchange,
+                # a request's POST ends with its signal; anything else has a deadline
+                read_timeout=None if request_id is not None else ACK_TIMEOUT,
             )
             with response:
                 body = exchange.body_prefix
@@ -266,4 +281,6 @@ class SseTransport(HttpTransportBase):
                 else:
                     self._report(error_for_request(exc, request_id, "sending a message failed"))
         finally:
+            if remove_abort is not None:
+                remove_abort()
             self._forget(exchange)

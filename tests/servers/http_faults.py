@@ -132,7 +132,7 @@ class Request:
             self.reply(405)
             return None
         msg: dict[str, Any] = self.json
-        if "id" not in msg:
+        if "id" not in msg or "method" not in msg:
             self.reply(202)
             return None
         return msg
@@ -163,10 +163,22 @@ class Request:
         )
 
     def open_sse(
-        self, status: int = 200, headers: dict[str, str] | None = None, *, chunked: bool = True
+        self,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        *,
+        chunked: bool = True,
+        http10: bool = False,
     ) -> SseWriter:
+        """Answer with an event stream: chunked, or (``chunked=False``) a body that the
+        connection's end ends, announced by ``Connection: close`` or by an HTTP/1.0 status
+        line (``http10``)."""
         all_headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-        if chunked:
+        if http10:
+            chunked = False
+            self.handler.protocol_version = "HTTP/1.0"
+            self.handler.close_connection = True
+        elif chunked:
             all_headers["Transfer-Encoding"] = "chunked"
         else:
             all_headers["Connection"] = "close"

@@ -253,28 +253,6 @@ def test_connection_refused_names_the_url(make) -> None:
     assert "connection refused" in str(error) and url in str(error)
 
 
-def test_pooled_connection_reset_is_retried_once_on_a_fresh_connection(make) -> None:
-    served: dict[int, int] = {}
-
-    def handler(req: Request) -> None:
-        key = id(req.handler.connection)
-        served[key] = served.get(key, 0) + 1
-        if served[key] == 2:  # the reused keep-alive connection: drop it unanswered
-            req.drop()
-            return
-        standard(req)
-
-    with FaultServer(handler) as server:
-        transport, inbox = make(server.url, open_get_stream=False)
-        transport.send(INIT)
-        inbox.response(1)
-        transport.send(jsonrpc.request(2, "tools/list"))
-        inbox.response(2)
-        assert server.connections == 2
-        assert len(server.of("POST")) == 3
-        assert not inbox.errors
-
-
 def test_already_aborted_signal_sends_nothing(make) -> None:
     with FaultServer(standard) as server:
         transport, inbox = make(server.url, open_get_stream=False)
