@@ -1,0 +1,98 @@
+"""A 2026-07-28-only server too slow for the ``server/discover`` probe window (a cold start, a
+busy machine) refuses the fallback ``initialize``; the client waits for the discover answer.
+
+Scripted (tests/servers/http_faults.py): no real server can be made to take longer than the
+probe window on demand. The conformance suite's 2026 scenarios, run on a loaded machine
+(tests/conformance/test_conformance_loaded.py), show the same with the suite's real server.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
+
+from http_faults import FaultServer, Request
+
+import mcp_sync
+from mcp_sync.errors import RpcError
+from mcp_sync.protocol import jsonrpc
+from mcp_sync.transports.http import StreamableHttpTransport
+
+pytestmark = pytest.mark.timeout(60)
+
+MODERN = "2026-07-28"
+DISCOVER_RESULT = {
+    "supportedVersions": [MODERN],
+    "capabilities": {"tools": {}},
+    "ttlMs": 0,
+    "cacheScope": "private",
+    "resultType": "complete",
+}
+
+
+def refusal(req: Request, msg: dict[str, Any], how: str) -> None:
+    if how == "method-not-found":
+        req.reply_json(jsonrpc.error_response(msg["id"], -32601, "Method not found"))
+    elif how == "http-400":
+        req.reply(400, "Bad Request: unsupported protocol version")
+    else:  # answers with its own era's version, which initialize cannot negotiate
+        req.reply_json(jsonrpc.result_response(msg["id"], {
+            "protocolVersion": MODERN, "capabilities": {}, "serverInfo": {"name": "s", "version": "0"},
+        }))
+
+
+class SlowModernServer:
+    """Answers ``server/discover`` only after it has refused ``initialize``, as a server still
+    starting up would (``answers=False``: never)."""
+
+    def __init__(self, how: str, *, answers: bool = True) -> None:
+        self.how = how
+        self.answers = answers
+        self.refused = threading.Event()
+
+    def __call__(self, req: Request) -> None:
+        msg = req.rpc_request()
+        if msg is None:
+            return
+        if msg["method"] == "server/discover":
+            if not self.answers:
+                req.hang()
+                return
+            self.refused.wait(20)
+            req.reply_json(jsonrpc.result_response(msg["id"], DISCOVER_RESULT))
+        elif msg["method"] == "initialize":
+            refusal(req, msg, self.how)
+            self.refused.set()
+        else:
+            req.reply_json(jsonrpc.result_response(msg["id"], {"tools": []}))
+
+
+@pytest.mark.parametrize("how", ["method-not-found", "http-400", "modern-version"])
+def test_a_slow_2026_only_server_is_found_when_initialize_is_refused(how: str) -> None:
+    with FaultServer(SlowModernServer(how)) as server:
+        client = mcp_sync.Client("t", "1", probe_timeout=0.2, request_timeout=10)
+        with client.connect(StreamableHttpTransport(server.url)):
+            assert client.protocol_version == MODERN
+            assert client.list_tools() == []
+
+
+def test_the_refusal_is_reported_when_discover_never_comes_in_the_connect_timeout() -> None:
+    with FaultServer(SlowModernServer("method-not-found", answers=False)) as server:
+        client = mcp_sync.Client("t", "1", probe_timeout=0.2)
+        with pytest.raises(RpcError, match="Method not found"):
+            client.connect(StreamableHttpTransport(server.url), timeout=1.0)
+
+
+def test_a_modern_version_in_initialize_never_reads_as_unsupported_by_the_client() -> None:
+    with FaultServer(SlowModernServer("modern-version", answers=False)) as server:
+        client = mcp_sync.Client("t", "1", probe_timeout=0.2)
+        with pytest.raises(mcp_sync.McpError) as raised:
+            client.connect(StreamableHttpTransport(server.url), timeout=1.0)
+        assert not isinstance(raised.value, mcp_sync.UnsupportedProtocolVersion)
+        assert "server/discover" in str(raised.value)
