@@ -25,10 +25,11 @@ Retries (never a call twice)
     replaces a pooled connection the server closed while it was idle, before writing to it.)
 
 Ordered lane
-    Notifications and responses go out one at a time in ``send()`` order, but the next one goes
-    as soon as the previous one was written, not when it was answered: a server that never
-    acknowledges one must not hold up the others. Every lane POST is bounded: a request's by its
-    abort signal (the session aborts it on timeout), any other by :data:`ACK_TIMEOUT`.
+    Notifications and responses go out one at a time in ``send()`` order, each once the previous
+    one was answered, or, if that answer is late, :data:`LANE_STALL` seconds after it was
+    written: a server that never acknowledges one must not hold up the others. Every lane POST
+    is bounded: a request's by its abort signal (the session aborts it on timeout), any other
+    by :data:`ACK_TIMEOUT`.
 
 Environment proxy and TLS settings are resolved once when the client is made and passed
 explicitly, and an owned session has ``trust_env`` off, so no request reads the environment
@@ -38,6 +39,7 @@ again. urllib3 sets ``TCP_NODELAY``, so the header and body writes of a POST do 
 from __future__ import annotations
 
 import email.utils
+import functools
 import http.client
 import logging
 import socket
@@ -64,6 +66,7 @@ __all__ = [
     "ERROR_BODY_LIMIT",
     "JOIN_TIMEOUT",
     "JSON_TYPE",
+    "LANE_STALL",
     "MIB",
     "SSE_TYPE",
     "Cancelled",
@@ -91,6 +94,8 @@ _READ_SIZE = 64 * 1024
 JOIN_TIMEOUT = 5.0
 #: Seconds a server has to acknowledge (HTTP 202) a notification or a response POST.
 ACK_TIMEOUT = 30.0
+#: Seconds an unanswered lane POST holds up the messages behind it.
+LANE_STALL = 1.0
 JSON_TYPE = "application/json"
 SSE_TYPE = "text/event-stream"
 
@@ -355,18 +360,26 @@ class Workers:
 class Lane:
     """Starts items one at a time, in order, on a worker (for messages that must not overtake).
 
-    ``handle(item, advance)`` sends one item; it calls ``advance()`` once the item is on the
-    wire, and the next item starts then (on another worker) while this one waits for its
-    answer. Returning counts as ``advance()`` too. So a stuck item holds up nothing once it
-    was written; the handler still owes it a deadline.
+    ``handle(item, advance)`` sends one item and calls ``advance()`` once it is on the wire.
+    The next item starts when this one is done, or, if it was written but is still unanswered
+    after ``stall`` seconds, without it (on another worker): a stuck item holds up the others
+    only that long. The handler still owes each item a deadline.
     """
 
-    def __init__(self, workers: Workers, handle: Callable[[Any, Callable[[], None]], None]) -> None:
+    def __init__(
+        self,
+        workers: Workers,
+        handle: Callable[[Any, Callable[[], None]], None],
+        stall: float = LANE_STALL,
+    ) -> None:
         self._workers = workers
         self._handle = handle
+        self._stall = stall
         self._items: deque[Any] = deque()
         self._lock = threading.Lock()
         self._running = False
+        #: Set when the latest item started is done (a new drain waits for it, up to ``stall``).
+        self._latest_done: threading.Event | None = None
 
     def put(self, item: Any) -> None:
         with self._lock:
@@ -374,35 +387,40 @@ class Lane:
             if self._running:
                 return
             self._running = True
+            after = self._latest_done
         try:
-            self._workers.submit(self._drain)
+            self._workers.submit(lambda: self._drain(after))
         except BaseException:
             with self._lock:
                 self._running = False
                 self._items.clear()
             raise
 
-    def _drain(self) -> None:
+    def _drain(self, after: threading.Event | None) -> None:
+        if after is not None:
+            after.wait(self._stall)
         while True:
             with self._lock:
                 if not self._items:
                     self._running = False
                     return
                 item = self._items.popleft()
+                done = self._latest_done = threading.Event()
             handed_over = False
 
-            def advance() -> None:
-                # The item is on the wire: the lane goes on without this thread.
+            def advance(done: threading.Event = done) -> None:
+                # On the wire: the lane goes on without this thread (after ``stall``, unless
+                # this item is done by then); this thread waits for the answer.
                 nonlocal handed_over
                 with self._lock:
                     if handed_over:
                         return
                     handed_over = True
                     if not self._items:
-                        self._running = False
+                        self._running = False  # the next put() starts a drain
                         return
                 try:
-                    self._workers.submit(self._drain)
+                    self._workers.submit(functools.partial(self._drain, done))
                 except ConnectionClosed:
                     with self._lock:
                         self._running = False
@@ -412,6 +430,8 @@ class Lane:
                 self._handle(item, advance)
             except Exception:
                 logger.exception("HTTP transport: sending a message failed")
+            finally:
+                done.set()
             with self._lock:
                 if handed_over:
                     return

@@ -4,8 +4,9 @@
 POST messages to (resolved against the SSE URL; another origin is refused). Every message from
 the server arrives as a ``message`` event on that one stream, read by ``mcp-sync-sse-reader``.
 Messages are POSTed in order by a worker (``send()`` does no network I/O); the server answers
-each POST with 2xx; the next message is POSTed once the previous one was written, without
-waiting for that answer, so a POST the server never answers holds up nothing. Such a POST is
+each POST with 2xx; the next message is POSTed once the previous one was answered, or at most
+``LANE_STALL`` seconds after it was written, so a POST the server never answers holds up
+nothing for long. Such a POST is
 released by its request's abort signal (the session aborts it on timeout), or, for a
 notification or a response, after :data:`~mcp_sync.transports._http_common.ACK_TIMEOUT`.
 The end of the stream ends the connection (``on_close`` with a

@@ -435,7 +435,7 @@ def test_sse_event_over_the_size_limit_fails_the_request_memory_bounded(make) ->
         error = inbox.error()
         assert isinstance(error, TransportError) and error.request_id == 2
         assert "max_message_bytes" in str(error)
-        assert len(sent) < 100
+        assert len(sent) < 200  # the client hung up: it did not read the 12.8 MB
 
 
 def test_json_body_over_the_size_limit_fails_the_request(make) -> None:
