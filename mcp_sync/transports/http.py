@@ -19,8 +19,11 @@ Threads
     response (JSON or an SSE stream) read, by a worker from a small pool of daemon threads
     (``mcp-sync-http-worker-N``; idle ones exit after a while), so a long tool call never holds up
     another. Notifications and responses go through one ordered lane on the same pool (one at a
-    time, in ``send()`` order) and expect 202. The server-push GET stream, opened after
-    ``notifications/initialized`` was POSTed, has its own thread, ``mcp-sync-http-reader``.
+    time, in ``send()`` order; see :class:`~mcp_sync.transports._http_common.Lane`) and expect
+    202. The server-push GET stream has its own thread, ``mcp-sync-http-reader``. It is opened
+    (its response headers in) before ``notifications/initialized`` is POSTed: a server without
+    an event store sends what follows that notification (``list_changed`` bursts, ``roots/list``)
+    at once and drops it when no stream is open.
 
 Releasing a blocked reader
     Every HTTP exchange can be cut short from another thread (see
@@ -30,12 +33,15 @@ Releasing a blocked reader
     ``close()`` shuts every exchange down and joins every thread.
 
 Retries
-    A POST that fails with a connection reset (or the server closing an idle keep-alive
-    connection) on a reused connection is sent once more on a fresh one. The GET stream, and the
-    resumption of a POST's SSE stream (GET with ``Last-Event-ID``), reconnect after network errors
-    and HTTP 408, 429 and 5xx, with the delay from ``Retry-After``, else the stream's ``retry``
-    field, else exponential backoff (:class:`ReconnectOptions`); errors of auth, session and
-    protocol are reported, not retried. A stream that delivered events resets the budget.
+    A POST is sent again only when it provably never reached the server (see "Retries" in
+    :mod:`mcp_sync.transports._http_common`). The GET stream, and the resumption of a POST's
+    SSE stream (GET with ``Last-Event-ID``), reconnect after network errors and HTTP 408, 429
+    and 5xx, with the delay from ``Retry-After``, else the stream's ``retry`` field, else
+    exponential backoff (:class:`ReconnectOptions`); errors of auth, session and protocol are
+    reported, not retried. A stream that delivered events resets the budget, and so does a GET
+    stream that stayed open longer than the reconnect delay (a proxy ending an idle stream is
+    no failure). An event id that cannot be sent back as ``Last-Event-ID`` (not Latin-1) is
+    reported and the GET stream reconnects without one.
 """
 
 from __future__ import annotations
