@@ -48,7 +48,11 @@ def default_page(result: CallbackResult, error: Exception | None) -> str:
         title, text = "Signed in", "You can close this tab and return to the application."
     else:
         title = "Sign-in failed"
-        text = html.escape(str(error) if error is not None else f"{result.error}")
+        if error is not None:
+            text = html.escape(str(error))
+        else:
+            described = f": {result.error_description}" if result.error_description else ""
+            text = html.escape(f"{result.error}{described}")
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>"
         f"{title}</title></head><body style='font-family:sans-serif;margin:3em'>"
@@ -161,6 +165,8 @@ class CallbackServer:
         with self._lock:
             if self._closed:
                 raise CallbackError("the callback server is closed")
+            if state in self._waiters:
+                raise CallbackError("a wait for this state is already registered")
             self._waiters[state] = pending
         return pending
 
@@ -199,18 +205,22 @@ class CallbackServer:
             if self._waiters.get(pending.state) is pending:
                 del self._waiters[pending.state]
 
-    def _deliver(self, result: CallbackResult) -> Exception | None:
+    def _deliver(self, result: CallbackResult, path: str) -> Exception | None:
+        """Hand a redirect to its waiter; the error that failed the wait(s), if any."""
         with self._lock:
             pending = self._waiters.pop(result.state or "", None)
-            others = [] if pending is not None else list(self._waiters.values())
+            failed = [pending] if pending is not None else list(self._waiters.values())
             if pending is None:
                 self._waiters.clear()
-        if pending is not None:
-            pending._settle(result, None)
-            return None
-        error = StateMismatchError("a redirect arrived with a state no sign-in is waiting for")
-        for waiter in others:
-            waiter._settle(None, error)
+        error: Exception | None = None
+        if path != self.path:
+            error = CallbackError(f"a redirect arrived at {path}, not at {self.path}")
+        elif pending is None:
+            error = StateMismatchError("a redirect arrived with a state no sign-in is waiting for")
+        elif not result.code and not result.error:
+            error = CallbackError("the redirect carried no code and no error")
+        for waiter in failed:
+            waiter._settle(None if error is not None else result, error)
         return error
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -219,11 +229,15 @@ class CallbackServer:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
+                result = CallbackResult.from_url("?" + parts.query)
                 if parts.path != server.path:
+                    # a redirect meant for us on the wrong path fails its wait now, not at
+                    # its timeout; other stray requests (a favicon) change nothing
+                    if result.state or result.code or result.error:
+                        server._deliver(result, parts.path)
                     self.send_error(404)
                     return
-                result = CallbackResult.from_url("?" + parts.query)
-                error = server._deliver(result)
+                error = server._deliver(result, parts.path)
                 body = server.page(result, error).encode("utf-8")
                 self.send_response(200 if error is None and not result.error else 400)
                 self.send_header("Content-Type", "text/html; charset=utf-8")

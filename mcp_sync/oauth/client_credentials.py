@@ -92,7 +92,9 @@ class ClientCredentialsProvider:
             current = self._tokens
             if current is not None and current.access_token != ctx.token:
                 return True
-            discovery = discover(self.session, self.server_url, ctx.resource_metadata)
+            discovery = discover(
+                self.session, self.server_url, ctx.resource_metadata, authorization_code=False
+            )
             self._server = discovery.server
             self._resource = discovery.resource
             scope = ctx.scope

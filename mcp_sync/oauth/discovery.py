@@ -48,6 +48,7 @@ __all__ = [
     "discover_server",
     "legacy_server",
     "resource_metadata_urls",
+    "server_metadata_at",
     "server_metadata_urls",
 ]
 
@@ -96,6 +97,7 @@ class ServerMetadata:
     code_challenge_methods_supported: tuple[str, ...] | None = None
     token_endpoint_auth_methods_supported: tuple[str, ...] | None = None
     grant_types_supported: tuple[str, ...] | None = None
+    response_types_supported: tuple[str, ...] | None = None
     client_id_metadata_document_supported: bool = False
     #: RFC 9207 ``authorization_response_iss_parameter_supported``.
     iss_parameter_supported: bool = False
@@ -130,6 +132,7 @@ class ServerMetadata:
                 value.get("token_endpoint_auth_methods_supported")
             ),
             grant_types_supported=_strings(value.get("grant_types_supported")),
+            response_types_supported=_strings(value.get("response_types_supported")),
             client_id_metadata_document_supported=value.get("client_id_metadata_document_supported")
             is True,
             iss_parameter_supported=value.get("authorization_response_iss_parameter_supported")
@@ -173,10 +176,16 @@ class Discovery:
 
 
 def canonical_resource(url: str) -> str:
-    """The canonical MCP server URI: lower-case scheme and host, no fragment, no trailing ``/``."""
+    """The canonical MCP server URI: lower-case scheme and host, no default port, no fragment,
+    no trailing ``/`` (``https://H:443/mcp/`` and ``https://h/mcp`` are one server)."""
     parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    netloc = parts.netloc.lower()
+    default = {"http": ":80", "https": ":443"}.get(scheme)
+    if default and netloc.endswith(default):
+        netloc = netloc[: -len(default)]
     path = parts.path.rstrip("/")
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+    return urlunsplit((scheme, netloc, path, parts.query, ""))
 
 
 def check_resource(resource: str, server_url: str) -> None:
@@ -201,12 +210,22 @@ def resource_metadata_urls(server_url: str, hint: str | None = None) -> list[str
     """Where to look for protected resource metadata, in order."""
     parts = urlsplit(server_url)
     root = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
-    urls = [hint] if hint else []
+    urls = [hint] if hint and _is_web_url(hint) else []
+    if hint and not urls:
+        logger.debug("ignoring resource_metadata %r: not an http(s) URL", hint)
     path = parts.path.rstrip("/")
     if path:
         urls.append(f"{root}/.well-known/oauth-protected-resource{path}")
     urls.append(f"{root}/.well-known/oauth-protected-resource")
     return list(dict.fromkeys(urls))
+
+
+def _is_web_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
 
 
 def server_metadata_urls(issuer: str) -> list[str]:
@@ -304,28 +323,64 @@ def legacy_server(session: requests.Session, server_url: str) -> ServerMetadata:
     )
 
 
+def server_metadata_at(session: requests.Session, url: str) -> ServerMetadata:
+    """The authorization server metadata document at exactly ``url`` (configured by the user,
+    for deployments without protected resource metadata); its ``issuer`` is taken as is."""
+    try:
+        status, body = get_json(
+            session, url, "authorization server metadata", headers=PROTOCOL_HEADER
+        )
+    except (requests.RequestException, ExchangeTimeout) as exc:
+        raise DiscoveryError(f"authorization server metadata at {url}: {exc}") from exc
+    if status != 200 or body is None:
+        raise DiscoveryError(f"no authorization server metadata at {url} (HTTP {status})")
+    return ServerMetadata.from_json(body, url)
+
+
 def discover(
-    session: requests.Session, server_url: str, resource_metadata_url: str | None = None
+    session: requests.Session,
+    server_url: str,
+    resource_metadata_url: str | None = None,
+    *,
+    server_metadata_url: str | None = None,
+    authorization_code: bool = True,
 ) -> Discovery:
     """Everything needed to authorize against ``server_url``, in the spec's order.
 
-    Raises :class:`PkceNotSupportedError` when the authorization server does not advertise
-    S256, :class:`ResourceMismatchError`, :class:`IssuerMismatchError`, :class:`DiscoveryError`.
+    ``server_metadata_url``: a configured authorization server metadata document, used
+    instead of the one the protected resource metadata names (which is still read, if
+    there is one, for its ``resource``). With ``authorization_code`` (the default) the
+    authorization server must support that flow: :class:`PkceNotSupportedError` when it does
+    not advertise S256, :class:`DiscoveryError` when ``response_types_supported`` lacks
+    ``code``. Also raises :class:`ResourceMismatchError` and :class:`IssuerMismatchError`.
     """
     resource = discover_resource(session, server_url, resource_metadata_url)
-    if resource is None:
+    if server_metadata_url is not None:
+        server = server_metadata_at(session, server_metadata_url)
+    elif resource is None:
         server = legacy_server(session, server_url)
     else:
         if not resource.authorization_servers:
             raise DiscoveryError(f"{resource.url} names no authorization server")
         server = discover_server(session, resource.authorization_servers[0])
-    if not server.supports_pkce():
-        raise PkceNotSupportedError(
-            f"the authorization server {server.issuer} does not advertise PKCE S256 "
-            "(code_challenge_methods_supported); refusing to authorize"
-        )
+    if authorization_code:
+        _require_authorization_code(server)
     for name in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
         url = getattr(server, name)
         if url:
             require_secure(url, name.replace("_", " "))
     return Discovery(server_url, server, resource)
+
+
+def _require_authorization_code(server: ServerMetadata) -> None:
+    if not server.supports_pkce():
+        raise PkceNotSupportedError(
+            f"the authorization server {server.issuer} does not advertise PKCE S256 "
+            "(code_challenge_methods_supported); refusing to authorize"
+        )
+    types = server.response_types_supported
+    if types is not None and "code" not in types:
+        raise DiscoveryError(
+            f"the authorization server {server.issuer} does not offer the authorization code "
+            f"flow (response_types_supported: {', '.join(types) or 'none'})"
+        )

@@ -12,12 +12,13 @@ client secret, a code or a PKCE verifier.
     │   ├── ResourceMismatchError the metadata is for another resource than this server
     │   └── PkceNotSupportedError the authorization server does not advertise PKCE S256
     ├── IssuerMismatchError       metadata ``issuer`` or the redirect's ``iss`` is not the AS's
-    ├── StateMismatchError        the redirect's ``state`` is not the one we sent
+    ├── StateMismatchError        the redirect's ``state`` is not the one we sent, or the
+    │                             pasted redirect is not this client's redirect URI
     ├── AuthorizationDenied       the redirect carried ``error=...`` (e.g. access_denied)
     ├── RegistrationError         dynamic client registration failed
     ├── TokenError                the token endpoint answered with an OAuth error
     │   ├── InvalidGrantError     ``invalid_grant``: the code or refresh token is dead
-    │   └── InvalidClientError    ``invalid_client``: the client credentials are dead
+    │   └── InvalidClientError    ``invalid_client`` / ``unauthorized_client``: the client is dead
     ├── InsufficientScopeError    step-up authorization gave up after its retry limit
     └── CallbackError             the local redirect listener failed (timeout, closed)
 """
@@ -127,7 +128,8 @@ class InvalidGrantError(TokenError):
 
 
 class InvalidClientError(TokenError):
-    """``invalid_client``: the authorization server no longer accepts the client credentials."""
+    """``invalid_client`` or ``unauthorized_client``: the authorization server no longer
+    accepts this client (for this grant); ``error`` says which."""
 
 
 class InsufficientScopeError(OAuthError):
@@ -142,6 +144,6 @@ def token_error(error: str, description: str | None, status: int | None) -> Toke
     """The most specific :class:`TokenError` for an OAuth error code."""
     if error == "invalid_grant":
         return InvalidGrantError(error, description, status)
-    if error == "invalid_client":
+    if error in ("invalid_client", "unauthorized_client"):
         return InvalidClientError(error, description, status)
     return TokenError(error, description, status)

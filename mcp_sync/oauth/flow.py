@@ -189,6 +189,8 @@ def start_authorization(
     }
     if scope:
         params["scope"] = scope
+        if "offline_access" in scope.split():
+            params["prompt"] = "consent"  # OpenID Connect issues refresh tokens only then
     if resource:
         params["resource"] = resource
     parts = urlsplit(server.authorization_endpoint)

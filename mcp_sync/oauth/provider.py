@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import requests
 
@@ -85,6 +86,8 @@ class OAuthProvider:
     used as ``client_id`` where the authorization server supports it.
     ``client_id`` / ``client_secret``: a pre-registered client, tried first; with
     ``client_issuer`` only at that authorization server.
+    ``authorization_server_metadata_url``: the authorization server's metadata document, for
+    deployments without protected resource metadata (replaces that part of discovery).
     ``store``: where tokens and registrations live (:class:`FileStateStore` to keep them).
     ``on_redirect``: see the module docstring. ``scope``: request exactly this scope instead of
     the spec's choice. ``offline_access``: add ``offline_access`` when the authorization server
@@ -105,6 +108,7 @@ class OAuthProvider:
         client_secret: str | None = None,
         client_issuer: str | None = None,
         token_endpoint_auth_method: str | None = None,
+        authorization_server_metadata_url: str | None = None,
         store: StateStore | None = None,
         on_redirect: RedirectHandler | None = None,
         scope: str | None = None,
@@ -116,6 +120,7 @@ class OAuthProvider:
     ) -> None:
         self.server_url = server_url
         self.timeout = timeout
+        self.authorization_server_metadata_url = authorization_server_metadata_url
         self.redirect_url = redirect_url
         self.client_metadata = client_metadata or ClientMetadata()
         if client_metadata_url is not None:
@@ -177,7 +182,7 @@ class OAuthProvider:
                 return self._step_up(ctx, state, current)
             if current is not None and current.access_token != ctx.token:
                 return True  # replaced since that request was sent
-            discovery = discover(self.session, self.server_url, ctx.resource_metadata)
+            discovery = self._discover(ctx.resource_metadata)
             self._remember(discovery)
             if current is not None and current.issuer != discovery.server.issuer:
                 logger.info(
@@ -224,7 +229,7 @@ class OAuthProvider:
         Finish it with :meth:`authorize`.
         """
         with self._lock, limits(Limits(self.timeout)):
-            discovery = discover(self.session, self.server_url)
+            discovery = self._discover(None)
             self._remember(discovery)
             pending = self._new_pending(discovery, scope or self._initial_scope(None, discovery))
             return pending.authorization_url
@@ -249,7 +254,7 @@ class OAuthProvider:
         else:
             result = CallbackResult(code=code, state=state, iss=iss, error=error)
         with limits(Limits(self.timeout)):
-            return self._finish(result)
+            return self._finish(result, callback_url)
 
     def refresh(self) -> TokenSet:
         """Refresh the tokens now (raises :class:`InvalidGrantError` if that is impossible)."""
@@ -304,6 +309,14 @@ class OAuthProvider:
             self._tokens = None
 
     # -- internals ------------------------------------------------------------------------
+
+    def _discover(self, resource_metadata_url: str | None) -> Discovery:
+        return discover(
+            self.session,
+            self.server_url,
+            resource_metadata_url,
+            server_metadata_url=self.authorization_server_metadata_url,
+        )
 
     def _load(self) -> dict[str, Any]:
         state = self.store.load(self._key) or {}
@@ -449,7 +462,7 @@ class OAuthProvider:
             fresh = self._load()
             fresh["stepUp"] = {"scope": target, "attempts": attempts}
             self._save(fresh)
-        discovery = discover(self.session, self.server_url, ctx.resource_metadata)
+        discovery = self._discover(ctx.resource_metadata)
         self._remember(discovery)
         if target is not None:
             target = " ".join(self._with_offline_access(target.split(), discovery.server))
@@ -489,21 +502,27 @@ class OAuthProvider:
         answer = self.on_redirect(pending.authorization_url) if self.on_redirect else None
         if answer is None:
             raise AuthorizationRequired(pending.authorization_url, pending.state)
-        result = answer if isinstance(answer, CallbackResult) else CallbackResult.from_url(answer)
-        self._finish(result)
+        if isinstance(answer, CallbackResult):
+            self._finish(answer)
+        else:
+            self._finish(CallbackResult.from_url(answer), answer)
         return True
 
-    def _finish(self, result: CallbackResult) -> TokenSet:
+    def _finish(self, result: CallbackResult, landed_url: str | None = None) -> TokenSet:
+        """Exchange the redirect's code; ``landed_url`` (a pasted redirect URL) must be on the
+        redirect URI's origin and path."""
         with self._lock:
             with self.store.lock(self._key):
                 state = self._load()
                 pending_all = state.get("pending") or {}
-                raw = pending_all.pop(result.state, None) if result.state else None
+                raw = pending_all.get(result.state) if result.state else None
                 if not isinstance(raw, dict):
                     raise StateMismatchError(
                         "the redirect's state matches no sign-in this client started "
                         "(or that sign-in was already finished)"
                     )
+                _check_landed(landed_url, str(raw.get("redirectUri") or ""))
+                del pending_all[result.state]
                 state["pending"] = pending_all
                 self._save(state)
             pending = PendingAuthorization.from_json(raw)
@@ -561,6 +580,20 @@ class OAuthProvider:
             self._set_tokens(fresh)
             logger.info("refreshed the token for %s", self.server_url)
             return fresh
+
+
+def _check_landed(landed_url: str | None, redirect_uri: str) -> None:
+    """A full redirect URL must be the redirect URI's origin and path (a query alone passes)."""
+    if landed_url is None or "://" not in landed_url:
+        return
+    same = origin(landed_url) == origin(redirect_uri) and (
+        urlsplit(landed_url).path.rstrip("/") == urlsplit(redirect_uri).path.rstrip("/")
+    )
+    if not same:
+        raise StateMismatchError(
+            f"the pasted URL is not this client's redirect URI ({redirect_uri}); "
+            "the code was not used"
+        )
 
 
 def _revocation_client(client: ClientInfo, server: ServerMetadata) -> ClientInfo:

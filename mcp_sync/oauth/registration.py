@@ -123,7 +123,7 @@ class ClientInfo:
     def from_json(cls, value: Mapping[str, Any]) -> ClientInfo:
         return cls(
             client_id=str(value["clientId"]),
-            client_secret=value.get("clientSecret"),
+            client_secret=value.get("clientSecret") or None,
             token_endpoint_auth_method=str(value.get("tokenEndpointAuthMethod") or "none"),
             issuer=value.get("issuer"),
             source=value.get("source") or "dynamic",
@@ -183,7 +183,9 @@ def register(
         if error == "invalid_redirect_uri":
             text += "; the authorization server refused the redirect URL"
         raise RegistrationError(text)
-    secret = answer.get("client_secret") if isinstance(answer.get("client_secret"), str) else None
+    raw_secret = answer.get("client_secret")
+    # an empty secret is no secret: never send Basic with one
+    secret = raw_secret if isinstance(raw_secret, str) and raw_secret else None
     method = answer.get("token_endpoint_auth_method")
     if not isinstance(method, str) or (method != "none" and secret is None):
         method = choose_auth_method(
