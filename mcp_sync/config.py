@@ -15,7 +15,9 @@ entry has ``command`` and optionally ``args``, ``env`` and ``cwd``; a remote ent
 and optionally ``headers``. ``type`` (``"stdio"``, ``"http"``, ``"streamable-http"`` or
 ``"sse"``) is optional: without it a URL gets Streamable HTTP with the legacy HTTP+SSE
 fallback. ``${VAR}``, ``${env:VAR}`` and ``${VAR:-default}`` in any string are replaced from the
-environment; an unset variable without a default is an error naming the entry.
+environment when an entry is used (``config[name]``, ``connect(name, config=...)``,
+``connect_all`` of the names given), so an unset variable without a default is an error naming
+that entry and leaves the other entries usable.
 
 ::
 
@@ -28,11 +30,13 @@ environment; an unset variable without a default is an error naming the entry.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -147,20 +151,38 @@ class ServerConfig:
 
 
 class Config(Mapping[str, ServerConfig]):
-    """The servers of one config, by name, in file order."""
+    """The servers of one config, by name, in file order.
+
+    An entry's ``${VAR}`` references are resolved when it is looked up, so an unset variable
+    is an error of that entry alone.
+    """
 
     def __init__(self, servers: Iterable[ServerConfig], *, source: str = "<config>") -> None:
         self.source = source
-        self._servers = {server.name: server for server in servers}
+        self._servers: dict[str, ServerConfig | Callable[[], ServerConfig]] = {
+            server.name: server for server in servers
+        }
+
+    @classmethod
+    def _deferred(
+        cls, builders: Mapping[str, Callable[[], ServerConfig]], *, source: str
+    ) -> Config:
+        config = cls((), source=source)
+        config._servers.update(builders)
+        return config
 
     def __getitem__(self, name: str) -> ServerConfig:
         try:
-            return self._servers[name]
+            server = self._servers[name]
         except KeyError:
             known = ", ".join(self._servers) or "none"
             raise ConfigError(
                 f"{self.source}: no server named {name!r} (servers: {known})", server=name
             ) from None
+        if isinstance(server, ServerConfig):
+            return server
+        resolved = self._servers[name] = server()  # raises ConfigError on an unset variable
+        return resolved
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._servers)
@@ -208,9 +230,17 @@ def parse(
     entries = data[key]
     if not isinstance(entries, dict):
         raise ConfigError(f'{source}: "{key}" must be an object of named servers')
-    return Config(
-        (_server(name, entry, source, env) for name, entry in entries.items()), source=source
-    )
+    builders: dict[str, Callable[[], ServerConfig]] = {}
+    for name, entry in entries.items():
+        # The entry's shape is checked now; its variables when it is used.
+        with contextlib.suppress(_UnsetVariable):
+            _server(name, entry, source, env)
+        builders[name] = functools.partial(_server, name, entry, source, env)
+    return Config._deferred(builders, source=source)
+
+
+class _UnsetVariable(ConfigError):
+    """A ``${VAR}`` without a default whose variable is not set."""
 
 
 def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> ServerConfig:
@@ -218,6 +248,9 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
 
     def fail(problem: str) -> ConfigError:
         return ConfigError(f"{where}: {problem}", server=name)
+
+    def unset(var: str, key: str) -> ConfigError:
+        return _UnsetVariable(f"{where}: ${{{var}}} in {key} is not set", server=name)
 
     if not isinstance(entry, dict):
         raise fail("must be an object")
@@ -228,14 +261,14 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
             return None
         if not isinstance(value, str):
             raise fail(f'"{key}" must be a string')
-        return _expand(value, environ, lambda var: fail(f"${{{var}}} in {key!r} is not set"))
+        return _expand(value, environ, lambda var: unset(var, repr(key)))
 
     def strings(key: str) -> tuple[str, ...]:
         value = entry.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise fail(f'"{key}" must be a list of strings')
         return tuple(
-            _expand(v, environ, lambda var: fail(f"${{{var}}} in {key!r} is not set"))
+            _expand(v, environ, lambda var: unset(var, repr(key)))
             for v in value
         )
 
@@ -244,7 +277,7 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise fail(f'"{key}" must be an object of strings')
         return {
-            k: _expand(v, environ, lambda var, k=k: fail(f"${{{var}}} in {key}.{k} is not set"))
+            k: _expand(v, environ, lambda var, k=k: unset(var, f"{key}.{k}"))
             for k, v in value.items()
         }
 

@@ -52,7 +52,6 @@ def test_reads_the_vscode_servers_key_and_type():
     ({"mcpServers": {"t": {"type": "carrier-pigeon", "url": "http://x"}}}, "server 't': unknown \"type\" 'carrier-pigeon'"),
     ({"mcpServers": {"t": {"url": "ftp://x"}}}, "server 't': \"url\" must start with http"),
     ({"mcpServers": {"t": {"command": "x", "env": {"A": 1}}}}, "server 't': \"env\" must be an object of strings"),
-    ({"mcpServers": {"t": {"command": "x", "env": {"A": "${NOPE_NOT_SET}"}}}}, "server 't': ${NOPE_NOT_SET} in env.A is not set"),
     ({"mcpServers": []}, '"mcpServers" must be an object'),
     ({"tools": {}}, 'no "mcpServers"'),
 ])
@@ -73,6 +72,25 @@ def test_invalid_json_and_missing_file_and_unknown_server(tmp_path):
     config = parse({"mcpServers": {"a": {"command": "x"}}}, source="mcp.json")
     with pytest.raises(ConfigError, match=r"mcp.json: no server named 'b' \(servers: a\)"):
         config["b"]
+
+
+def test_an_unset_variable_fails_only_the_server_that_uses_it(tmp_path):
+    path = write(tmp_path, {"mcpServers": {
+        "time": {"command": TIME},
+        "team": {"url": "https://example.com/mcp", "headers": {"X-Team": "${NOPE_NOT_SET}"}},
+    }})
+    config = load(path, environ={})
+    assert config["time"].command == TIME
+    with pytest.raises(ConfigError) as info:
+        config["team"]
+    assert str(info.value) == f"{path}: server 'team': ${{NOPE_NOT_SET}} in headers.X-Team is not set"
+    assert info.value.server == "team"
+    with mcp_sync.connect("time", config=path, request_timeout=20) as client:
+        assert client.server_info is not None
+    with mcp_sync.config.connect_all(path, ["time"], request_timeout=20) as group:
+        assert list(group) == ["time"]
+    with pytest.raises(ConfigError, match=r"NOPE_NOT_SET"):
+        mcp_sync.config.connect_all(path)
 
 
 def test_connect_by_name_runs_the_configured_command(tmp_path, monkeypatch):

@@ -13,8 +13,10 @@ Exit codes (also in ``mcp-sync --help`` and ``docs/cli.md``) are the ``EXIT_*`` 
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import json
+import re
 import sys
 import threading
 import time
@@ -34,10 +36,11 @@ from ..errors import (
     UnsupportedProtocolVersion,
 )
 from . import _render
-from ._arguments import ArgumentError, parse_arguments, parse_json_object
+from ._arguments import ArgumentError, parse_arguments, parse_json_object, unknown_arguments
 
 if TYPE_CHECKING:
     from ..client import Client
+    from ..transports.base import Transport
 
 __all__ = [
     "EXIT_AUTH",
@@ -135,6 +138,9 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
                        help="per-request timeout, renewed by progress (default: 30)")
     group.add_argument("--json", action="store_true", default=default(False),
                        help="print JSON for machines instead of tables")
+    group.add_argument("--ignore-capabilities", action="store_true", default=default(False),
+                       help="send a request even if the server does not advertise the "
+                            "capability it needs")
     group.add_argument("-v", "--verbose", action="count", default=default(0),
                        help="show server log messages, stderr and progress (-vv: debug)")
 
@@ -218,16 +224,81 @@ def _rewrite_json_arguments(words: list[str]) -> list[str]:
     return out
 
 
+#: Options that take the next word as their value (unless written ``--option=value``).
+VALUE_OPTIONS = frozenset({
+    "--url", "--config", "--server", "-H", "--header", "--protocol", "--timeout",
+    "--arguments", "--scope", "--client-id", "--client-secret", "--port",
+})
+
+
+def _is_url(word: str) -> bool:
+    return word.startswith(("http://", "https://"))
+
+
+def _is_option(word: str) -> bool:
+    return word.startswith("-") and len(word) > 1 and not word[1:2].isdigit()
+
+
+def _verb_at(words: Sequence[str]) -> int | None:
+    """The index of the verb: the first word that is neither an option nor its value."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if _is_option(word):
+            i += 2 if word in VALUE_OPTIONS else 1
+            continue
+        if word in ALL_VERBS:
+            return i
+        i += 1
+    return None
+
+
+def _take_url(words: list[str]) -> str | None:
+    """Remove and return the target URL written as a bare word: anywhere before the verb,
+    or after a verb that takes no words of its own."""
+    verb = _verb_at(words)
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if _is_option(word):
+            i += 2 if word in VALUE_OPTIONS else 1
+            continue
+        if _is_url(word) and (verb is None or i < verb or words[verb] in NO_POSITIONALS):
+            del words[i]
+            return word
+        i += 1
+    return None
+
+
+def _positionals_first(words: list[str]) -> list[str]:
+    """Move the options after the verb behind its positional words.
+
+    argparse ends a ``nargs="*"`` positional at the first option, so
+    ``call NAME --arguments '{...}' key=value`` would leave ``key=value`` unrecognized.
+    """
+    verb = _verb_at(words)
+    if verb is None:
+        return words
+    positionals: list[str] = []
+    options: list[str] = []
+    i = verb + 1
+    while i < len(words):
+        word = words[i]
+        if _is_option(word):
+            width = 2 if word in VALUE_OPTIONS else 1
+            options.extend(words[i:i + width])
+            i += width
+        else:
+            positionals.append(word)
+            i += 1
+    return [*words[:verb + 1], *positionals, *options]
+
+
 def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
     words, command = _split(argv)
-    url = None
-    if words and words[0].startswith(("http://", "https://")):
-        url = words.pop(0)
-    elif words and words[-1].startswith(("http://", "https://")):
-        verb = next((w for w in words if w in ALL_VERBS), None)
-        if verb in NO_POSITIONALS:
-            url = words.pop()
     words = _rewrite_json_arguments(words)
+    url = _take_url(words)
+    words = _positionals_first(words)
     args = build_parser().parse_args(words)
     args.command = command
     if url is not None:
@@ -286,9 +357,12 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
     options: dict[str, Any] = {"name": "mcp-sync-cli"}
     if args.timeout is not None:
         options["request_timeout"] = args.timeout
-    # A server started cold (npx, uvx) may take seconds to answer the first message; the
-    # default 2 s server/discover probe would then give up on a 2026-era server.
-    options["probe_timeout"] = min(10.0, args.timeout or 10.0)
+    if args.timeout is not None:
+        # The server/discover probe waits 2 s (a 2026-era server slower than that to start is
+        # still recognised from its answer to the handshake); never longer than --timeout.
+        options["probe_timeout"] = min(2.0, args.timeout)
+    if args.ignore_capabilities:
+        options["strict_capabilities"] = False
     if args.protocol is not None:
         options["protocol"] = args.protocol
     headers = _headers(args.header)
@@ -321,7 +395,75 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
             auth = auth_for(args.url)
         return connect_target(args.url, headers=headers or None, auth=auth, **options)
     transport = StdioTransport(args.command[0], args.command[1:], on_stderr=on_stderr)
-    return connect_target(transport, **options)
+    watch = _StdoutWatch(transport)
+    try:
+        return connect_target(transport, **options)
+    except McpError as exc:
+        raise watch.explain(exc) from exc
+    finally:
+        watch.stop()
+
+
+class StdioServerError(McpError):
+    """A stdio command could not be used as an MCP server; the message says what it printed
+    on stdout. ``looks_like_http``: it announced a local URL (an HTTP server); otherwise
+    ``__cause__`` is the error connecting ended with."""
+
+    def __init__(self, message: str, *, looks_like_http: bool) -> None:
+        super().__init__(message)
+        self.looks_like_http = looks_like_http
+
+
+class _StdoutWatch:
+    """Keeps what a stdio server printed on stdout that is not JSON-RPC, while connecting.
+
+    A command that is really an HTTP server announces its local URL there and never answers:
+    on such a line the connection is ended at once instead of waiting for the timeout.
+    """
+
+    _LOCAL_URL = re.compile(r"https?://(localhost|127\.[0-9.]+|0\.0\.0\.0|\[::1?\])[:/\s]")
+    _SHOWN = re.compile(r": (b?'.*'|b?\".*\")$", re.DOTALL)
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self.lines: list[str] = []
+        self.http_server = False
+        self._lock = threading.Lock()
+        self._stop = transport.on_error(self._on_error)
+
+    def _on_error(self, error: BaseException) -> None:
+        match = self._SHOWN.search(str(error))
+        if not isinstance(error, ProtocolError) or match is None:
+            return
+        with contextlib.suppress(ValueError, SyntaxError):
+            shown = ast.literal_eval(match.group(1))
+            line = (shown.decode(errors="replace") if isinstance(shown, bytes) else shown).strip()
+            with self._lock:
+                if len(self.lines) < 5:
+                    self.lines.append(line)
+                if self.http_server or not self._LOCAL_URL.search(line + " "):
+                    return
+                self.http_server = True
+            # Not on the reader thread that called us: closing joins it.
+            threading.Thread(target=self.transport.close, daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop()
+
+    def explain(self, exc: McpError) -> McpError:
+        """``exc`` with what the server printed on stdout, if it printed anything."""
+        with self._lock:
+            lines, http_server = list(self.lines), self.http_server
+        if not lines:
+            return exc
+        seen = "; ".join(repr(line) for line in lines)
+        if http_server:
+            return StdioServerError(
+                f"the server printed on stdout: {seen}; it looks like an HTTP server: give its "
+                "URL instead of a command (mcp-sync URL VERB)", looks_like_http=True,
+            )
+        return StdioServerError(f"{exc} (the server printed on stdout: {seen})",
+                                looks_like_http=False)
 
 
 # -- verbs ----------------------------------------------------------------------------------
@@ -377,6 +519,7 @@ class Runner:
             )
         except ArgumentError as exc:
             raise UsageError(f"{name}: {exc}") from None
+        self._warn_unknown(name, arguments, tool.input_schema, "parameters")
         progress = _render.Progress(self.err, verbose=bool(self.args.verbose))
         controller = AbortController()
         try:
@@ -394,6 +537,18 @@ class Runner:
         else:
             _render.render_result(result, self.out)
         return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+
+    def _warn_unknown(
+        self, name: str, arguments: dict[str, Any], schema: dict[str, Any], what: str
+    ) -> None:
+        """A key the schema does not name is probably a typo: say so (it is still sent)."""
+        properties = schema.get("properties")
+        known = ", ".join(properties) if isinstance(properties, dict) and properties else "none"
+        for key in unknown_arguments(arguments, schema):
+            self.err.write(
+                f"mcp-sync: warning: {name}: unknown argument {key!r} ({what}: {known}); "
+                "sent anyway\n"
+            )
 
     def resources(self) -> int:
         resources = self.client.list_resources(timeout=self.timeout)
@@ -451,18 +606,25 @@ class Runner:
     def prompt(self) -> int:
         from ..llm import to_llm_content
 
-        base = self._arguments_base() or {}
+        name = self.args.name
+        prompts = {p.name: p for p in self.client.list_prompts(timeout=self.timeout)}
+        prompt = prompts.get(name)
+        if prompt is None:
+            known = ", ".join(sorted(prompts)) or "none"
+            raise UsageError(f"the server has no prompt {name!r} (prompts: {known})")
+        declared = prompt.arguments or []
+        # Prompt arguments are strings on the wire: "007" stays "007".
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {argument.name: {"type": "string"} for argument in declared},
+            "required": [argument.name for argument in declared if argument.required],
+        }
         try:
-            words = parse_arguments(self.args.words, None, check_required=False)
+            parsed = parse_arguments(self.args.words, schema, base=self._arguments_base())
         except ArgumentError as exc:
-            raise UsageError(str(exc)) from None
-        # Prompt arguments are strings on the wire.
-        arguments = {k: v if isinstance(v, str) else json.dumps(v)
-                     for k, v in {**base, **words}.items()}
-        for word in self.args.words:  # keep "007" as typed, not 7
-            key, _, raw = word.partition("=")
-            if not key.endswith(":"):
-                arguments[key] = raw
+            raise UsageError(f"{name}: {exc}") from None
+        arguments = {k: v if isinstance(v, str) else json.dumps(v) for k, v in parsed.items()}
+        self._warn_unknown(name, arguments, schema, "arguments")
         result = self.client.get_prompt(self.args.name, arguments, timeout=self.timeout)
         if self.args.json:
             self.json(result.to_wire())
@@ -559,6 +721,9 @@ def exit_code_for(exc: BaseException) -> int:
     """The exit code for an exception that ended a command (see the module constants)."""
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED
+    if isinstance(exc, StdioServerError):
+        cause = exc.__cause__
+        return EXIT_CONNECTION if exc.looks_like_http or cause is None else exit_code_for(cause)
     if _is_auth_error(exc):
         return EXIT_AUTH
     if isinstance(exc, RequestTimeout):
@@ -648,7 +813,13 @@ def main(argv: Sequence[str] | None = None, *, out: IO[str] | None = None,
         code = exit_code_for(exc)
         kind = {EXIT_TIMEOUT: "timeout", EXIT_CONNECTION: "connection failed",
                 EXIT_PROTOCOL: "protocol error", EXIT_AUTH: "authorization"}[code]
-        err.write(f"mcp-sync: {kind}: {exc}\n")
+        message = str(exc)
+        if isinstance(exc, CapabilityError):
+            message = (
+                f"the server does not advertise the {exc.capability!r} capability needed by "
+                f"{exc.method} (add --ignore-capabilities to send the request anyway)"
+            )
+        err.write(f"mcp-sync: {kind}: {message}\n")
         if code == EXIT_AUTH and args.verb not in ("login", "logout"):
             err.write("mcp-sync: sign in with `mcp-sync login URL`\n")
         return code

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["ArgumentError", "parse_arguments", "parse_json_object"]
+__all__ = ["ArgumentError", "parse_arguments", "parse_json_object", "unknown_arguments"]
 
 
 class ArgumentError(ValueError):
@@ -153,10 +153,11 @@ def parse_arguments(
             except json.JSONDecodeError as exc:
                 raise ArgumentError(f"argument {key!r}: not valid JSON ({exc.msg})") from None
             continue
-        if key not in properties and closed:
-            known = ", ".join(properties) or "none"
-            raise ArgumentError(f"unknown argument {key!r} (parameters: {known})")
         arguments[key] = coerce(key, raw, properties.get(key))
+    unknown = unknown_arguments(arguments, schema)
+    if unknown and closed:
+        known = ", ".join(properties) or "none"
+        raise ArgumentError(f"unknown argument {unknown[0]!r} (parameters: {known})")
     if check_required:
         required = schema.get("required")
         missing = [
@@ -169,3 +170,15 @@ def parse_arguments(
                 + ", ".join(missing)
             )
     return arguments
+
+
+def unknown_arguments(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None) -> list[str]:
+    """The keys of ``arguments`` that ``schema`` does not name (none if it names no
+    properties and does not forbid extra ones: such a schema says nothing either way)."""
+    schema = schema or {}
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        if schema.get("additionalProperties") is not False:
+            return []
+        properties = {}
+    return [key for key in arguments if key not in properties]
