@@ -398,8 +398,11 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
     watch = _StdoutWatch(transport)
     try:
         return connect_target(transport, **options)
-    except McpError as exc:
-        raise watch.explain(exc) from exc
+    except Exception as exc:
+        explained = watch.explain(exc)
+        if explained is exc:
+            raise
+        raise explained from exc
     finally:
         watch.stop()
 
@@ -450,7 +453,7 @@ class _StdoutWatch:
     def stop(self) -> None:
         self._stop()
 
-    def explain(self, exc: McpError) -> McpError:
+    def explain(self, exc: Exception) -> Exception:
         """``exc`` with what the server printed on stdout, if it printed anything."""
         with self._lock:
             lines, http_server = list(self.lines), self.http_server
