@@ -11,6 +11,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
@@ -66,6 +67,7 @@ TransportSource = Transport | Callable[[], Transport]
 ProgressHandler = Callable[[ProgressNotificationParams], None]
 _Model = TypeVar("_Model", bound=pydantic.BaseModel)
 _C = TypeVar("_C", bound="ClientCore")
+_T = TypeVar("_T")
 
 _live_clients: weakref.WeakSet[ClientCore] = weakref.WeakSet()
 
@@ -79,17 +81,56 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_mark_forked)
 
 
-def _weak_callback(method: Callable[[Any], None]) -> Callable[[Any], None]:
+def _weak_callback(method: Callable[[Any], _T], default: Any = None) -> Callable[[Any], _T]:
     """``method`` (bound) held weakly: a callback kept by the transport's threads must not keep
-    the client alive (an unreachable client is collected and its finaliser closes it)."""
+    the client alive (an unreachable client is collected and its finaliser closes it). Once
+    the client is gone the callback returns ``default``."""
     ref = weakref.WeakMethod(method)
 
-    def call(arg: Any) -> None:
+    def call(arg: Any) -> _T:
         target = ref()
-        if target is not None:
-            target(arg)
+        return default if target is None else target(arg)
 
     return call
+
+
+def _stop_connection(
+    session: Session | None, transport: Transport | None, dispatcher: _dispatch.Dispatcher | None
+) -> None:
+    """Stop the transport and end the client's threads, finishing every step even when one
+    is interrupted (Ctrl-C): a second ``close()`` then resumes what is left."""
+    try:
+        if transport is not None:
+            try:
+                transport.close()
+            except Exception:
+                logger.exception("closing the transport failed")
+    finally:
+        try:
+            if session is not None:
+                session.detach()
+        finally:
+            if dispatcher is not None:
+                dispatcher.stop()
+
+
+class _Live:
+    """What a client's finaliser must stop: its current connection (recovery replaces it)."""
+
+    __slots__ = ("dispatcher", "session", "transport")
+
+    def __init__(self) -> None:
+        self.session: Session | None = None
+        self.transport: Transport | None = None
+        self.dispatcher: _dispatch.Dispatcher | None = None
+
+
+def _close_unreachable(what: str, live: _Live) -> None:
+    """The finaliser of a client dropped without ``close()`` (it must not refer to it)."""
+    warnings.warn(f"unclosed {what}: call close() or use 'with'", ResourceWarning, stacklevel=2)
+    if live.session is not None:
+        live.session.fail_all(None)
+    _stop_connection(live.session, live.transport, live.dispatcher)
 
 
 class Subscription:
@@ -187,6 +228,8 @@ class ClientCore:
         self._close_notified = False  # the close callbacks have been handed out
         self._close_cause: BaseException | None = None
         self._closer: threading.Thread | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._live = _Live()
         self._forked = False
         self._session: Session | None = None
         self._transport: Transport | None = None
@@ -260,6 +303,8 @@ class ClientCore:
         self._transport = transport
         self._dispatcher = _dispatch.Dispatcher()
         session = self._session = self._new_session(transport)
+        self._finalizer = weakref.finalize(self, _close_unreachable, repr(self), self._live)
+        self._finalizer.atexit = False  # at exit, the process module stops the servers
         try:
             transport.start()
             self._apply(session, negotiate(session, self._offer(), self._wait(timeout)))
@@ -282,13 +327,18 @@ class ClientCore:
             removers[id(entry)] = session.add_listener(*entry)
         for error_listener in self._error_listeners:
             removers[id(error_listener)] = session.add_error_listener(error_listener)
-        session.add_listener("notifications/resources/updated", self._on_resource_updated)
-        session.add_listener(None, self._route_subscription)
+        # The transport's threads reach the session: what it holds of the client is weak.
+        session.add_listener(
+            "notifications/resources/updated", _weak_callback(self._on_resource_updated)
+        )
+        session.add_listener(None, _weak_callback(self._route_subscription))
         if self._cache is not None:
             cache = self._cache
             session.add_listener(None, lambda n: cache.invalidate(n.method, n.params))
-        session.inline_listener = self._route_subscription_inline
+        session.inline_listener = _weak_callback(self._route_subscription_inline)
         self._install_handlers(session)
+        self._live.session, self._live.transport = session, transport
+        self._live.dispatcher = self._dispatcher
         return session
 
     def _wait(self, timeout: float | None) -> float:
@@ -308,7 +358,7 @@ class ClientCore:
         self._server = state
         if state.era == "modern":
             session.transport.set_protocol_version(state.protocol_version)
-            session.transport.set_header_provider(self._param_headers)
+            session.transport.set_header_provider(_weak_callback(self._param_headers, {}))
             # Over HTTP a 2026-era request is cancelled by closing its stream, nothing more.
             session.cancel_on_wire = session.transport.kind != "http"
 
@@ -346,14 +396,14 @@ class ClientCore:
                 self._state = "disconnected"
                 return
             self._state = "closed"
-        session = self._session
-        if session is not None:
-            session.fail_all(cause)
-        closer = threading.Thread(
-            target=self._shut_down_and_notify, args=(cause,), name="mcp-sync-closer", daemon=True
-        )
-        self._closer = closer
-        closer.start()
+            closer = threading.Thread(
+                target=self._shut_down_and_notify,
+                args=(cause,),
+                name="mcp-sync-closer",
+                daemon=True,
+            )
+            closer.start()  # before close() can see it and join it
+            self._closer = closer
 
     def _shut_down_and_notify(self, cause: BaseException | None) -> None:
         closer = self._closer
@@ -383,19 +433,14 @@ class ClientCore:
     def _shut_down_ladder(self, cause: BaseException | None) -> None:
         """Fail what is pending, stop the transport, end the threads (under the close lock)."""
         _live_clients.discard(self)
-        session, transport, dispatcher = self._session, self._transport, self._dispatcher
+        finalizer = self._finalizer
+        if finalizer is not None:
+            finalizer.detach()
+        session = self._session
         if session is not None:
             session.fail_all(cause)
             self._close_cause = session.close_cause
-        if transport is not None:
-            try:
-                transport.close()
-            except Exception:
-                logger.exception("closing the transport failed")
-        if session is not None:
-            session.detach()
-        if dispatcher is not None:
-            dispatcher.stop()
+        _stop_connection(session, self._transport, self._dispatcher)
 
     def __enter__(self: _C) -> _C:
         return self
@@ -507,13 +552,13 @@ class ClientCore:
             user, tools, _ = self._sampling
             session.set_handler(
                 "sampling/createMessage",
-                _handlers.sampling_handler(cast("Client", self), user, tools),
+                _handlers.sampling_handler(weakref.ref(cast("Client", self)), user, tools),
             )
         if self._elicitation:
             session.set_handler(
                 "elicitation/create",
                 _handlers.elicitation_handler(
-                    cast("Client", self),
+                    weakref.ref(cast("Client", self)),
                     self._elicitation.get("form"),
                     self._elicitation.get("url"),
                 ),

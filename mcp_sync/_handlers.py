@@ -85,8 +85,19 @@ def _to_wire(result: Any) -> Any:
     return to_wire() if callable(to_wire) else result
 
 
+ClientRef = Callable[[], "Client | None"]
+
+
+def _alive(client: ClientRef) -> Client:
+    """The client behind a weak reference (the session's threads must not keep it alive)."""
+    target = client()
+    if target is None:
+        raise RpcError(jsonrpc.INTERNAL_ERROR, "the client is gone")
+    return target
+
+
 def sampling_handler(
-    client: Client, user: Callable[..., Any], tools: bool
+    client: ClientRef, user: Callable[..., Any], tools: bool
 ) -> Callable[[dict[str, Any], AbortSignal], Any]:
     """A ``sampling/createMessage`` handler around the user's typed callable."""
 
@@ -96,7 +107,7 @@ def sampling_handler(
             raise RpcError(
                 jsonrpc.INVALID_PARAMS, "this client did not declare tools support in sampling"
             )
-        context = HandlerContext(signal, client, "sampling/createMessage")
+        context = HandlerContext(signal, _alive(client), "sampling/createMessage")
         result = call_user(user, typed, context)
         if isinstance(result, dict):
             result = CreateMessageResult.from_wire(result)
@@ -106,7 +117,7 @@ def sampling_handler(
 
 
 def elicitation_handler(
-    client: Client, form: Callable[..., Any] | None, url: Callable[..., Any] | None
+    client: ClientRef, form: Callable[..., Any] | None, url: Callable[..., Any] | None
 ) -> Callable[[dict[str, Any], AbortSignal], Any]:
     """An ``elicitation/create`` handler dispatching on the request's mode."""
 
@@ -116,7 +127,8 @@ def elicitation_handler(
         if user is None:
             mode = "url" if isinstance(typed, ElicitRequestURLParams) else "form"
             raise RpcError(jsonrpc.INVALID_PARAMS, f"elicitation mode {mode!r} is not supported")
-        result = call_user(user, typed, HandlerContext(signal, client, "elicitation/create"))
+        context = HandlerContext(signal, _alive(client), "elicitation/create")
+        result = call_user(user, typed, context)
         if isinstance(result, dict):
             result = ElicitResult.from_wire(result)
         if isinstance(typed, ElicitRequestFormParams) and isinstance(result, ElicitResult):

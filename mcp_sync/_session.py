@@ -69,6 +69,10 @@ CLOSED_HINT = "the client is closed for good: create a new Client to connect aga
 #: How many answers (to pings, unknown methods) and cancellations may wait to be written.
 WRITE_BACKLOG = 1024
 
+#: How many server requests (sampling, roots, ...) may wait for or run in their handlers;
+#: the excess is answered with an error at once.
+INBOUND_BACKLOG = 1024
+
 _INTERRUPT_SLICE = 0.05
 #: How long a call waits for its own progress callbacks to run (a callback may block).
 _DRAIN_TIMEOUT = 5.0
@@ -147,6 +151,7 @@ class Session:
         self._closed = False
         self._writer = _dispatch.Dispatcher("mcp-sync-writer", max_backlog=WRITE_BACKLOG)
         self._dropped_writes = 0
+        self._overflowing = False  # refusing server requests beyond INBOUND_BACKLOG
         self._removers = [
             transport.on_message(self._on_message),
             transport.on_error(self._on_transport_error),
@@ -394,6 +399,10 @@ class Session:
                 )
             )
             return
+        if len(self._inbound) >= INBOUND_BACKLOG:
+            self._refuse(request)
+            return
+        self._overflowing = False
         control = AbortController()
         self._inbound[request.id] = control
 
@@ -418,6 +427,17 @@ class Session:
                 self._inbound.pop(request.id, None)
 
         self.dispatcher.submit(run)
+
+    def _refuse(self, request: Request) -> None:
+        """Answer a server request beyond the backlog with an error (reported once a burst)."""
+        message = (
+            f"client backlog full: {INBOUND_BACKLOG} server requests are already waiting for "
+            f"their handlers; {request.method} refused, retry later"
+        )
+        self._write_later(jsonrpc.error_response(request.id, jsonrpc.INTERNAL_ERROR, message))
+        if not self._overflowing:
+            self._overflowing = True
+            self._report(ProtocolError(f"the server floods us with requests: {message}"))
 
     def _on_notification(self, notification: Notification) -> None:
         params = notification.params or {}

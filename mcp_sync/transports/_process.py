@@ -218,15 +218,30 @@ def stop_group(
     from us.
     """
     pgid = proc.pid
-    exited_alone = wait_exit(proc, exit_deadline - time.monotonic())
-    if not exited_alone:
-        signal_group(pgid, signal.SIGTERM)
-        if not wait_exit(proc, close_timeout):
-            signal_group(pgid, signal.SIGKILL)
-            if not wait_exit(proc, 5.0):
-                logger.warning("MCP server pid %d survived SIGKILL for 5 s", pgid)
+    try:
+        exited_alone = wait_exit(proc, exit_deadline - time.monotonic())
+        if not exited_alone:
+            signal_group(pgid, signal.SIGTERM)
+            if not wait_exit(proc, close_timeout):
+                signal_group(pgid, signal.SIGKILL)
+                if not wait_exit(proc, 5.0):
+                    logger.warning("MCP server pid %d survived SIGKILL for 5 s", pgid)
+    except BaseException:
+        # Ctrl-C (or any exception) in one of the waits: jump to the last rung, so that an
+        # interrupted close() leaves no server behind, then let the interrupt go on.
+        kill_group_now(proc)
+        raise
     kill_stragglers(pgid, STRAGGLER_GRACE)
     return exited_alone
+
+
+def kill_group_now(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the group of ``proc`` and reap it, without waiting on anything interruptible."""
+    signal_group(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError, OSError):
+        # SIGKILL cannot be ignored: the blocking wait ends as soon as the kernel reaps it
+        os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+    proc.poll()
 
 
 def kill_stragglers(pgid: int, grace: float) -> None:

@@ -664,11 +664,13 @@ class StdioTransport(LineTransport):
     def _stop_peer(self, exit_deadline: float) -> None:
         proc = self._proc
         assert proc is not None
-        self._exited_alone = _process.stop_group(
-            proc, exit_deadline=exit_deadline, close_timeout=self.close_timeout
-        )
-        self.exit_status = proc.returncode
-        _process.guard.remove(proc.pid)
+        try:
+            self._exited_alone = _process.stop_group(
+                proc, exit_deadline=exit_deadline, close_timeout=self.close_timeout
+            )
+        finally:
+            self.exit_status = proc.returncode
+            _process.guard.remove(proc.pid)
 
     def _peer_gone(self, error: OSError | None) -> ConnectionClosed:
         what = "exited" if self._exited_alone else "closed its stdout and was stopped"
@@ -762,12 +764,16 @@ class PipeTransport(LineTransport):
         proc = self.process
         if proc is None:
             return
-        self._exited_alone = _process.wait_exit(proc, exit_deadline - time.monotonic())
-        if not self._exited_alone:
-            proc.terminate()
-            if not _process.wait_exit(proc, self.close_timeout):
-                proc.kill()
-                _process.wait_exit(proc, 5.0)
+        try:
+            self._exited_alone = _process.wait_exit(proc, exit_deadline - time.monotonic())
+            if not self._exited_alone:
+                proc.terminate()
+                if not _process.wait_exit(proc, self.close_timeout):
+                    proc.kill()
+                    _process.wait_exit(proc, 5.0)
+        except BaseException:  # an interrupted close() still stops the program
+            proc.kill()
+            raise
 
     def _peer_gone(self, error: OSError | None) -> ConnectionClosed:
         if self.process is None:

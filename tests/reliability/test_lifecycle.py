@@ -6,14 +6,21 @@ to die with calls in flight; a real server cannot be made to do that on demand).
 
 from __future__ import annotations
 
+import gc
+import os
+import signal
 import threading
 import time
+import warnings
+import weakref
 
 import pytest
-from reliability_support import connect, fault_peer
+from reliability_support import PYTHON, SERVERS, connect, fault_peer
 
 from mcp_sync import Client
 from mcp_sync.errors import ConnectionClosed, InvalidStateError
+from mcp_sync.testing import MockServer
+from mcp_sync.transports.stdio import StdioTransport
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -83,3 +90,106 @@ def test_on_close_may_call_back_into_the_client(leaks) -> None:
         client.call_tool("die", {}, timeout=30)
     assert _wait_for(lambda: states == ["closed"])
     client.close()
+
+
+def test_server_requests_beyond_the_backlog_are_refused_and_reported(leaks) -> None:
+    release = threading.Event()
+    calls: list[int] = []
+
+    def slow_roots() -> list[str]:
+        calls.append(1)
+        release.wait(30)
+        return ["/tmp"]
+
+    server = MockServer()
+    client = Client("lifecycle", "1", protocol="legacy", roots=slow_roots)
+    errors: list[BaseException] = []
+    client.on_error(errors.append)
+    server.connect(client)
+    flood = 3000
+    try:
+        for n in range(flood):
+            server.send_raw({"jsonrpc": "2.0", "id": f"r{n}", "method": "roots/list"})
+        refusal = server.wait_for(lambda m: "error" in m, timeout=20)
+        assert refusal["error"]["code"] == -32603
+        assert "backlog full" in refusal["error"]["message"]
+        release.set()
+        answered = server.wait_for(lambda m: m.get("id") == "r0" and "result" in m, timeout=20)
+        assert answered["result"]["roots"]
+        # reported through on_error (once the dispatcher, busy with the handler, gets to it)
+        assert _wait_for(lambda: any("backlog full" in str(e) for e in errors))
+    finally:
+        release.set()
+        client.close()
+        server.transport.close()
+    assert len(calls) < flood  # the excess never reached the handler
+
+
+def test_close_drops_the_callback_backlog_and_no_callback_runs_after_it(leaks) -> None:
+    server = MockServer()
+    client = Client("lifecycle", "1", protocol="legacy")
+    ran: list[int] = []
+    first = threading.Event()
+
+    def slow(_notification: object) -> None:
+        ran.append(1)
+        first.set()
+        threading.Event().wait(0.005)  # a callback that takes its time
+
+    client.on_notification("notifications/message", slow)
+    server.connect(client)
+    for _ in range(2000):
+        server.notify("notifications/message", {"level": "info", "data": "x"})
+    assert first.wait(10)
+    client.close()
+    count = len(ran)
+    assert not [t for t in threading.enumerate() if t.name == "mcp-sync-dispatcher"]
+    assert count < 2000  # the backlog was dropped, not run
+    server.transport.close()
+    assert len(ran) == count
+
+
+def test_a_close_interrupted_by_ctrl_c_still_stops_the_server(leaks) -> None:
+    transport = StdioTransport(
+        PYTHON,
+        [str(SERVERS / "stdio_stubborn.py"), "--ignore-eof", "--ignore-term"],
+        close_timeout=30.0,  # the interrupt lands while close() waits for the server
+    )
+    transport.start()
+    pid = transport.pid
+    assert pid is not None
+    main = threading.main_thread().ident
+    assert main == threading.get_ident()
+    timer = threading.Timer(0.3, signal.pthread_kill, args=(main, signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            transport.close()
+    finally:
+        timer.cancel()
+    assert _wait_for(lambda: not _alive(pid), 5), "the server outlived an interrupted close()"
+    transport.close()  # a second close() finishes what is left (threads)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_an_unreachable_unclosed_client_is_collected_closed_and_warned(leaks) -> None:
+    transport = fault_peer("echo")
+    client = connect(transport)
+    pid = transport.pid
+    assert pid is not None
+    ref = weakref.ref(client)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        del client
+        assert _wait_for(lambda: gc.collect() >= 0 and ref() is None), "the client was not collected"
+    assert any(
+        issubclass(w.category, ResourceWarning) and "unclosed" in str(w.message) for w in caught
+    )
+    assert _wait_for(lambda: not _alive(pid)), "the server of a collected client is still running"
