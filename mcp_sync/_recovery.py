@@ -29,10 +29,9 @@ from .errors import (
 
 __all__ = ["Reconnector", "dropped_in_flight", "refused_unprocessed", "worth_retrying"]
 
-# Exception names from urllib3 / requests / http.client, matched by name so that a stdio-only
-# program never imports them.
+# Exception names from urllib3 / requests, matched by name so that a stdio-only program never
+# imports them.
 _CANNOT_CONNECT = frozenset({"NewConnectionError", "ConnectTimeoutError", "ConnectTimeout"})
-_BROKEN = frozenset({"ChunkedEncodingError", "IncompleteRead", "ProtocolError"})
 _RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
 
 
@@ -56,6 +55,8 @@ def refused_unprocessed(error: BaseException) -> bool:
     """True if the server certainly did not run the request that failed with ``error``."""
     if isinstance(error, SessionExpired):
         return True
+    if isinstance(error, ConnectionClosed):
+        return error.sent is False
     if not isinstance(error, TransportError) or isinstance(error, HttpError):
         return False
     return any(
@@ -66,15 +67,12 @@ def refused_unprocessed(error: BaseException) -> bool:
 
 
 def dropped_in_flight(error: BaseException) -> bool:
-    """True if ``error`` means the connection broke while the request was out."""
+    """True if ``error`` means the exchange broke while the request was out: the connection
+    closed, or the transport failed mid-way (a reset, a response stream cut short). An answer
+    the server gave (an HTTP error status, a JSON-RPC error) is not that."""
     if isinstance(error, ConnectionClosed):
         return True
-    if not isinstance(error, TransportError) or isinstance(error, HttpError):
-        return False
-    return any(
-        isinstance(cause, ConnectionError) or type(cause).__name__ in _BROKEN
-        for cause in _causes(error)
-    )
+    return isinstance(error, TransportError) and not isinstance(error, HttpError)
 
 
 def worth_retrying(error: BaseException) -> bool:

@@ -218,6 +218,8 @@ class Session:
             self._settle(pending, error=error)
             raise error from exc
         except BaseException as exc:
+            if isinstance(exc, ConnectionClosed):
+                exc.sent = False  # the write failed: the server cannot have read it
             self._settle(pending, error=exc)
             raise
         return pending
@@ -599,7 +601,9 @@ class Session:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise self.closed_error()
+            error = self.closed_error()
+            error.sent = False
+            raise error
 
     def detach(self) -> None:
         """Stop listening to the transport and end the writer thread (after the transport

@@ -139,8 +139,13 @@ class Aborted(McpError):
 class ConnectionClosed(McpError):
     """The connection to the server is closed; ``cause`` says why when known.
 
-    For a stdio server that died, ``exit_status`` and ``stderr_tail`` tell how.
+    For a stdio server that died, ``exit_status`` and ``stderr_tail`` tell how. ``sent`` is
+    False when the request it ended never left this process (the connection was already
+    closed when it was sent): the server did not run it, so sending it again is safe.
     """
+
+    #: False: the request was never written; None: it may have reached the server.
+    sent: bool | None = None
 
     def __init__(
         self,

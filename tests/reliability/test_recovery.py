@@ -47,6 +47,18 @@ def live_servers(script: str = "sdk_server.py") -> set[int]:
     return found
 
 
+def dead(pid: int) -> bool:
+    """True once every thread of ``pid`` has exited (a zombie leader alone is not enough:
+    its other threads still hold the pipes for a moment)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z" and tasks == [str(pid)]
+
+
 def kill_the_server(client: mcp_sync.Client) -> int:
     """SIGKILL the one live stdio server and wait until the client knows."""
     (pid,) = wait_until(live_servers)
@@ -121,6 +133,22 @@ def test_a_call_in_flight_when_the_server_dies_fails_and_is_never_sent_again(lea
     assert client.call_tool("add", {"a": 2, "b": 2}).structured_content == {"result": 4}
     assert client.call_tool("ask_llm", {"question": "again"}).text == "forty-two"
     assert len(asked) == 2
+    client.close()
+
+
+def test_a_call_made_the_moment_the_server_died_is_sent_on_the_new_one(leaks: Any) -> None:
+    """Whether or not the client has seen the death yet, a call made after it succeeds: the
+    write to a dead server fails (nothing was sent), so the call is sent again."""
+    client = mcp_sync.connect(
+        lambda: StdioTransport(sys.executable, [SDK, "stdio"]), protocol="legacy",
+        recovery=FAST, request_timeout=30,
+    )
+    for n in range(3):
+        assert client.call_tool("add", {"a": n, "b": n}).structured_content == {"result": 2 * n}
+        (pid,) = live_servers()
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda pid=pid: dead(pid), timeout=10)  # dead, maybe not yet seen
+    assert client.call_tool("add", {"a": 5, "b": 5}).structured_content == {"result": 10}
     client.close()
 
 
