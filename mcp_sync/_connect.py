@@ -18,8 +18,12 @@ if TYPE_CHECKING:
 __all__ = ["connect", "transport_for"]
 
 
-#: What ``connect()`` accepts: a command, a URL, a transport, or a function making transports.
-Target = str | Sequence[str] | Transport | Callable[[], Transport]
+#: A Python MCP server object: mcp's ``MCPServer`` or ``Server``, fastmcp's ``FastMCP``
+#: (typed loosely: mcp_sync does not import them unless given one).
+ServerObject = Any
+#: What ``connect()`` accepts: a command, a URL, a transport, a function making transports, or
+#: a server object to serve in this process.
+Target = str | Sequence[str] | Transport | Callable[[], Transport] | ServerObject
 
 
 def transport_for(
@@ -35,6 +39,15 @@ def transport_for(
         return target
     if callable(target):
         return target()
+    if not isinstance(target, (str, Sequence)):  # a server object, served in this process
+        try:
+            from .integrations.inprocess import InProcessTransport
+        except ImportError as exc:  # without `mcp` installed it cannot be a server object
+            raise TypeError(
+                f"cannot connect to a {type(target).__qualname__}: give a command, a URL, a"
+                " Transport, or an MCP server object (which needs the `mcp` package)"
+            ) from exc
+        return InProcessTransport(target)
     if isinstance(target, str) and target.startswith(("http://", "https://")):
         from .transports.http import StreamableHttpTransport
 
@@ -63,9 +76,10 @@ def connect(
     ``target`` is a command (``["npx", "-y", "server"]`` or ``"uvx server --flag"``, spawned
     over stdio with ``env`` merged over this process's environment and ``cwd``), a URL
     (Streamable HTTP, falling back to the 2024-11-05 HTTP+SSE transport when the server answers
-    the ``initialize`` POST with 400, 404 or 405), a :class:`Transport`, or a function returning
-    a new transport. ``headers`` and ``auth`` apply to HTTP. Other keyword arguments go to
-    :class:`Client`::
+    the ``initialize`` POST with 400, 404 or 405), a :class:`Transport`, a function returning
+    a new transport, or a Python MCP server object (the official SDK's ``MCPServer``, fastmcp's
+    ``FastMCP``), served in this process by :mod:`mcp_sync.integrations.inprocess`. ``headers``
+    and ``auth`` apply to HTTP. Other keyword arguments go to :class:`Client`::
 
         with mcp_sync.connect(["mcp-server-time"], request_timeout=10) as client:
             print(client.list_tools())

@@ -9,9 +9,18 @@ report (a section named ``mcp server stderr``)::
         client = mcp_client(["python", "server.py"])        # or a URL
         assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
 
-The factory takes what :func:`mcp_sync.connect` takes: ``env``, ``cwd``, ``headers``,
-``timeout``, ``config`` (then the target is a server name) and :class:`~mcp_sync.Client`
-options such as ``request_timeout``.
+The factory takes what :func:`mcp_sync.connect` takes: a command, a URL, a Python server
+object (served in-process), ``env``, ``cwd``, ``headers``, ``timeout``, ``config`` (then the
+target is a server name) and :class:`~mcp_sync.Client` options such as ``request_timeout``.
+
+``mcp_client`` is function-scoped, so a fixture of a wider scope cannot use it (pytest raises
+``ScopeMismatch``). For one client shared by a module's or a session's tests, use
+``mcp_client_module`` or ``mcp_client_session``: the same factory, whose clients are closed when
+the module's (or the session's) last test is done::
+
+    @pytest.fixture(scope="session")
+    def server(mcp_client_session):
+        return mcp_client_session(["python", "server.py"])
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ import pytest
 if TYPE_CHECKING:
     from .client import Client
 
-__all__ = ["McpClientFactory", "mcp_client"]
+__all__ = ["McpClientFactory", "mcp_client", "mcp_client_module", "mcp_client_session"]
 
 _STDERR_KEY = pytest.StashKey[list[tuple[str, Callable[[], str]]]]()
 
@@ -33,25 +42,28 @@ _STDERR_KEY = pytest.StashKey[list[tuple[str, Callable[[], str]]]]()
 class McpClientFactory:
     """The ``mcp_client`` fixture's value: call it to get a connected client."""
 
-    def __init__(self, node: pytest.Item | Any) -> None:
+    def __init__(self, node: pytest.Item | pytest.Collector | Any) -> None:
         self._node = node
         self.clients: list[Client] = []
 
     def __call__(
         self,
-        target: str | Sequence[str],
+        target: str | Sequence[str] | object,
         *,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         config: Any = None,
         **options: Any,
     ) -> Client:
-        """Connect to ``target`` (a command, a URL, or a server name with ``config=``)."""
+        """Connect to ``target`` (a command, a URL, a server object, or a server name with
+        ``config=``)."""
         from . import connect
         from .transports.stdio import StdioTransport
 
-        if config is not None or (
-            isinstance(target, str) and target.startswith(("http://", "https://"))
+        if (
+            config is not None
+            or not isinstance(target, (str, Sequence))
+            or (isinstance(target, str) and target.startswith(("http://", "https://")))
         ):
             client = connect(target, config=config, **options)
             self.clients.append(client)
@@ -76,6 +88,23 @@ class McpClientFactory:
 @pytest.fixture
 def mcp_client(request: pytest.FixtureRequest) -> Iterator[McpClientFactory]:
     """A factory of connected MCP clients, each closed when the test ends."""
+    yield from _factory(request)
+
+
+@pytest.fixture(scope="module")
+def mcp_client_module(request: pytest.FixtureRequest) -> Iterator[McpClientFactory]:
+    """``mcp_client`` for module-scoped fixtures: clients closed after the module's tests."""
+    yield from _factory(request)
+
+
+@pytest.fixture(scope="session")
+def mcp_client_session(request: pytest.FixtureRequest) -> Iterator[McpClientFactory]:
+    """``mcp_client`` for session-scoped fixtures: clients closed at the end of the run."""
+    yield from _factory(request)
+
+
+def _factory(request: pytest.FixtureRequest) -> Iterator[McpClientFactory]:
+    # request.node is the test, the module or the session: where the stderr sources are kept
     factory = McpClientFactory(request.node)
     try:
         yield factory
@@ -89,7 +118,8 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if report.failed:
-        for label, tail in item.stash.get(_STDERR_KEY, []):
+        chain = item.listchain()  # the session, the module, ..., the test: each may hold some
+        for label, tail in [source for node in chain for source in node.stash.get(_STDERR_KEY, [])]:
             try:
                 text = tail()
             except Exception as exc:  # the report must not fail because of this

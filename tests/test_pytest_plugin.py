@@ -57,3 +57,74 @@ def test_the_projects_own_fixture_works_against_a_real_server(mcp_client):
     client = mcp_client([sys.executable, str(SDK)], request_timeout=20)
     assert {t.name for t in client.list_tools()} >= {"add", "weather", "slow"}
     assert client.call_tool("weather", {"city": "Lyon"}).structured_content["city"] == "Lyon"
+
+
+def test_session_and_module_scoped_clients(pytester):
+    """A client shared by a session's (or a module's) tests, closed after the last of them;
+    stderr of a shared stdio server is attached to a failing test's report; the
+    function-scoped factory in a session fixture is pytest's ScopeMismatch."""
+    noisy = pytester.makepyfile(noisy_server=f"""
+        import runpy, sys
+        sys.stderr.write("shared server says hello\\n")
+        sys.stderr.flush()
+        sys.argv = [{str(SDK)!r}, "stdio"]
+        runpy.run_path({str(SDK)!r}, run_name="__main__")
+    """)
+    pytester.makeconftest(f"""
+        import importlib.util, sys, pytest
+        spec = importlib.util.spec_from_file_location("sdk_server", {str(SDK)!r})
+        sdk_server = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sdk_server)
+        opened = []
+
+        @pytest.fixture(scope="session")
+        def shared(mcp_client_session):
+            client = mcp_client_session(sdk_server.server)        # in-process
+            opened.append(client)
+            return client
+
+        @pytest.fixture(scope="module")
+        def per_module(mcp_client_module):
+            client = mcp_client_module([sys.executable, {str(noisy)!r}])   # a subprocess
+            opened.append(client)
+            return client
+
+        @pytest.fixture(scope="session")
+        def wrong(mcp_client):
+            return mcp_client([sys.executable, {str(noisy)!r}])
+
+        def pytest_sessionfinish(session):
+            states = sorted(c.state for c in opened)
+            sys.stdout.write(f"\\nclient states at the end: {{states}}\\n")
+    """)
+    pytester.makepyfile(test_one="""
+        seen = []
+
+        def test_a(shared, per_module):
+            seen.append((shared, per_module))
+            assert shared.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
+
+        def test_b(shared, per_module):
+            assert (shared, per_module) == seen[0]
+            assert per_module.call_tool("add", {"a": 1, "b": 1}).structured_content == {"result": 3}
+
+        def test_wrong(wrong):
+            pass
+    """)
+    pytester.makepyfile(test_two="""
+        import test_one
+
+        def test_c(shared, per_module):
+            assert shared is test_one.seen[0][0]        # the session's client, still connected
+            assert shared.state == "connected"
+            assert per_module is not test_one.seen[0][1]
+            assert test_one.seen[0][1].state == "closed"   # the first module's, closed after it
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(passed=2, failed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "*ScopeMismatch*mcp_client*",
+        "*- mcp server stderr: *noisy_server.py -*",
+        "shared server says hello",
+    ])
+    assert "client states at the end: ['closed', 'closed', 'closed']" in result.stdout.str()

@@ -1,18 +1,10 @@
-"""Real servers for the integration tests (tests/servers/sdk_server.py and server-everything)."""
+"""Fixtures of the integration tests: real servers (tests/servers/, server-everything)."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
-from support import NODE, PEERS, PYTHON, SERVERS
-
-SDK_SERVER = [PYTHON, str(SERVERS / "sdk_server.py"), "stdio"]
-
-# fastmcp and langchain-core need Python 3.11 (their tests are skipped on 3.10, with this reason)
-needs_py311 = pytest.mark.skipif(
-    sys.version_info < (3, 11), reason="the library under test needs Python >= 3.11"
-)
+from integration_servers import load_server
+from support import NODE, PEERS
 
 
 @pytest.fixture
@@ -22,3 +14,10 @@ def everything_cmd(monkeypatch) -> list[str]:
         pytest.fail(f"{script} or {NODE} is missing: run `make test` (it installs tests/peers)")
     monkeypatch.setenv("NODE_NO_WARNINGS", "1")
     return [str(NODE), str(script), "stdio"]
+
+
+@pytest.fixture(scope="session")
+def sdk_inprocess(mcp_client_session):
+    """One client of tests/servers/sdk_server.py's MCPServer, served in this process, shared by
+    the whole session (the pytest plugin's session-scoped factory)."""
+    return mcp_client_session(load_server("sdk_server.py").server, request_timeout=20)

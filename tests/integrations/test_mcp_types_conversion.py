@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mcp.types as sdk
 import pytest
-from conftest import SDK_SERVER
+from integration_servers import SDK_SERVER
 
 import mcp_sync
 from mcp_sync import CallToolResult, TextContent, Tool, UnknownContent
