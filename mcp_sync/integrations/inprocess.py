@@ -128,7 +128,12 @@ class InProcessTransport(Transport):
         self._client_end.start()
 
     def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
-        self._client_end.send(message, signal)
+        try:
+            self._client_end.send(message, signal)
+        except ConnectionClosed as exc:
+            if self._failure is None:
+                raise
+            raise self._stopped_error() from exc
 
     def close(self) -> None:
         self._closing = True
@@ -143,11 +148,12 @@ class InProcessTransport(Transport):
 
     def _on_end_closed(self, cause: BaseException | None) -> None:
         if not self._closing:  # the server went away on its own
-            self._fire_close(
-                ConnectionClosed(
-                    f"in-process server {self.name!r} stopped", cause=self._failure or cause
-                )
-            )
+            self._fire_close(self._stopped_error(cause))
+
+    def _stopped_error(self, cause: BaseException | None = None) -> ConnectionClosed:
+        failure = self._failure or cause
+        reason = f": {type(failure).__name__}: {failure}" if failure is not None else ""
+        return ConnectionClosed(f"in-process server {self.name!r} stopped{reason}", cause=failure)
 
     # -- the server thread --------------------------------------------------------------
 
