@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .client import Client
+from .errors import McpError
 from .transports.base import Transport
 
 if TYPE_CHECKING:
@@ -111,9 +112,14 @@ def connect(
 
         if not fallback_to_sse(exc):
             raise
+        primary = exc
+    from .transports.http import fallback_failed
     from .transports.sse_legacy import SseTransport
 
     def make_legacy() -> Transport:
         return SseTransport(str(target), headers=headers, auth=auth)
 
-    return Client(**client_options).connect(make_legacy, timeout=timeout)
+    try:
+        return Client(**client_options).connect(make_legacy, timeout=timeout)
+    except McpError as fallback:  # both failed: the first attempt's status goes first
+        raise fallback_failed(primary, fallback) from fallback

@@ -28,6 +28,7 @@ they come back as results with ``result.is_error`` set.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -223,12 +224,28 @@ class HttpError(TransportError):
         headers: dict[str, str] | None = None,
     ) -> None:
         text = message or f"HTTP {status}"
-        if body:
-            text += f": {body[:500]}"
+        summary = _body_summary(body)
+        if summary:
+            text += f": {summary}"
         super().__init__(text, request_id=request_id)
         self.status = status
         self.body = body
         self.headers = headers or {}
+
+
+_TAG = re.compile(r"<(head|script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL)
+_BODY_SUMMARY_LIMIT = 200
+
+
+def _body_summary(body: str) -> str:
+    """An error body as one short line for a message: the text of an HTML page without its
+    markup, whitespace collapsed, at most 200 characters (``body`` keeps it all)."""
+    if "<" in body and ">" in body:
+        body = _TAG.sub(" ", body)
+    text = " ".join(body.split())
+    if len(text) > _BODY_SUMMARY_LIMIT:
+        text = text[: _BODY_SUMMARY_LIMIT - 1] + "\u2026"
+    return text
 
 
 class SessionExpired(TransportError):

@@ -83,7 +83,7 @@ from ._http_common import (
 )
 from ._sse import EventTooLarge, SseStream
 
-__all__ = ["ReconnectOptions", "StreamableHttpTransport", "fallback_to_sse"]
+__all__ = ["ReconnectOptions", "StreamableHttpTransport", "fallback_failed", "fallback_to_sse"]
 
 logger = logging.getLogger("mcp_sync.transport.http")
 
@@ -134,6 +134,23 @@ def fallback_to_sse(error: BaseException) -> bool:
     if error.status not in (400, 404, 405):
         return False
     return jsonrpc_error_in(error.body, None) is None
+
+
+def fallback_failed(primary: BaseException, fallback: BaseException) -> McpError:
+    """The error for a URL where neither transport worked: what the Streamable HTTP attempt got
+    (``primary``, the error :func:`fallback_to_sse` accepted) first, then what the HTTP+SSE
+    fallback got. Typed as ``primary`` (an :class:`~mcp_sync.errors.HttpError` with its status
+    and whole body)."""
+    if not isinstance(primary, HttpError):
+        return fallback if isinstance(fallback, McpError) else TransportError(str(fallback))
+    error = HttpError(
+        primary.status,
+        message=f"{primary}; the HTTP+SSE fallback failed too: {fallback}",
+        request_id=primary.request_id,
+        headers=primary.headers,
+    )
+    error.body = primary.body
+    return error
 
 
 class _Retry(Exception):
