@@ -1,5 +1,6 @@
 # make test: set up everything (venv, real MCP peers, Node 22) and run lint, types and tests.
 # make demo: set up the venv and run examples/quickstart.py against a real MCP server.
+# nox: the portable part of the suite on every supported Python found (noxfile.py).
 
 PYTHON ?= python3
 VENV   := .venv
@@ -8,7 +9,7 @@ PEERS  := tests/peers
 STAMP  := $(VENV)/.installed-stamp
 NODE_STAMP := $(PEERS)/node_modules/.installed-stamp
 
-.PHONY: test demo bench lint typecheck venv peers clean docs
+.PHONY: test demo bench lint typecheck venv peers services clean docs
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,13 +24,20 @@ $(NODE_STAMP): $(PEERS)/package.json $(PEERS)/package-lock.json
 venv: $(STAMP)
 peers: $(NODE_STAMP)
 
+# Programs the tests start themselves: redis-server (the fleet OAuth store's tests).
+services:
+	@command -v redis-server >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && apt-get install -y -qq redis-server; \
+	  else echo "make test needs redis-server: sudo apt-get install redis-server" >&2; exit 1; fi; }
+
 lint: venv
 	$(VENV)/bin/ruff check mcp_sync tests examples bench
 
 typecheck: venv
 	$(VENV)/bin/mypy --strict mcp_sync
 
-test: venv peers lint typecheck docs
+test: venv peers services lint typecheck docs
 	$(VENV)/bin/pytest --cov=mcp_sync --cov-report=term:skip-covered
 
 docs: venv
@@ -43,4 +51,4 @@ bench: venv peers
 	$(PY) -m bench --json bench/last-run.json --plot bench/last-run.png
 
 clean:
-	rm -rf $(VENV) $(PEERS)/node_modules site .coverage .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .nox $(PEERS)/node_modules site .coverage .pytest_cache .mypy_cache .ruff_cache

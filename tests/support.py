@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PEERS = ROOT / "tests" / "peers" / "node_modules"
@@ -85,3 +88,11 @@ class HttpServer:
                 self.process.wait(5)
         if self.process is not None and self.process.stderr is not None:
             self.process.stderr.close()
+
+
+#: For tests that need fastmcp (a peer, and the OAuth tests' server): fastmcp 4.2.3 needs
+#: Python >= 3.11, so it is not installed on 3.10 (pyproject's environment marker).
+FASTMCP_MISSING = "fastmcp 4.2.3 needs Python >= 3.11: not installed on this Python"
+needs_fastmcp = pytest.mark.skipif(
+    importlib.util.find_spec("fastmcp") is None, reason=FASTMCP_MISSING
+)

@@ -15,7 +15,7 @@ import requests
 from cli_support import run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oauth"))
-pytest.importorskip("fastmcp")
+pytest.importorskip("fastmcp", reason="fastmcp 4.2.3 needs Python >= 3.11")
 from oauth_fastmcp_server import serve
 
 pytestmark = pytest.mark.timeout(60)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import NODE, PEERS, SERVERS, HttpServer, free_port
+from support import NODE, PEERS, SERVERS, HttpServer, free_port, needs_fastmcp
 
 import mcp_sync
 
@@ -46,7 +46,7 @@ def fastmcp_stdio() -> list[str]:
     ("target", "era"),
     [
         (sdk_stdio, "modern"),
-        (fastmcp_stdio, "modern"),
+        pytest.param(fastmcp_stdio, "modern", marks=needs_fastmcp),
         (lambda: [str(Path(sys.executable).parent / "mcp-server-time")], "modern"),
         (lambda: [str(NODE), EVERYTHING, "stdio"], "legacy"),
     ],
@@ -63,6 +63,7 @@ def test_stdio_servers_of_both_eras(target, era):
     assert client.era == era
 
 
+@needs_fastmcp
 def test_legacy_can_be_forced_on_a_dual_era_server():
     client = one_script(fastmcp_stdio(), "add", {"a": 1, "b": 2}, "3", protocol="legacy")
     assert client.protocol_version == "2025-11-25"
@@ -76,6 +77,7 @@ def test_sdk_server_over_streamable_http(protocol):
         assert client.era == ("modern" if protocol == "auto" else "legacy")
 
 
+@needs_fastmcp
 def test_fastmcp_over_http_pages_through_every_list():
     port = free_port()
     argv = [sys.executable, str(SERVERS / "fastmcp_server.py"), "http", str(port)]

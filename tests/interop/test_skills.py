@@ -5,7 +5,7 @@ demand and verified, a changed skill refused until its entry is fetched again.""
 from __future__ import annotations
 
 import pytest
-from support import PYTHON, SERVERS
+from support import PYTHON, SERVERS, needs_fastmcp
 
 from mcp_sync import (
     CapabilityError,
@@ -16,6 +16,8 @@ from mcp_sync import (
 )
 from mcp_sync.protocol.types import Skill
 from mcp_sync.skills import LoadedSkill, load
+
+pytestmark = needs_fastmcp  # its server is fastmcp's skills provider
 
 PDF = """---
 name: pdf-processing

@@ -10,6 +10,10 @@ from urllib.parse import parse_qs
 
 import pytest
 import requests
+from support import FASTMCP_MISSING
+
+pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
+
 from fastmcp.server.auth.providers import in_memory
 from oauth_fastmcp_server import serve
 

@@ -9,6 +9,10 @@ import tracemalloc
 
 import pytest
 import requests
+from support import FASTMCP_MISSING
+
+pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
+
 from fastmcp.server.auth.providers import in_memory
 from hostile_peer import HostilePeer
 from oauth_fastmcp_server import serve
