@@ -23,7 +23,9 @@ they come back as results with ``result.is_error`` set.
     ├── InvalidStateError           the client is not in a state that allows the call
     ├── GroupError                  a ClientGroup was misused (a taken or invalid server name)
     ├── SkillVerificationError      a skill file does not match its entry (digest, size, ...)
-    └── UnknownName                 a name or URI nobody offers (also a builtin KeyError)
+    ├── UnknownName                 a name or URI nobody offers (also a builtin KeyError)
+    └── ToolError                   a tool result with isError, raised where a framework's
+                                    tools signal failure by raising (mcp_sync.integrations)
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ __all__ = [
     "ServerStartError",
     "SessionExpired",
     "SkillVerificationError",
+    "ToolError",
     "TransportError",
     "UnknownName",
     "UnsupportedProtocolVersion",
@@ -313,3 +316,15 @@ class SkillVerificationError(McpError):
         super().__init__(f"{uri}: {reason}")
         self.uri = uri
         self.reason = reason
+
+
+class ToolError(McpError):
+    """A tool's result had ``isError`` set, raised only where an agent framework expects a
+    failing tool to raise (:mod:`mcp_sync.integrations`); ``result`` is the
+    :class:`~mcp_sync.CallToolResult`, the message its text."""
+
+    def __init__(self, tool: str, result: Any) -> None:
+        text = getattr(result, "text", "") or "the tool reported an error"
+        super().__init__(f"tool {tool!r} failed: {text}")
+        self.tool = tool
+        self.result = result
