@@ -408,8 +408,10 @@ class ClientCore:
     def _shut_down_and_notify(self, cause: BaseException | None) -> None:
         closer = self._closer
         current = threading.current_thread()
-        if closer is not None and closer is not current:
-            closer.join()  # after close() returns, no on_close callback is still running
+        # After close() returns, no on_close callback is still running. is_alive() first:
+        # join() raises for a thread whose start was not seen (seen under load in the CLI).
+        if closer is not None and closer is not current and closer.is_alive():
+            closer.join()
         dispatcher = self._dispatcher
         in_handler = dispatcher is not None and dispatcher.on_dispatcher_thread()
         # A handler's close() while another thread closes returns: that thread finishes.
