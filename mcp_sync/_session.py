@@ -64,7 +64,10 @@ NotificationListener = Callable[[Notification], None]
 ProgressCallback = Callable[[dict[str, Any]], None]
 
 #: What every error of a closed session ends with: how to go on.
-CLOSED_HINT = "the client is closed for good: create a new Client to connect again"
+CLOSED_HINT = (
+    "the client is closed for good: create a new Client to connect again"
+    " (or connect with recovery=True, which reconnects on the next call)"
+)
 
 #: How many answers (to pings, unknown methods) and cancellations may wait to be written.
 WRITE_BACKLOG = 1024
