@@ -8,6 +8,8 @@ PY     := $(VENV)/bin/python
 PEERS  := tests/peers
 STAMP  := $(VENV)/.installed-stamp
 NODE_STAMP := $(PEERS)/node_modules/.installed-stamp
+TASKS_VENV := $(PEERS)/tasks-venv
+TASKS_STAMP := $(TASKS_VENV)/.installed-stamp
 
 .PHONY: test demo bench lint typecheck venv peers services clean docs
 
@@ -21,8 +23,14 @@ $(NODE_STAMP): $(PEERS)/package.json $(PEERS)/package-lock.json
 	cd $(PEERS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# fastmcp-tasks (the 2026 tasks extension, server side) pins an older fastmcp: its own venv.
+$(TASKS_STAMP): $(PEERS)/tasks-requirements.txt | $(STAMP)
+	test -x $(TASKS_VENV)/bin/python || $(PY) -m venv $(TASKS_VENV)
+	$(TASKS_VENV)/bin/python -m pip install -q -r $(PEERS)/tasks-requirements.txt
+	touch $@
+
 venv: $(STAMP)
-peers: $(NODE_STAMP)
+peers: $(NODE_STAMP) $(TASKS_STAMP)
 
 # Programs the tests start themselves: redis-server (the fleet OAuth store's tests).
 services:
@@ -51,4 +59,4 @@ bench: venv peers
 	$(PY) -m bench --json bench/last-run.json --plot bench/last-run.png
 
 clean:
-	rm -rf $(VENV) .nox $(PEERS)/node_modules site .coverage .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .nox $(PEERS)/node_modules $(TASKS_VENV) site .coverage .pytest_cache .mypy_cache .ruff_cache

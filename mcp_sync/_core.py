@@ -43,6 +43,7 @@ from .protocol.jsonrpc import Notification
 from .protocol.meta import SERVER_INFO as SERVER_INFO_KEY
 from .protocol.pagination import follow_cursors
 from .protocol.types import (
+    TASKS_EXTENSION,
     DiscoverResult,
     Implementation,
     ProgressNotificationParams,
@@ -706,8 +707,11 @@ class ClientCore:
         for _ in range(self.max_input_rounds + 1):
             raw = self._send(session, method, body, wait, signal, progress)
             self._note_server_info(raw)
-            if modern.result_type(raw) == "complete":
-                if cache is not None:
+            kind = modern.result_type(raw)
+            if kind == "task" and not modern.declares_extension(body, TASKS_EXTENSION):
+                raise ProtocolError(f"{method}: the server answered with a task unasked")
+            if kind != "input_required":
+                if cache is not None and kind == "complete":
                     cache.put(method, key_params, raw)
                 return raw
             responses = self._fulfil_input_requests(session, raw.get("inputRequests"), signal)

@@ -23,6 +23,7 @@ they come back as results with ``result.is_error`` set.
     ├── InvalidStateError           the client is not in a state that allows the call
     ├── GroupError                  a ClientGroup was misused (a taken or invalid server name)
     ├── SkillVerificationError      a skill file does not match its entry (digest, size, ...)
+    ├── TaskCancelled               the result of a task that was cancelled was asked for
     ├── UnknownName                 a name or URI nobody offers (also a builtin KeyError)
     └── ToolError                   a tool result with isError, raised where a framework's
                                     tools signal failure by raising (mcp_sync.integrations)
@@ -50,6 +51,7 @@ __all__ = [
     "ServerStartError",
     "SessionExpired",
     "SkillVerificationError",
+    "TaskCancelled",
     "ToolError",
     "TransportError",
     "UnknownName",
@@ -328,3 +330,12 @@ class ToolError(McpError):
         super().__init__(f"tool {tool!r} failed: {text}")
         self.tool = tool
         self.result = result
+
+
+class TaskCancelled(McpError):
+    """The task whose result was asked for was cancelled; ``task_id`` names it."""
+
+    def __init__(self, task_id: str, status_message: str | None = None) -> None:
+        detail = f": {status_message}" if status_message else ""
+        super().__init__(f"task {task_id} was cancelled{detail}")
+        self.task_id = task_id

@@ -6,7 +6,7 @@ gateways can route without reading bodies:
 - ``MCP-Protocol-Version``: the version the request speaks (equal to its ``_meta`` value);
 - ``Mcp-Method``: the JSON-RPC ``method``;
 - ``Mcp-Name``: ``params.name`` of ``tools/call`` and ``prompts/get``, ``params.uri`` of
-  ``resources/read``;
+  ``resources/read``, ``params.taskId`` of ``tasks/get|update|cancel`` (tasks extension);
 - ``Mcp-Param-<Name>``: for each tool argument whose ``inputSchema`` property carries
   ``"x-mcp-header": "<Name>"``, its value, when present and not null.
 
@@ -65,7 +65,15 @@ _SUFFIX = "?="
 # RFC 9110 section 5.6.2: token = 1*tchar
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _VISIBLE = re.compile(r"[\x20-\x7e]*")
-_NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAME_FIELDS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # the tasks extension routes a task's requests by its id
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 _HEADER_TYPES = frozenset({"string", "integer", "boolean"})
 
 # JSON Schema keywords whose value is a schema, a list of schemas, or a map of schemas.

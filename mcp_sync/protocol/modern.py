@@ -5,7 +5,7 @@ multi round-trip (``input_required``) retry, version choice. No I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..errors import ProtocolError
 from . import meta as keys
@@ -66,12 +66,21 @@ def with_meta(params: Mapping[str, Any] | None, meta: Mapping[str, Any]) -> dict
     return out
 
 
-def result_type(result: Any) -> Literal["complete", "input_required"]:
-    """The ``resultType`` of a result (absent means complete, as from a legacy server)."""
+def result_type(result: Any) -> Literal["complete", "input_required", "task"]:
+    """The ``resultType`` of a result (absent means complete, as from a legacy server);
+    ``"task"`` comes from the tasks extension (a task handle instead of the result)."""
     kind = result.get("resultType", "complete") if isinstance(result, dict) else "complete"
-    if kind == "complete" or kind == "input_required":
-        return "complete" if kind == "complete" else "input_required"
+    if kind == "complete" or kind == "input_required" or kind == "task":
+        return cast('Literal["complete", "input_required", "task"]', kind)
     raise ProtocolError(f"unknown resultType {kind!r} in the server's result")
+
+
+def declares_extension(params: Mapping[str, Any] | None, extension: str) -> bool:
+    """Whether a request's ``_meta`` client capabilities declare ``extension``."""
+    meta = (params or {}).get("_meta")
+    caps = meta.get(keys.CLIENT_CAPABILITIES) if isinstance(meta, Mapping) else None
+    extensions = caps.get("extensions") if isinstance(caps, Mapping) else None
+    return isinstance(extensions, Mapping) and extension in extensions
 
 
 def retry_params(

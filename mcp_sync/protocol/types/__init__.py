@@ -152,6 +152,7 @@ from .skills import (
     SkillFile,
 )
 from .tasks import (
+    TASKS_EXTENSION,
     CancelTaskResult,
     CreateTaskResult,
     GetTaskResult,
@@ -269,6 +270,7 @@ __all__ = [
     "Root",
     "RootsCapability",
     "SKILLS_EXTENSION",
+    "TASKS_EXTENSION",
     "SamplingCapability",
     "SamplingContent",
     "SamplingContentBlock",

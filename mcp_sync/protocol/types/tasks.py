@@ -1,17 +1,21 @@
-"""Tasks (2025-11-25, experimental): long-running requests the requestor polls.
+"""Tasks: long-running tool calls the client polls.
 
-In 2026-07-28 tasks moved to the ``io.modelcontextprotocol/tasks`` extension; these types
-follow the 2025-11-25 core schema.
+Two generations share these types: the 2025-11-25 core (experimental; ``ttl``,
+``pollInterval``, ``tasks/result``, ``tasks/list``) and, from 2026-07-28, the
+``io.modelcontextprotocol/tasks`` extension (SEP-2663; ``ttlMs``, ``pollIntervalMs``, the
+result or error inlined in ``tasks/get``, input through ``tasks/update``). A field one
+generation does not send is None.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from ._base import McpModel, Number
+from ._base import JsonObject, McpModel, Number
 from .common import NotificationParams, PaginatedResult, RequestParams, Result
 
 __all__ = [
+    "TASKS_EXTENSION",
     "CancelTaskResult",
     "CreateTaskResult",
     "GetTaskResult",
@@ -23,6 +27,9 @@ __all__ = [
     "TaskStatus",
     "TaskStatusNotificationParams",
 ]
+
+#: The 2026 tasks extension's identifier in ``capabilities.extensions``.
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
@@ -47,15 +54,31 @@ class Task(McpModel):
     status_message: str | None = None
     created_at: str | None = None
     last_updated_at: str | None = None
-    #: Milliseconds the task is kept after creation; None means unlimited.
+    #: Milliseconds the task is kept after creation; None means unlimited (2025-11-25).
     ttl: Number | None = None
-    #: Suggested milliseconds between ``tasks/get`` polls.
+    #: Suggested milliseconds between ``tasks/get`` polls (2025-11-25).
     poll_interval: Number | None = None
+    #: ``ttl`` and ``poll_interval`` as the 2026 tasks extension names them.
+    ttl_ms: Number | None = None
+    poll_interval_ms: Number | None = None
+    #: The tasks extension inlines these in ``tasks/get``: the tool's result once completed,
+    #: the JSON-RPC error once failed, the server's requests while input_required.
+    result: JsonObject | None = None
+    error: JsonObject | None = None
+    input_requests: JsonObject | None = None
 
     @property
     def is_terminal(self) -> bool:
         """True once the task is completed, failed or cancelled."""
         return self.status in ("completed", "failed", "cancelled")
+
+    @property
+    def poll_seconds(self) -> float:
+        """How long to wait before the next poll: the server's suggestion, else 0.5 s."""
+        interval = (
+            self.poll_interval_ms if self.poll_interval_ms is not None else self.poll_interval
+        )
+        return (interval if interval is not None and interval >= 0 else 500) / 1000
 
 
 class TaskRequestParams(RequestParams):
@@ -84,5 +107,3 @@ class ListTasksResult(PaginatedResult):
 
 class TaskStatusNotificationParams(NotificationParams, Task):
     """Params of ``notifications/tasks/status``: the task's fields plus ``_meta``."""
-
-
