@@ -8,6 +8,7 @@ on the same port, in both protocol eras. Nothing here is scripted.
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import sys
 import threading
@@ -18,7 +19,7 @@ import pytest
 import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
 import requests
 from reliability_support import child_pids
-from support import SERVERS, HttpServer, free_port, wait_until
+from support import NODE, PEERS, SERVERS, HttpServer, free_port, wait_until
 
 import mcp_sync
 from mcp_sync import Backoff, ConnectionClosed, StdioTransport
@@ -149,6 +150,25 @@ def test_a_call_made_the_moment_the_server_died_is_sent_on_the_new_one(leaks: An
         os.kill(pid, signal.SIGKILL)
         wait_until(lambda pid=pid: dead(pid), timeout=10)  # dead, maybe not yet seen
     assert client.call_tool("add", {"a": 5, "b": 5}).structured_content == {"result": 10}
+    client.close()
+
+
+def test_resource_subscriptions_are_made_again_on_the_new_server(leaks: Any) -> None:
+    """server-everything sends resources/updated only for URIs the session subscribed to: an
+    update after the restart shows the client subscribed again on its own."""
+    everything = str(PEERS / "@modelcontextprotocol/server-everything/dist/index.js")
+    client = mcp_sync.connect(
+        lambda: StdioTransport(str(NODE), [everything, "stdio"]), recovery=FAST,
+        request_timeout=30,
+    )
+    uri = client.list_resources()[0].uri
+    updates: queue.Queue[str] = queue.Queue()
+    client.subscribe_resource(uri, updates.put)
+    (pid,) = wait_until(lambda: live_servers("index.js"))
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: client.state == "disconnected", timeout=10)
+    client.call_tool("toggle-subscriber-updates", {})  # reconnects, then starts the updates
+    assert updates.get(timeout=30) == uri
     client.close()
 
 
