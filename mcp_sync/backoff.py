@@ -1,7 +1,7 @@
 """``Backoff``: how long to wait between attempts, and when to give up, as one value object.
 
-Modelled on urllib3's ``Retry``: a frozen dataclass holding the policy (``max_retries``,
-``initial_delay``, ``multiplier``, ``max_delay``, ``jitter``, whether to honour a server's
+Modelled on urllib3's ``Retry``: a frozen dataclass holding the policy (``initial_delay``,
+``max_delay``, ``max_retries``, ``multiplier``, ``jitter``, whether to honour a server's
 ``Retry-After``) and the progress of one run of attempts (``failures``, the last server hint).
 ``increment()`` returns the state after one more failure, ``reset()`` the state of a fresh
 run, ``is_exhausted()`` says when to stop and ``next_delay()`` how long to wait first. Nothing
@@ -34,18 +34,18 @@ _MAX_EXPONENT = 64
 class Backoff:
     """A bounded retry policy with exponential backoff.
 
-    - ``max_retries``: failures in a row tolerated; the run is exhausted after one more.
     - ``initial_delay``: seconds to wait after the first failure; each further failure
       multiplies it by ``multiplier``; no wait is longer than ``max_delay``.
+    - ``max_retries``: failures in a row tolerated; the run is exhausted after one more.
     - ``jitter``: the computed wait is scaled by a random factor in ``1 ± jitter`` so that
       many clients of one restarted server do not come back in step (0 turns it off).
     - ``respect_retry_after``: a server's ``Retry-After`` replaces the computed wait (capped).
     - ``failures``, ``retry_after``: where this run stands (0 and None for a fresh policy).
     """
 
-    max_retries: int = 5
     initial_delay: float = 0.25
     max_delay: float = 30.0
+    max_retries: int = 5
     multiplier: float = 2.0
     jitter: float = 0.1
     respect_retry_after: bool = True

@@ -63,3 +63,13 @@ def test_it_is_an_immutable_value() -> None:
 def test_bad_values_are_refused_by_name(options: dict, word: str) -> None:
     with pytest.raises(ValueError, match=word):
         Backoff(**options)
+
+
+def test_the_http_stream_reconnection_uses_the_same_policy() -> None:
+    from mcp_sync import ReconnectOptions
+
+    stream = ReconnectOptions(0.05, 5.0, 3)  # positional, as before it was a Backoff
+    assert isinstance(stream, Backoff)
+    assert (stream.initial_delay, stream.max_delay, stream.max_retries) == (0.05, 5.0, 3)
+    assert ReconnectOptions().delay(2) == 2.0  # its own defaults: 1 s doubling, no jitter
+    assert stream.increment().increment().increment().increment().is_exhausted()

@@ -57,6 +57,7 @@ import requests
 
 from ..abort import AbortSignal
 from ..auth import AuthProvider
+from ..backoff import Backoff
 from ..errors import ConnectionClosed, HttpError, McpError, SessionExpired, TransportError
 from ..protocol import jsonrpc, meta
 from ..protocol.headers import PROTOCOL_VERSION_HEADER, standard_headers
@@ -92,34 +93,14 @@ _RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
 
 
 @dataclass(frozen=True)
-class ReconnectOptions:
-    """How SSE streams reconnect: exponential backoff from ``initial_delay`` (seconds), doubled
-    per failed attempt, capped at ``max_delay``, giving up after ``max_retries`` failures in a
-    row. A server's ``Retry-After`` or SSE ``retry`` replaces the computed delay (still capped)."""
+class ReconnectOptions(Backoff):
+    """How SSE streams reconnect: a :class:`~mcp_sync.Backoff` (the one retry policy, shared
+    with the client's ``recovery=``) with a stream's defaults: 1 s doubled per failed attempt,
+    capped at ``max_delay``, giving up after ``max_retries`` failures in a row, no jitter. A
+    server's ``Retry-After`` or SSE ``retry`` replaces the computed delay (still capped)."""
 
     initial_delay: float = 1.0
-    max_delay: float = 30.0
-    max_retries: int = 5
-
-    def __post_init__(self) -> None:
-        if self.initial_delay < 0 or self.max_delay < 0 or self.max_retries < 0:
-            raise ValueError("ReconnectOptions values must not be negative")
-
-    def delay(
-        self,
-        attempt: int,
-        *,
-        retry_after: float | None = None,
-        server_retry: float | None = None,
-    ) -> float:
-        """Seconds to wait before reconnect number ``attempt`` (1 after the first failure)."""
-        if retry_after is not None:
-            wait = retry_after
-        elif server_retry is not None:
-            wait = server_retry
-        else:
-            wait = self.initial_delay * (2 ** max(attempt - 1, 0))
-        return min(max(wait, 0.0), self.max_delay)
+    jitter: float = 0.0
 
 
 def fallback_to_sse(error: BaseException) -> bool:
