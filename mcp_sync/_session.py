@@ -364,7 +364,8 @@ class Session:
         if isinstance(message, Response):
             pending = self._pending.get(message.id)
             if pending is None:
-                logger.debug("response for unknown or settled request id %r", message.id)
+                if not self._confused(message.id):
+                    logger.debug("response for unknown or settled request id %r", message.id)
             else:
                 self._settle(pending, result=message.result)
         elif isinstance(message, ErrorResponse):
@@ -376,12 +377,31 @@ class Session:
                 self._settle(pending, error=error)
             elif message.id is None:
                 self._report(ProtocolError(f"error response without a request id: {error}"))
-            else:
+            elif not self._confused(message.id):
                 logger.debug("error for unknown or settled request id %r: %s", message.id, error)
         elif isinstance(message, Request):
             self._on_request(message)
         else:
             self._on_notification(message)
+
+    def _confused(self, request_id: RequestId) -> bool:
+        """An answer whose id is a string of digits where we sent the number ("3" for 3):
+        fail that request at once and report it, instead of leaving it to its timeout."""
+        if not isinstance(request_id, str) or not request_id.isascii():
+            return False
+        if not request_id.isdigit() or len(request_id) > 20:
+            return False
+        pending = self._pending.get(int(request_id))
+        if pending is None:
+            return False
+        error = ProtocolError(
+            f"the server answered request {pending.id} ({pending.method}) with the id "
+            f"{request_id!r}: a string where the request's id was a number (type confusion); "
+            "the answer cannot be trusted to be for that request"
+        )
+        self._settle(pending, error=error)
+        self._report(error)
+        return True
 
     def _on_invalid(self, error: InvalidMessage) -> None:
         pending = self._pending.get(error.id) if error.id is not None else None
@@ -544,12 +564,17 @@ class Session:
     # -- errors and closing -------------------------------------------------------------
 
     def _on_transport_error(self, error: BaseException) -> None:
-        request_id = getattr(error, "request_id", None)
-        pending = self._pending.get(request_id) if request_id is not None else None
-        if pending is not None:
-            self._settle(pending, error=error)
+        if isinstance(error, InvalidMessage):  # a response too broken to parse (not UTF-8)
+            request_id = error.id
         else:
+            request_id = getattr(error, "request_id", None)
+        pending = self._pending.get(request_id) if request_id is not None else None
+        if pending is None:
             self._report(error)
+            return
+        self._settle(pending, error=error)
+        if isinstance(error, ProtocolError):
+            self._report(error)  # the server is broken: say so even though a call failed
 
     def _report(self, error: BaseException) -> None:
         listeners = self._error_listeners

@@ -242,6 +242,19 @@ _scan_once: Callable[[str, int], tuple[Any, int]] = _decoder.scan_once  # type: 
 _JSON_SPACE = " \t\n\r"
 
 
+def salvage_id(data: bytes) -> RequestId | None:
+    """The id of a response whose bytes are not valid UTF-8, read with the bad bytes replaced,
+    so that the request it answers can fail at once; None when none can be read."""
+    try:
+        value = json.loads(data.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or "method" in value:
+        return None
+    request_id = value.get("id")
+    return request_id if is_request_id(request_id) else None
+
+
 def decode(data: bytes | str) -> Any:
     """Decode one JSON text (UTF-8 when bytes, as MCP requires); raise :class:`ProtocolError`
     naming the problem if it is not JSON."""

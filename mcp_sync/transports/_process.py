@@ -149,14 +149,30 @@ def wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> bool:
         if pidfd >= 0:
             try:
                 _poll_readable([pidfd], timeout)
+                exited = bool(_ready(pidfd))
             finally:
                 os.close(pidfd)
-            return proc.poll() is not None
+            if not exited:
+                return proc.poll() is not None
+            # It has exited: reap it. Not with poll(), which answers "running" while another
+            # thread holds the Popen's reaping lock; wait() waits for that thread.
+            try:
+                proc.wait(1.0)
+            except subprocess.TimeoutExpired:
+                return False
+            return True
     try:
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
         return False
     return True
+
+
+def _ready(fd: int) -> int:
+    """Non-zero when ``fd`` is readable now (a pidfd: its process has exited)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return len(poller.poll(0))
 
 
 def _poll_readable(fds: Iterable[int], timeout: float) -> None:

@@ -71,6 +71,8 @@ _WOKEN = object()  # the reader was told to stop
 _EOF = object()  # the peer closed its end
 #: How long a dying server's stderr gets to reach EOF so that the tail is complete.
 _STDERR_DRAIN = 0.5
+#: How long a failed write waits for the server's exit status before reporting.
+_EXIT_REPORT_WAIT = 1.0
 #: How often a writer waiting on a full pipe looks at its request's abort signal.
 _WRITE_SLICE = 0.05
 _POLLIN = select.POLLIN
@@ -127,7 +129,11 @@ class LineTransport(Transport):
         self._wake_r = self._wake_w = -1
         self._fd_users = 0  # threads and teardown still using the wake pipe
         self._fd_users_lock = threading.Lock()
-        self._broken: ConnectionClosed | None = None  # a message was cut short
+        #: Why the stream ended on its own (the peer left, a message was cut short): what
+        #: every later send raises.
+        self._end_error: ConnectionClosed | None = None
+        self._peer_left = False  # the reader saw the stream end and is shutting down
+        self._ended = threading.Event()  # ... and _end_error says how it ended
 
     # -- the contract -------------------------------------------------------------------
 
@@ -236,9 +242,19 @@ class LineTransport(Transport):
         """The error ``on_close`` gets when the peer ends the stream on its own."""
         return ConnectionClosed(f"{self.kind} peer closed the connection", cause=error)
 
+    def _end_report(self) -> ConnectionClosed | None:
+        """How the stream ended on its own, once known. A writer that finds the stream gone
+        while the reader is still stopping the peer waits for it, so that the error it raises
+        carries the exit status and the stderr tail (not a bare "closed")."""
+        if self._end_error is None and self._peer_left:
+            self._ended.wait(EOF_GRACE + self.close_timeout + 1.0)
+        error = self._end_error
+        return None if error is None else copy.copy(error)
+
     def _closed_error(self, cause: OSError | None = None) -> ConnectionClosed:
-        if self._broken is not None:
-            return copy.copy(self._broken)
+        ended = self._end_report()
+        if ended is not None:
+            return ended
         if cause is None:
             state = "closed" if self._started else "not started"
             return ConnectionClosed(f"{self.kind} transport is {state}")
@@ -337,12 +353,12 @@ class LineTransport(Transport):
             f"{why} (the peer stopped reading): the stream is unrecoverable and the transport "
             "is closed"
         )
-        self._broken = ConnectionClosed(reason)
+        self._end_error = broken = ConnectionClosed(reason)
         self._write_open = False
         with contextlib.suppress(OSError):
             self._close_write()
-        os.write(self._wake_w, b"x")  # the reader sees _broken and stops the peer
-        self._fire_close(copy.copy(self._broken))  # at once: pending calls need not wait
+        os.write(self._wake_w, b"x")  # the reader wakes and stops the peer
+        self._fire_close(copy.copy(broken))  # at once: pending calls need not wait
         return WriteTimeout(reason, partial=True)
 
     def _write_failed(self, error: OSError) -> ConnectionClosed:
@@ -360,12 +376,18 @@ class LineTransport(Transport):
         finally:
             with contextlib.suppress(OSError):
                 close_read()
-        broken = self._broken
+        broken = self._end_error
         if (outcome is not _WOKEN or broken is not None) and not self._closing:
-            self._teardown()  # the peer went away on its own: stop what is left of it
+            self._peer_left = True
+            try:
+                self._teardown()  # the peer went away on its own: stop what is left of it
+                if broken is None:
+                    error = outcome if isinstance(outcome, OSError) else None
+                    self._end_error = self._peer_gone(error)
+            finally:
+                self._ended.set()
             if not self._closing:
-                error = outcome if isinstance(outcome, OSError) else None
-                self._fire_close(broken or self._peer_gone(error))
+                self._fire_close(copy.copy(self._end_error))
         self._release_wake_pipe()
 
     def _pump(self, fd: int) -> object:
@@ -449,7 +471,7 @@ class LineTransport(Transport):
             value = jsonrpc.decode(line)
         except ProtocolError as exc:
             if line.strip():  # blank lines are skipped silently
-                self._report(exc)
+                self._report(_not_utf8(line) or exc)
             return
         if type(value) is dict or type(value) is list:
             self._deliver(value)
@@ -522,6 +544,19 @@ class LineTransport(Transport):
                 self._on_stderr(text)
             except Exception:
                 logger.exception("%s: on_stderr callback failed", self)
+
+
+def _not_utf8(line: bytes | str) -> jsonrpc.InvalidMessage | None:
+    """The report for a line that is not UTF-8, naming the request it answers if its id can
+    be read (that request then fails at once); None for a line that is UTF-8."""
+    if isinstance(line, str):
+        return None
+    try:
+        line.decode()
+    except UnicodeDecodeError as bad:
+        reason = f"not UTF-8: {bad}"
+        return jsonrpc.InvalidMessage(reason, line[:200], jsonrpc.salvage_id(line))
+    return None
 
 
 def _nothing() -> None:
@@ -672,6 +707,23 @@ class StdioTransport(LineTransport):
             self.exit_status = proc.returncode
             _process.guard.remove(proc.pid)
 
+    def _write_failed(self, error: OSError) -> ConnectionClosed:
+        # A server that exits at start-up (a missing API key) often does so before our first
+        # write: wait briefly for it to be reaped and its stderr to drain, so that the error
+        # says how it ended instead of a bare "Broken pipe".
+        proc = self._proc
+        if proc is None or not _process.wait_exit(proc, _EXIT_REPORT_WAIT):
+            return self._closed_error(error)
+        stderr_thread = self._stderr_thread
+        if stderr_thread is not None and stderr_thread is not threading.current_thread():
+            stderr_thread.join(_STDERR_DRAIN)
+        return ConnectionClosed(
+            f"MCP server {self.command!r} exited",
+            cause=error,
+            exit_status=proc.returncode,
+            stderr_tail=self.stderr_tail if self._has_stderr else None,
+        )
+
     def _peer_gone(self, error: OSError | None) -> ConnectionClosed:
         what = "exited" if self._exited_alone else "closed its stdout and was stopped"
         return ConnectionClosed(
@@ -682,8 +734,9 @@ class StdioTransport(LineTransport):
         )
 
     def _closed_error(self, cause: OSError | None = None) -> ConnectionClosed:
-        if self._broken is not None:
-            return copy.copy(self._broken)
+        ended = self._end_report()
+        if ended is not None:
+            return ended
         if cause is not None:
             return ConnectionClosed(f"cannot write to MCP server {self.command!r}", cause=cause)
         if not self._started:

@@ -15,7 +15,8 @@ import pytest
 from reliability_support import connect, fault_peer
 from stdio_support import server
 
-from mcp_sync.errors import ConnectionClosed, RequestTimeout
+from mcp_sync.errors import ConnectionClosed, ProtocolError, RequestTimeout
+from mcp_sync.transports.stdio import StdioTransport
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -150,5 +151,48 @@ def test_a_ping_flood_from_a_server_that_does_not_read_cannot_deadlock_the_reade
         # that answered each ping itself would block on the full pipe and never see the answer.
         assert client.call_tool("t", {"text": "after the flood"}, timeout=30).text == "after the flood"
         assert client.call_tool("t", {"text": "still fine"}, timeout=30).text == "still fine"
+    finally:
+        client.close()
+
+
+def test_a_server_exiting_at_start_up_always_reports_exit_status_and_stderr(leaks) -> None:
+    script = "echo 'OPENAI_API_KEY is not set' >&2; exit 2"
+    for _ in range(20):  # the race between the exit and the first write went either way
+        with pytest.raises(ConnectionClosed) as failed:
+            connect(StdioTransport("/bin/sh", ["-c", script]))
+        error = failed.value
+        assert error.exit_status == 2, error
+        assert error.stderr_tail is not None and "OPENAI_API_KEY is not set" in error.stderr_tail
+
+
+@pytest.mark.parametrize(
+    ("mode", "what"), [("string-id", "type"), ("bad-utf8", "UTF-8")], ids=["string-id", "bad-utf8"]
+)
+def test_an_answer_with_a_type_confused_id_or_invalid_utf8_fails_its_call_at_once(
+    leaks, mode: str, what: str
+) -> None:
+    client = connect(fault_peer(mode))
+    errors: list[BaseException] = []
+    client.on_error(errors.append)
+    outcome: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            client.call_tool("t", {"text": "BAD"}, timeout=60)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    caller.join(20)  # not the call's 60 s timeout
+    try:
+        assert not caller.is_alive(), "the call waited for its timeout"
+        assert outcome and isinstance(outcome[0], ProtocolError), outcome
+        assert what in str(outcome[0])
+        deadline = time.monotonic() + 10
+        while not errors and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert errors and what in str(errors[0])  # reported through on_error too
+        client.ping()  # the connection goes on
     finally:
         client.close()

@@ -12,6 +12,8 @@ id nobody asked for, or hold answers back on demand. It answers ``initialize`` a
 - ``echo``: answer at once with the ``text`` argument
 - ``deaf``: after ``initialize``, never read stdin again (a server that stopped reading)
 - ``ping-flood N``: on a call, send N ``ping`` requests without reading stdin, then answer it
+- ``string-id``: answer calls with the request id as a string (``"3"`` for 3)
+- ``bad-utf8``: answer calls with a line that is not UTF-8 (a stray 0xff in the text)
 
 Answers are ``{"content": [{"type": "text", "text": <text argument>}]}``. Exits on EOF.
 """
@@ -62,6 +64,13 @@ def main() -> None:
             })
             if mode == "deaf":
                 time.sleep(3600)
+        elif method == "tools/call" and mode == "string-id":
+            result(str(msg["id"]), text(params))
+        elif method == "tools/call" and mode == "bad-utf8":
+            line = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": text(params)})
+            with lock:
+                sys.stdout.buffer.write(line.encode().replace(b"BAD", b"\xff") + b"\n")
+                sys.stdout.buffer.flush()
         elif method == "tools/call" and mode == "ping-flood":
             for n in range(int(sys.argv[2])):
                 send({"jsonrpc": "2.0", "id": f"p{n}", "method": "ping"})
