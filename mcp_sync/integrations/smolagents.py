@@ -1,0 +1,117 @@
+"""An MCP server's tools as smolagents tools (extra ``smolagents``).
+
+::
+
+    from smolagents import ToolCallingAgent
+    from mcp_sync.integrations.smolagents import smolagents_tools
+
+    agent = ToolCallingAgent(tools=smolagents_tools(client), model=model)
+
+smolagents wants tool names that are Python identifiers: a name such as ``get-sum`` becomes
+``get_sum`` (``mcp_name`` keeps the original, which is what gets called). Each property of
+the input schema becomes an entry of ``inputs`` with its JSON type (a type smolagents does not
+know, or a schema without one, is ``any``), its description (else its title, else its name),
+and ``nullable`` when it is optional; ``output_type`` is ``object`` with the tool's
+``output_schema`` when it has one, else ``any``. A call returns the structured content when
+there is some, a single image as a PIL image (smolagents stores it as ``image.png``), and
+otherwise the text (images among text are described, not dropped). A result with ``isError``
+raises :class:`~mcp_sync.errors.ToolError`, which smolagents reports to the model as a failed
+tool call, as it does for its own tools. smolagents runs parallel tool calls on a thread pool;
+the client is made for that.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import keyword
+import re
+from typing import Any
+
+from smolagents import Tool as SmolTool  # type: ignore[import-untyped]  # no type hints: Any
+from smolagents.tools import AUTHORIZED_TYPES  # type: ignore[import-untyped]
+
+from ..client import Client
+from ..errors import ToolError
+from ..protocol.types import CallToolResult, Tool
+from ._results import description_of, result_items, tools_of
+
+__all__ = ["python_name", "smolagents_tool", "smolagents_tools"]
+
+
+def smolagents_tools(
+    client: Client, *, tools: list[Tool] | None = None, names: list[str] | None = None
+) -> list[SmolTool]:
+    """The server's tools (or ``tools``, or those named in ``names``) as smolagents tools."""
+    return [smolagents_tool(client, tool) for tool in tools_of(client, tools, names)]
+
+
+def smolagents_tool(client: Client, tool: Tool) -> SmolTool:
+    """One MCP tool as a smolagents ``Tool`` calling it through ``client``."""
+    return _McpTool(client, tool)
+
+
+def python_name(name: str) -> str:
+    """``name`` made a Python identifier that is not a keyword (smolagents' rule)."""
+    cleaned = re.sub(r"\W", "_", name) or "_"
+    if cleaned[0].isdigit():
+        cleaned = f"_{cleaned}"
+    return f"{cleaned}_" if keyword.iskeyword(cleaned) else cleaned
+
+
+class _McpTool(SmolTool):  # type: ignore[misc]  # smolagents ships no type hints
+    skip_forward_signature_validation = True
+
+    def __init__(self, client: Client, tool: Tool) -> None:
+        self.client = client
+        self.mcp_name = tool.name
+        self.name = python_name(tool.name)
+        self.description = description_of(tool)
+        self.inputs = _inputs(tool.input_schema)
+        self.output_type = "object" if tool.output_schema else "any"
+        self.output_schema = tool.output_schema
+        self._optional = {k for k, v in self.inputs.items() if v.get("nullable")}
+        super().__init__()
+
+    def forward(self, **arguments: Any) -> Any:
+        # a model passes null for an optional argument it leaves out: the server's default
+        sent = {k: v for k, v in arguments.items() if not (v is None and k in self._optional)}
+        result = self.client.call_tool(self.mcp_name, sent)
+        if result.is_error:
+            raise ToolError(self.mcp_name, result)
+        return _output(result)
+
+
+def _inputs(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    inputs: dict[str, dict[str, Any]] = {}
+    for name, prop in properties.items():
+        prop = prop if isinstance(prop, dict) else {}
+        types = prop.get("type")
+        listed = [types] if isinstance(types, str) else list(types or [])
+        nullable = "null" in listed or name not in required
+        known = [t for t in listed if t in AUTHORIZED_TYPES and t != "null"]
+        entry: dict[str, Any] = {
+            "type": known[0] if len(known) == 1 else (known or "any"),
+            "description": prop.get("description") or prop.get("title") or name,
+        }
+        if nullable:
+            entry["nullable"] = True
+        inputs[name] = entry
+    return inputs
+
+
+def _output(result: CallToolResult) -> Any:
+    if result.structured_content is not None:
+        return result.structured_content
+    items = result_items(result)
+    if len(items) == 1 and items[0]["type"] == "image":
+        from PIL import Image  # smolagents depends on pillow
+
+        return Image.open(io.BytesIO(base64.b64decode(items[0]["data"])))
+    parts = [
+        item["text"] if item["type"] == "text" else f"[image: {item['mimeType']}]"
+        for item in items
+    ]
+    return "\n".join(parts)
