@@ -143,10 +143,17 @@ class ServerConfig:
         """A new :class:`~mcp_sync.Client` connected to this server."""
         from ._connect import connect
 
-        target = self.transport(on_stderr=on_stderr, auth=auth)
+        first = self.transport(on_stderr=on_stderr, auth=auth)
+        spare = [] if isinstance(first, str) else [first]
+
+        def make() -> Transport:  # recovery= makes a new one after a loss
+            again = spare.pop() if spare else self.transport(on_stderr=on_stderr, auth=auth)
+            assert not isinstance(again, str)
+            return again
+
         return connect(
-            target, headers=dict(self.headers) or None, auth=auth, timeout=timeout,
-            **client_options,
+            first if isinstance(first, str) else make, headers=dict(self.headers) or None,
+            auth=auth, timeout=timeout, **client_options,
         )
 
 

@@ -194,6 +194,15 @@ def test_threads_that_find_the_connection_lost_share_one_restart(leaks: Any) -> 
     client.close()
 
 
+def test_a_server_from_a_config_entry_is_started_again(leaks: Any) -> None:
+    config = {"mcpServers": {"sdk": {"command": sys.executable, "args": [SDK, "stdio"]}}}
+    client = mcp_sync.connect("sdk", config=config, protocol="legacy", recovery=FAST)
+    assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
+    kill_the_server(client)
+    assert client.call_tool("add", {"a": 2, "b": 2}).text == "4"
+    client.close()
+
+
 def test_without_a_transport_factory_a_closed_transport_is_not_replaced(leaks: Any) -> None:
     client = mcp_sync.Client("recovery", "1", protocol="legacy", recovery=FAST)
     client.connect(StdioTransport(sys.executable, [SDK, "stdio"]))
