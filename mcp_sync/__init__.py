@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from . import _repr
 from ._connect import connect
 from ._handlers import HandlerContext
+from ._tasks import ToolTask
 from ._version import __version__ as __version__
 from .abort import AbortController, AbortSignal
 from .backoff import Backoff
@@ -49,6 +50,7 @@ from .protocol.types import __all__ as _types_all
 from .protocol.validation import OutputValidationError
 from .protocol.versions import LATEST, SUPPORTED
 from .shared import SharedClient, shared_client
+from .skills import LoadedSkill
 from .transports import (
     InMemoryTransport,
     PipeTransport,
@@ -80,6 +82,7 @@ __all__ = [
     "InMemoryTransport",
     "GroupError",
     "InvalidStateError",
+    "LoadedSkill",
     "PipeTransport",
     "ReconnectOptions",
     "SseTransport",
@@ -103,6 +106,7 @@ __all__ = [
     "SharedClient",
     "SkillVerificationError",
     "TaskCancelled",
+    "ToolTask",
     "Subscription",
     "Transport",
     "TransportError",

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import GroupError, McpError, UnknownName
 from .llm import unique_names
+from .protocol.types.skills import SKILLS_EXTENSION
 
 if TYPE_CHECKING:
     from .client import Client
@@ -50,8 +51,10 @@ if TYPE_CHECKING:
         ReadResourceResult,
         Resource,
         ResourceTemplate,
+        Skill,
         Tool,
     )
+    from .skills import LoadedSkill
     from .transports.base import Transport
 
 __all__ = ["SERVER_META_KEY", "ClientGroup"]
@@ -61,7 +64,7 @@ logger = logging.getLogger(__name__)
 #: The ``_meta`` key on every item a group lists that names the server it came from.
 SERVER_META_KEY = "io.mcp-sync/server"
 
-_Item = TypeVar("_Item", "Tool", "Prompt", "Resource", "ResourceTemplate")
+_Item = TypeVar("_Item", "Tool", "Prompt", "Resource", "ResourceTemplate", "Skill")
 
 
 class ClientGroup:
@@ -219,6 +222,28 @@ class ClientGroup:
             self._templates = [(server, template_pattern(t.uri_template)) for server, t in found]
         return [_tagged(template, server) for server, template in found]
 
+    def list_skills(self, *, timeout: float | None = None) -> list[Skill]:
+        """Every server's skills (servers declaring the skills extension), entries only.
+
+        Skills keep their URIs, which two servers may share: a skill is the pair of its
+        server's name in this group (``skill.meta["io.mcp-sync/server"]``) and its URI.
+        """
+        found = self._gather(SKILLS_EXTENSION, lambda c: c.list_skills(timeout=timeout))
+        return [_tagged(skill, server) for server, skill in found]
+
+    def load_skill(
+        self, skill: Skill | str, *, server: str | None = None, **options: Any
+    ) -> LoadedSkill:
+        """Load a skill (verified, see :meth:`Client.load_skill`) from its server: the one
+        :meth:`list_skills` tagged it with, or ``server`` (needed for a bare URI). Its
+        ``origin`` is the server's name in this group."""
+        if server is None and not isinstance(skill, str):
+            server = (skill.meta or {}).get(SERVER_META_KEY)
+        if server is None:
+            raise UnknownName("which server's skill? pass server=", name=str(skill))
+        options.setdefault("origin", server)
+        return self[server].load_skill(skill, **options)
+
     # -- using what was listed -------------------------------------------------------------
 
     def route(self, name: str) -> tuple[str, str]:
@@ -287,15 +312,15 @@ class ClientGroup:
     def _gather(
         self, capability: str, fetch: Callable[[Client], list[_Item]]
     ) -> list[tuple[str, _Item]]:
-        """``fetch`` from every member offering ``capability``, all at once; failures are
-        recorded, not raised."""
+        """``fetch`` from every member offering ``capability`` (a capability, or an extension's
+        identifier), all at once; failures are recorded, not raised."""
         members = list(self.clients.items())
         results: dict[str, list[_Item]] = {}
         failures: dict[str, McpError] = {}
 
         def one(server: str, client: Client) -> None:
             try:
-                if getattr(client.server_capabilities, capability) is None:
+                if not _offers(client, capability):
                     return
                 results[server] = fetch(client)
             except McpError as exc:
@@ -343,6 +368,13 @@ class ClientGroup:
             f"{uri!r} is offered by several servers ({', '.join(servers)}): pass server=",
             name=uri,
         )
+
+
+def _offers(client: Client, capability: str) -> bool:
+    if "/" in capability:  # an extension's identifier
+        extensions = client.server_capabilities.to_wire().get("extensions") or {}
+        return capability in extensions
+    return getattr(client.server_capabilities, capability) is not None
 
 
 def _tagged(item: _Item, server: str, name: str | None = None) -> _Item:

@@ -176,3 +176,28 @@ def test_dynamic_skills_load_only_when_allowed():
     assert reader.reads == []  # refused before reading anything
     loaded = load(entry, "x", reader, allow_dynamic=True)
     assert not loaded.verified and loaded.files == [] and loaded.read_text("notes.md") == text
+
+
+def test_a_group_lists_skills_per_server_and_loads_from_the_right_one(skills_dir, tmp_path):
+    from mcp_sync import ClientGroup, UnknownName
+
+    other = tmp_path / "other"
+    (other / "pdf-processing").mkdir(parents=True)
+    (other / "pdf-processing" / "SKILL.md").write_text(
+        "---\nname: pdf-processing\ndescription: Another server's skill of the same name\n---\n"
+        "\nOther.\n")
+    server = [str(SERVERS / "fastmcp_skills_server.py")]
+    with ClientGroup() as group:
+        group.add("docs", [PYTHON, *server, str(skills_dir)], request_timeout=20)
+        group.add("mirror", [PYTHON, *server, str(other)], request_timeout=20)
+        group.add("plain", [PYTHON, str(SERVERS / "sdk_server.py")], request_timeout=20)
+        skills = group.list_skills()  # "plain" has no skills: not asked
+        by_origin = {(s.meta["io.mcp-sync/server"], s.name) for s in skills}
+        assert by_origin == {("docs", "pdf-processing"), ("docs", "git-workflow"),
+                             ("mirror", "pdf-processing")}
+        mirrored = next(s for s in skills if s.meta["io.mcp-sync/server"] == "mirror")
+        loaded = group.load_skill(mirrored)  # same URI as docs' skill: the entry's server
+        assert loaded.instructions == "Other.\n" and loaded.origin == "mirror"
+        assert group.load_skill(mirrored.uri, server="docs").text == PDF
+        with pytest.raises(UnknownName, match="pass server="):
+            group.load_skill(mirrored.uri)

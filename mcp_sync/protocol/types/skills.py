@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ._base import McpModel
+from ._base import McpModel, MetaModel
 from .common import CacheableResult, PaginatedResult
 
 __all__ = ["SKILLS_EXTENSION", "GetSkillResult", "ListSkillsResult", "Skill", "SkillFile"]
@@ -27,7 +27,7 @@ class SkillFile(McpModel):
     size: int
 
 
-class Skill(McpModel):
+class Skill(MetaModel):
     """A skill entry: the URI of its ``SKILL.md``, its frontmatter, and its files."""
 
     uri: str
