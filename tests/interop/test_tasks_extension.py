@@ -18,6 +18,7 @@ from mcp_sync import (
     ElicitResult,
     ProtocolError,
     RequestTimeout,
+    RpcError,
     StdioTransport,
     TaskCancelled,
 )
@@ -93,6 +94,13 @@ def test_a_tool_error_completes_the_task_as_an_error_result(client):
     task = client.call_tool("broken", task=True)
     result = task.result(timeout=60)
     assert task.status == "completed" and result.is_error and "crunching failed" in result.text
+
+
+def test_a_protocol_error_fails_the_task_and_result_raises_it(client):
+    task = client.call_tool("protocol_error", task=True)
+    with pytest.raises(RpcError, match="no such dataset") as failed:
+        task.result(timeout=60)
+    assert failed.value.code == -32602 and task.status == "failed"
 
 
 def test_the_server_may_answer_at_once_and_plain_calls_never_get_tasks(client):

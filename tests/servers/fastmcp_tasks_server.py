@@ -17,6 +17,7 @@ import mcp_types as types
 from fastmcp import Context, FastMCP
 from fastmcp.utilities.tasks import TaskConfig
 from fastmcp_tasks import TasksExtension
+from mcp.shared.exceptions import MCPError
 
 warnings.simplefilter("ignore")
 
@@ -44,6 +45,12 @@ async def forever() -> str:
 async def broken() -> str:
     """Fails."""
     raise ValueError("crunching failed")
+
+
+@mcp.tool(task=TASK)
+async def protocol_error() -> str:
+    """Fails with a JSON-RPC error: the task ends "failed", not completed with isError."""
+    raise MCPError(code=-32602, message="no such dataset")
 
 
 @mcp.tool(task=TASK)
