@@ -1,0 +1,93 @@
+"""An MCP server's tools as LlamaIndex tools (extra ``llama-index``; ``llama-index-core``).
+
+::
+
+    from llama_index.core.agent.workflow import FunctionAgent
+    from mcp_sync.integrations.llama_index import llama_index_tools
+
+    agent = FunctionAgent(tools=llama_index_tools(client), llm=llm)
+
+Each tool is a LlamaIndex ``FunctionTool`` whose metadata keeps the MCP name and description
+and hands the MCP input schema to the LLM verbatim (``get_parameters_dict()``), rather than a
+pydantic model rebuilt from it. ``call()`` calls the MCP tool on the calling thread;
+``acall()``, which LlamaIndex's agents use, runs that call on LlamaIndex's own executor (its
+``FunctionTool`` offloads a sync function to a thread). The ``ToolOutput`` holds the content as
+LlamaIndex blocks (``TextBlock``, ``ImageBlock``; structured content as JSON text when the tool
+gives no other content), the :class:`~mcp_sync.CallToolResult` as ``raw_output``, and
+``is_error`` set from the result's ``isError``: LlamaIndex's own way of telling the model that a
+tool failed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from llama_index.core.base.llms.types import ImageBlock, TextBlock
+from llama_index.core.tools import FunctionTool, ToolMetadata, ToolOutput
+
+from ..client import Client
+from ..protocol.types import CallToolResult, Tool
+from ._results import description_of, result_items, tools_of
+
+__all__ = ["McpToolMetadata", "llama_index_tool", "llama_index_tools"]
+
+
+@dataclasses.dataclass
+class McpToolMetadata(ToolMetadata):
+    """Tool metadata whose parameters are the MCP tool's input schema, as the server gave it."""
+
+    parameters: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def get_parameters_dict(self) -> dict[str, Any]:
+        return self.parameters
+
+    @property
+    def fn_schema_str(self) -> str:
+        return json.dumps(self.parameters, ensure_ascii=False)
+
+
+def llama_index_tools(
+    client: Client, *, tools: list[Tool] | None = None, names: list[str] | None = None
+) -> list[FunctionTool]:
+    """The server's tools (or ``tools``, or those named in ``names``) as LlamaIndex tools."""
+    return [llama_index_tool(client, tool) for tool in tools_of(client, tools, names)]
+
+
+def llama_index_tool(client: Client, tool: Tool) -> FunctionTool:
+    """One MCP tool as a LlamaIndex ``FunctionTool`` calling it through ``client``."""
+
+    def call(**arguments: Any) -> _Called:
+        return _Called(arguments, client.call_tool(tool.name, arguments))
+
+    def to_output(called: _Called) -> ToolOutput:
+        return ToolOutput(
+            tool_name=tool.name,
+            blocks=[_block(item) for item in result_items(called.result)] or [TextBlock(text="")],
+            raw_input={"args": (), "kwargs": called.arguments},
+            raw_output=called.result,
+            is_error=called.result.is_error,
+        )
+
+    metadata = McpToolMetadata(
+        name=tool.name,
+        description=description_of(tool),
+        fn_schema=None,
+        parameters=tool.input_schema,
+    )
+    return FunctionTool(fn=call, metadata=metadata, callback=to_output)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Called:
+    """What the tool function hands to its callback, which builds the ToolOutput."""
+
+    arguments: dict[str, Any]
+    result: CallToolResult
+
+
+def _block(item: dict[str, Any]) -> TextBlock | ImageBlock:
+    if item["type"] == "image":
+        return ImageBlock(image=item["data"].encode("ascii"), image_mimetype=item["mimeType"])
+    return TextBlock(text=item["text"])
