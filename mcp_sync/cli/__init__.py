@@ -13,15 +13,13 @@ Exit codes (also in ``mcp-sync --help`` and ``docs/cli.md``) are the ``EXIT_*`` 
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import json
-import re
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import (
     CapabilityError,
@@ -37,10 +35,11 @@ from ..errors import (
 )
 from . import _render
 from ._arguments import ArgumentError, parse_arguments, parse_json_object, unknown_arguments
+from ._command_line import UsageError, build_parser, parse_command_line
+from ._stdout_watch import StdioServerError, StdoutWatch
 
 if TYPE_CHECKING:
     from ..client import Client
-    from ..transports.base import Transport
 
 __all__ = [
     "EXIT_AUTH",
@@ -51,7 +50,13 @@ __all__ = [
     "EXIT_TIMEOUT",
     "EXIT_TOOL_ERROR",
     "EXIT_USAGE",
+    "StdioServerError",
+    "UsageError",
+    "build_parser",
+    "connect",
+    "exit_code_for",
     "main",
+    "parse_command_line",
 ]
 
 EXIT_OK = 0
@@ -69,255 +74,6 @@ EXIT_TIMEOUT = 5
 EXIT_AUTH = 6
 #: Interrupted with Ctrl-C (SIGINT); the request was cancelled on the wire.
 EXIT_INTERRUPTED = 130
-
-EPILOG = """\
-targets (one of):
-  -- COMMAND [ARGS...]     run a stdio server (the rest of the line is its command)
-  URL, --url URL           a remote server (Streamable HTTP, falling back to HTTP+SSE)
-  --config FILE [--server NAME]
-                           a server from an mcpServers JSON file (Claude Desktop, Cursor,
-                           VS Code); --server may be left out if the file has one server
-
-arguments of call and prompt:
-  key=value                converted to the type the tool's input schema gives key
-                           (numbers, booleans, JSON objects and arrays)
-  key:=JSON                a raw JSON value
-  --arguments JSON         a JSON object ('-' reads it from stdin); key=value words
-                           override its keys. `--json '{...}'` is accepted too
-
-exit codes:
-  0    success
-  1    the tool reported an error (isError)
-  2    usage: bad command line, config or arguments; unknown tool or prompt
-  3    protocol: the server answered with an error or broke the protocol
-  4    connection: the server could not be started or reached, or it went away
-  5    timeout
-  6    authorization needed or refused (OAuth): sign in with `mcp-sync login URL`
-  130  interrupted (Ctrl-C): the request was cancelled on the wire
-
-examples:
-  mcp-sync tools -- mcp-server-time
-  mcp-sync call get_current_time timezone=Europe/Paris -- mcp-server-time
-  mcp-sync --config ~/.cursor/mcp.json --server time tools
-  mcp-sync login https://example.com/mcp       (then any command against that URL)
-"""
-
-#: Verbs that take no words of their own: a URL after them is the target.
-NO_POSITIONALS = (
-    "tools", "resources", "templates", "prompts", "ping", "info", "login", "logout",
-)
-
-
-ALL_VERBS = (*NO_POSITIONALS, "call", "read", "prompt", "complete")
-
-
-class UsageError(Exception):
-    """A problem with what the user typed: exit 2 with the message."""
-
-
-# -- command line ---------------------------------------------------------------------------
-
-
-def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
-    """Options accepted before and after the verb (after: defaults suppressed)."""
-
-    def default(value: Any) -> Any:
-        return value if top else argparse.SUPPRESS
-
-    group = parser.add_argument_group("connection and output")
-    group.add_argument("--url", default=default(None), help="a remote server's URL")
-    group.add_argument("--config", default=default(None), metavar="FILE",
-                       help="an mcpServers JSON config file")
-    group.add_argument("--server", default=default(None), metavar="NAME",
-                       help="the server to use from --config")
-    group.add_argument("-H", "--header", action="append", default=default([]),
-                       metavar="'NAME: VALUE'", help="an HTTP header (repeatable)")
-    group.add_argument("--protocol", default=default(None), metavar="auto|legacy|VERSION",
-                       help="protocol era or version to use (default: auto)")
-    group.add_argument("--timeout", type=float, default=default(None), metavar="SECONDS",
-                       help="per-request timeout, renewed by progress (default: 30)")
-    group.add_argument("--json", action="store_true", default=default(False),
-                       help="print JSON for machines instead of tables")
-    group.add_argument("--ignore-capabilities", action="store_true", default=default(False),
-                       help="send a request even if the server does not advertise the "
-                            "capability it needs")
-    group.add_argument("-v", "--verbose", action="count", default=default(0),
-                       help="show server log messages, stderr and progress (-vv: debug)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
-
-    parser = argparse.ArgumentParser(
-        prog="mcp-sync",
-        description="Talk to an MCP server: list and call its tools, resources and prompts.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"mcp-sync {__version__}")
-    parser.error = _fail  # type: ignore[method-assign]
-    _common(parser, top=True)
-    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
-    verbs.required = True
-
-    def verb(name: str, help: str) -> argparse.ArgumentParser:
-        sub = verbs.add_parser(name, help=help, description=help)
-        sub.error = _fail  # type: ignore[method-assign]
-        _common(sub, top=False)
-        return sub
-
-    verb("tools", "list the server's tools and their parameters")
-    call = verb("call", "call a tool: call NAME [key=value ...]")
-    call.add_argument("name", metavar="NAME")
-    call.add_argument("words", nargs="*", metavar="key=value")
-    call.add_argument("--arguments", metavar="JSON", help="the arguments as a JSON object")
-    verb("resources", "list the server's resources")
-    verb("templates", "list the server's resource templates")
-    read = verb("read", "read a resource: read URI")
-    read.add_argument("uri", metavar="URI")
-    verb("prompts", "list the server's prompts")
-    prompt = verb("prompt", "get a prompt: prompt NAME [key=value ...]")
-    prompt.add_argument("name", metavar="NAME")
-    prompt.add_argument("words", nargs="*", metavar="key=value")
-    prompt.add_argument("--arguments", metavar="JSON", help="the arguments as a JSON object")
-    complete = verb(
-        "complete",
-        "complete an argument: complete prompt:NAME|resource:URI ARGUMENT [VALUE] [key=value]",
-    )
-    complete.add_argument("ref", metavar="prompt:NAME|resource:URI")
-    complete.add_argument("argument", metavar="ARGUMENT")
-    complete.add_argument("value", nargs="?", default="", metavar="VALUE")
-    complete.add_argument("words", nargs="*", metavar="key=value",
-                          help="arguments already filled in (context)")
-    verb("ping", "check that the server answers")
-    login = verb("login", "sign in to a remote server with OAuth (opens the browser)")
-    login.add_argument("--no-browser", action="store_true",
-                       help="print the sign-in URL instead of opening a browser")
-    login.add_argument("--scope", help="the scope to ask for (default: what the server says)")
-    login.add_argument("--client-id", help="a pre-registered OAuth client id")
-    login.add_argument("--client-secret", help="its secret, for a confidential client")
-    login.add_argument("--port", type=int, default=0,
-                       help="the loopback port for the redirect (default: any free port)")
-    verb("logout", "revoke and forget the OAuth tokens stored for a remote server")
-    verb("info", "server name, version, protocol, capabilities and instructions")
-    return parser
-
-
-def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(options and verb words, server command after ``--``)."""
-    argv = list(argv)
-    if "--" in argv:
-        at = argv.index("--")
-        return argv[:at], argv[at + 1:]
-    return argv, []
-
-
-def _rewrite_json_arguments(words: list[str]) -> list[str]:
-    """``--json '{...}'`` (or ``--json -``) after call/prompt means ``--arguments``."""
-    out: list[str] = []
-    for i, word in enumerate(words):
-        following = words[i + 1] if i + 1 < len(words) else ""
-        if word == "--json" and (following.lstrip().startswith("{") or following == "-"):
-            out.append("--arguments")
-        else:
-            out.append(word)
-    return out
-
-
-#: Options that take the next word as their value (unless written ``--option=value``).
-VALUE_OPTIONS = frozenset({
-    "--url", "--config", "--server", "-H", "--header", "--protocol", "--timeout",
-    "--arguments", "--scope", "--client-id", "--client-secret", "--port",
-})
-
-
-def _is_url(word: str) -> bool:
-    return word.startswith(("http://", "https://"))
-
-
-def _is_option(word: str) -> bool:
-    return word.startswith("-") and len(word) > 1 and not word[1:2].isdigit()
-
-
-def _verb_at(words: Sequence[str]) -> int | None:
-    """The index of the verb: the first word that is neither an option nor its value."""
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if _is_option(word):
-            i += 2 if word in VALUE_OPTIONS else 1
-            continue
-        if word in ALL_VERBS:
-            return i
-        i += 1
-    return None
-
-
-def _take_url(words: list[str]) -> str | None:
-    """Remove and return the target URL written as a bare word: anywhere before the verb,
-    or after a verb that takes no words of its own."""
-    verb = _verb_at(words)
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if _is_option(word):
-            i += 2 if word in VALUE_OPTIONS else 1
-            continue
-        if _is_url(word) and (verb is None or i < verb or words[verb] in NO_POSITIONALS):
-            del words[i]
-            return word
-        i += 1
-    return None
-
-
-def _positionals_first(words: list[str]) -> list[str]:
-    """Move the options after the verb behind its positional words.
-
-    argparse ends a ``nargs="*"`` positional at the first option, so
-    ``call NAME --arguments '{...}' key=value`` would leave ``key=value`` unrecognized.
-    """
-    verb = _verb_at(words)
-    if verb is None:
-        return words
-    positionals: list[str] = []
-    options: list[str] = []
-    i = verb + 1
-    while i < len(words):
-        word = words[i]
-        if _is_option(word):
-            width = 2 if word in VALUE_OPTIONS else 1
-            options.extend(words[i:i + width])
-            i += width
-        else:
-            positionals.append(word)
-            i += 1
-    return [*words[:verb + 1], *positionals, *options]
-
-
-def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
-    words, command = _split(argv)
-    words = _rewrite_json_arguments(words)
-    url = _take_url(words)
-    words = _positionals_first(words)
-    args = build_parser().parse_args(words)
-    args.command = command
-    if url is not None:
-        if args.url:
-            raise UsageError("two URLs given")
-        args.url = url
-    if len(command) == 1 and command[0].startswith(("http://", "https://")):
-        args.url, args.command = command[0], []
-    targets = sum(bool(t) for t in (args.command, args.url, args.config))
-    if targets == 0:
-        raise UsageError(
-            "no server given: add `-- COMMAND ARGS...`, a URL, or --config FILE --server NAME"
-        )
-    if targets > 1:
-        raise UsageError("give one server: `-- COMMAND`, a URL, or --config")
-    if args.server and not args.config:
-        raise UsageError("--server needs --config FILE")
-    return args
-
 
 # -- connecting -----------------------------------------------------------------------------
 
@@ -395,7 +151,7 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
             auth = auth_for(args.url)
         return connect_target(args.url, headers=headers or None, auth=auth, **options)
     transport = StdioTransport(args.command[0], args.command[1:], on_stderr=on_stderr)
-    watch = _StdoutWatch(transport)
+    watch = StdoutWatch(transport)
     try:
         return connect_target(transport, **options)
     except Exception as exc:
@@ -405,68 +161,6 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
         raise explained from exc
     finally:
         watch.stop()
-
-
-class StdioServerError(McpError):
-    """A stdio command could not be used as an MCP server; the message says what it printed
-    on stdout. ``looks_like_http``: it announced a local URL (an HTTP server); otherwise
-    ``__cause__`` is the error connecting ended with."""
-
-    def __init__(self, message: str, *, looks_like_http: bool) -> None:
-        super().__init__(message)
-        self.looks_like_http = looks_like_http
-
-
-class _StdoutWatch:
-    """Keeps what a stdio server printed on stdout that is not JSON-RPC, while connecting.
-
-    A command that is really an HTTP server announces its local URL there and never answers:
-    on such a line the connection is ended at once instead of waiting for the timeout.
-    """
-
-    _LOCAL_URL = re.compile(r"https?://(localhost|127\.[0-9.]+|0\.0\.0\.0|\[::1?\])[:/\s]")
-    _SHOWN = re.compile(r": (b?'.*'|b?\".*\")$", re.DOTALL)
-
-    def __init__(self, transport: Transport) -> None:
-        self.transport = transport
-        self.lines: list[str] = []
-        self.http_server = False
-        self._lock = threading.Lock()
-        self._stop = transport.on_error(self._on_error)
-
-    def _on_error(self, error: BaseException) -> None:
-        match = self._SHOWN.search(str(error))
-        if not isinstance(error, ProtocolError) or match is None:
-            return
-        with contextlib.suppress(ValueError, SyntaxError):
-            shown = ast.literal_eval(match.group(1))
-            line = (shown.decode(errors="replace") if isinstance(shown, bytes) else shown).strip()
-            with self._lock:
-                if len(self.lines) < 5:
-                    self.lines.append(line)
-                if self.http_server or not self._LOCAL_URL.search(line + " "):
-                    return
-                self.http_server = True
-            # Not on the reader thread that called us: closing joins it.
-            threading.Thread(target=self.transport.close, daemon=True).start()
-
-    def stop(self) -> None:
-        self._stop()
-
-    def explain(self, exc: Exception) -> Exception:
-        """``exc`` with what the server printed on stdout, if it printed anything."""
-        with self._lock:
-            lines, http_server = list(self.lines), self.http_server
-        if not lines:
-            return exc
-        seen = "; ".join(repr(line) for line in lines)
-        if http_server:
-            return StdioServerError(
-                f"the server printed on stdout: {seen}; it looks like an HTTP server: give its "
-                "URL instead of a command (mcp-sync URL VERB)", looks_like_http=True,
-            )
-        return StdioServerError(f"{exc} (the server printed on stdout: {seen})",
-                                looks_like_http=False)
 
 
 # -- verbs ----------------------------------------------------------------------------------
@@ -776,10 +470,6 @@ def _sign_in_or_out(args: argparse.Namespace, err: IO[str]) -> int:
         client_secret=args.client_secret, port=args.port,
     )
     return EXIT_OK
-
-
-def _fail(message: str) -> NoReturn:
-    raise UsageError(f"{message} (see mcp-sync --help)")
 
 
 def main(argv: Sequence[str] | None = None, *, out: IO[str] | None = None,

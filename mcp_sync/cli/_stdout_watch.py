@@ -1,0 +1,79 @@
+"""What a stdio server printed on stdout that is not JSON-RPC, kept while connecting to
+explain a failure (a command that is really an HTTP server fails at once)."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import re
+import threading
+from typing import TYPE_CHECKING
+
+from ..errors import McpError, ProtocolError
+
+if TYPE_CHECKING:
+    from ..transports.base import Transport
+
+__all__ = ["StdioServerError", "StdoutWatch"]
+
+
+class StdioServerError(McpError):
+    """A stdio command could not be used as an MCP server; the message says what it printed
+    on stdout. ``looks_like_http``: it announced a local URL (an HTTP server); otherwise
+    ``__cause__`` is the error connecting ended with."""
+
+    def __init__(self, message: str, *, looks_like_http: bool) -> None:
+        super().__init__(message)
+        self.looks_like_http = looks_like_http
+
+
+class StdoutWatch:
+    """Keeps what a stdio server printed on stdout that is not JSON-RPC, while connecting.
+
+    A command that is really an HTTP server announces its local URL there and never answers:
+    on such a line the connection is ended at once instead of waiting for the timeout.
+    """
+
+    _LOCAL_URL = re.compile(r"https?://(localhost|127\.[0-9.]+|0\.0\.0\.0|\[::1?\])[:/\s]")
+    _SHOWN = re.compile(r": (b?'.*'|b?\".*\")$", re.DOTALL)
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self.lines: list[str] = []
+        self.http_server = False
+        self._lock = threading.Lock()
+        self._stop = transport.on_error(self._on_error)
+
+    def _on_error(self, error: BaseException) -> None:
+        match = self._SHOWN.search(str(error))
+        if not isinstance(error, ProtocolError) or match is None:
+            return
+        with contextlib.suppress(ValueError, SyntaxError):
+            shown = ast.literal_eval(match.group(1))
+            line = (shown.decode(errors="replace") if isinstance(shown, bytes) else shown).strip()
+            with self._lock:
+                if len(self.lines) < 5:
+                    self.lines.append(line)
+                if self.http_server or not self._LOCAL_URL.search(line + " "):
+                    return
+                self.http_server = True
+            # Not on the reader thread that called us: closing joins it.
+            threading.Thread(target=self.transport.close, daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop()
+
+    def explain(self, exc: Exception) -> Exception:
+        """``exc`` with what the server printed on stdout, if it printed anything."""
+        with self._lock:
+            lines, http_server = list(self.lines), self.http_server
+        if not lines:
+            return exc
+        seen = "; ".join(repr(line) for line in lines)
+        if http_server:
+            return StdioServerError(
+                f"the server printed on stdout: {seen}; it looks like an HTTP server: give its "
+                "URL instead of a command (mcp-sync URL VERB)", looks_like_http=True,
+            )
+        return StdioServerError(f"{exc} (the server printed on stdout: {seen})",
+                                looks_like_http=False)
