@@ -7,6 +7,7 @@ on the same port, in both protocol eras. Nothing here is scripted.
 
 from __future__ import annotations
 
+import logging
 import os
 import queue
 import signal
@@ -270,3 +271,45 @@ def test_backoff_waits_honour_the_policy_between_refused_attempts(leaks: Any) ->
     with pytest.raises(ConnectionClosed, match=r"could not reconnect \(4 attempts\)"):
         client.list_tools()
     client.close()
+
+
+def test_close_ends_a_call_that_waits_to_reconnect(leaks: Any) -> None:
+    port = free_port()
+    argv = [sys.executable, HTTP_FIXTURE, "streamable-http", str(port)]
+    with HttpServer(argv, port):
+        client = mcp_sync.connect(
+            f"http://127.0.0.1:{port}/mcp", protocol="legacy", request_timeout=120,
+            recovery=Backoff(initial_delay=0.2, max_delay=0.5, max_retries=1000),
+        )
+    retrying = threading.Event()
+
+    class Seen(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "reconnecting" in record.getMessage():
+                retrying.set()
+
+    seen, logger = Seen(), logging.getLogger("mcp_sync")
+    level = logger.level
+    logger.addHandler(seen)
+    logger.setLevel(logging.INFO)
+    outcome: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            client.list_tools()
+        except BaseException as exc:  # handed to the test thread
+            outcome.append(exc)
+
+    caller = threading.Thread(target=call)
+    try:
+        caller.start()
+        assert retrying.wait(30)  # refused: the call now waits between attempts
+        client.close()
+        caller.join(10)
+    finally:
+        logger.removeHandler(seen)
+        logger.setLevel(level)
+        client.close()
+    assert not caller.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], ConnectionClosed)
+    assert "closed" in str(outcome[0])
