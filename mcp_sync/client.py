@@ -16,33 +16,27 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, overload
 
-from . import _tasks
-from ._core import ClientCore, ClientState, Subscription
+from ._core import ClientState, Subscription
 from ._handlers import RootsSource
 from ._listen import ModernListen, listen_filters
 from ._negotiation import ServerState
 from ._tasks import ToolTask
+from ._tasks_and_skills import TasksAndSkills
 from .abort import AbortSignal
 from .errors import (
-    CapabilityError,
     InvalidStateError,
     RpcError,
 )
 from .protocol import modern, versions
-from .protocol.jsonrpc import INVALID_PARAMS, Notification
+from .protocol.jsonrpc import Notification
 from .protocol.types import (
     CallToolResult,
-    CancelTaskResult,
     CompleteResult,
     CreateTaskResult,
     GetPromptResult,
-    GetSkillResult,
-    GetTaskResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
-    ListSkillsResult,
-    ListTasksResult,
     ListToolsResult,
     LoggingLevel,
     LoggingMessageNotificationParams,
@@ -53,23 +47,16 @@ from .protocol.types import (
     Resource,
     ResourceTemplate,
     ResourceTemplateReference,
-    Skill,
-    Task,
     TaskMetadata,
-    TaskStatusNotificationParams,
     Tool,
 )
-from .protocol.types.skills import SKILLS_EXTENSION
-from .protocol.types.tasks import TASKS_EXTENSION
-from .protocol.validation import parse_result
-from .skills import LoadedSkill
 
 __all__ = ["Client", "ClientState", "ServerState", "Subscription"]
 
 ProgressHandler = Callable[[ProgressNotificationParams], None]
 
 
-class Client(ClientCore):
+class Client(TasksAndSkills):
     """A synchronous MCP client. Connect it to a transport, then call it from any thread.
 
     >>> client = Client("my-app", "1.0")                                  # doctest: +SKIP
@@ -379,24 +366,6 @@ class Client(ClientCore):
             self._validate_output(name, result, timeout)
         return result
 
-    def _call_tool_as_task(
-        self,
-        params: dict[str, Any],
-        timeout: float | None,
-        signal: AbortSignal | None,
-        on_progress: ProgressHandler | None,
-    ) -> ToolTask:
-        self._require_extension("tools/call", TASKS_EXTENSION)
-        params["_meta"] = _tasks.extension_meta(self._modern_capabilities("tools/call"))
-        raw = self.request(
-            "tools/call", params, timeout=timeout, signal=signal, on_progress=on_progress
-        )
-        if modern.result_type(raw) != "task":
-            return ToolTask(self, _tasks.completed_at_once(raw), extension=True)
-        state = parse_result("tools/call", GetTaskResult, raw)
-        _tasks.remember(self, state.task_id)
-        return ToolTask(self, state, extension=True)
-
     def _validate_output(self, name: str, result: CallToolResult, timeout: float | None) -> None:
         from .protocol.validation import validate_structured
 
@@ -631,181 +600,4 @@ class Client(ClientCore):
             timeout=timeout,
             signal=signal,
             on_progress=on_progress,
-        )
-
-    # -- skills (extension io.modelcontextprotocol/skills) ------------------------------
-
-    def list_skills(
-        self,
-        *,
-        timeout: float | None = None,
-        signal: AbortSignal | None = None,
-        on_progress: ProgressHandler | None = None,
-    ) -> list[Skill]:
-        """Every skill the server lists (all pages): entries only, no file is read.
-
-        A listing may be partial; :meth:`get_skill` reaches any skill by URI.
-        """
-        self._require_extension("skills/list", SKILLS_EXTENSION)
-        return list(
-            self._all_pages("skills/list", ListSkillsResult, "skills", timeout, signal, on_progress)
-        )
-
-    def get_skill(
-        self,
-        uri: str,
-        *,
-        timeout: float | None = None,
-        signal: AbortSignal | None = None,
-        on_progress: ProgressHandler | None = None,
-    ) -> Skill:
-        """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
-        self._require_extension("skills/get", SKILLS_EXTENSION)
-        return self._call(
-            "skills/get",
-            {"uri": uri},
-            GetSkillResult,
-            timeout=timeout,
-            signal=signal,
-            on_progress=on_progress,
-        ).skill
-
-    def load_skill(
-        self,
-        skill: Skill | str,
-        *,
-        allow_dynamic: bool = False,
-        origin: str | None = None,
-        timeout: float | None = None,
-    ) -> LoadedSkill:
-        """Load a skill: read its ``SKILL.md`` and verify it against the entry.
-
-        ``skill`` is an entry from :meth:`list_skills` or the URI of a ``SKILL.md`` (its
-        entry is fetched with :meth:`get_skill` first). Raises
-        :class:`~mcp_sync.errors.SkillVerificationError` when the content does not match
-        the entry (size, digest or frontmatter); a dynamic skill needs ``allow_dynamic``.
-        ``origin`` labels the server in :meth:`LoadedSkill.for_model` (default: the
-        server's name). See :mod:`mcp_sync.skills`.
-        """
-        from . import skills
-
-        entry = self.get_skill(skill, timeout=timeout) if isinstance(skill, str) else skill
-        if origin is None:
-            origin = self.server_info.name if self.server_info else "server"
-
-        def read(uri: str) -> ReadResourceResult:
-            return self.read_resource(uri, timeout=timeout)
-
-        return skills.load(entry, origin, read, allow_dynamic=allow_dynamic)
-
-    def _require_extension(self, method: str, extension: str) -> None:
-        extensions = self._initialized().wire_capabilities.get("extensions") or {}
-        if self.strict_capabilities and extension not in extensions:
-            raise CapabilityError(method, f"extensions.{extension}")
-
-    # -- tasks (2025-11-25 core, or the 2026 extension io.modelcontextprotocol/tasks) ---
-
-    def get_task(
-        self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
-    ) -> GetTaskResult:
-        """The current state of a task (``tasks/get``); from the 2026 extension, with the
-        result or error once it ended and the server's questions while it needs input."""
-        params: dict[str, Any] = {"taskId": task_id}
-        if self._modern():
-            params["_meta"] = _tasks.extension_meta({})
-        return self._call("tasks/get", params, GetTaskResult, timeout=timeout, signal=signal)
-
-    def get_task_result(
-        self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
-    ) -> CallToolResult:
-        """Block until a tool task ends and return its result (``tasks/result``; in the
-        2026 era, polling ``tasks/get``, with ``timeout`` for the whole wait)."""
-        if self._modern():
-            task = ToolTask(self, self.get_task(task_id, signal=signal), extension=True)
-            return task.result(timeout=timeout, signal=signal)
-        return self._call(
-            "tasks/result", {"taskId": task_id}, CallToolResult, timeout=timeout, signal=signal
-        )
-
-    def list_tasks(
-        self,
-        *,
-        timeout: float | None = None,
-        signal: AbortSignal | None = None,
-        on_progress: ProgressHandler | None = None,
-    ) -> list[Task]:
-        """Every task the server knows for this client (``tasks/list``, all pages). The 2026
-        extension has no ``tasks/list``: there, the tasks this client started that the
-        server still knows, each as ``tasks/get`` reports it."""
-        if not self._modern():
-            self._require("tasks/list", "tasks.list")
-            return list(
-                self._all_pages(
-                    "tasks/list", ListTasksResult, "tasks", timeout, signal, on_progress
-                )
-            )
-        tasks: list[Task] = []
-        for task_id in _tasks.started_tasks(self):
-            try:
-                tasks.append(self.get_task(task_id, timeout=timeout, signal=signal))
-            except RpcError as exc:
-                if exc.code != INVALID_PARAMS:
-                    raise
-                _tasks.forget(self, task_id)  # expired or purged by the server
-        return tasks
-
-    def cancel_task(
-        self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
-    ) -> CancelTaskResult:
-        """Ask the server to cancel a task (``tasks/cancel``) and return its state. In the
-        2026 era cancelling is cooperative: the state may still say working."""
-        if not self._modern():
-            self._require("tasks/cancel", "tasks.cancel")
-            return self._call(
-                "tasks/cancel",
-                {"taskId": task_id},
-                CancelTaskResult,
-                timeout=timeout,
-                signal=signal,
-            )
-        params = {"taskId": task_id, "_meta": _tasks.extension_meta({})}
-        self.request("tasks/cancel", params, timeout=timeout, signal=signal)
-        state = self.get_task(task_id, timeout=timeout, signal=signal)
-        return CancelTaskResult.from_wire(state.to_wire())
-
-    def update_task(
-        self,
-        task_id: str,
-        input_responses: Mapping[str, Any],
-        *,
-        timeout: float | None = None,
-        signal: AbortSignal | None = None,
-    ) -> None:
-        """Answer an input_required 2026 task's questions (``tasks/update``); the keys are
-        those of its ``input_requests``. :meth:`ToolTask.wait` does this by itself."""
-        self._require_era("modern", "tasks/update (the 2026 tasks extension)")
-        params = {
-            "taskId": task_id,
-            "inputResponses": dict(input_responses),
-            "_meta": _tasks.extension_meta({}),
-        }
-        self.request("tasks/update", params, timeout=timeout, signal=signal)
-
-    def answer_input_requests(
-        self, input_requests: Mapping[str, Any], *, signal: AbortSignal | None = None
-    ) -> dict[str, Any]:
-        """Answer a 2026 ``inputRequests`` map (sampling, elicitation, roots requests by key)
-        with this client's handlers; returns the ``inputResponses`` to send back."""
-        session = self._connected_session(self.request_timeout)
-        return self._fulfil_input_requests(session, dict(input_requests), signal)
-
-    def on_task_status(
-        self, callback: Callable[[TaskStatusNotificationParams], None]
-    ) -> Callable[[], None]:
-        """Call ``callback(status)`` for each ``notifications/tasks/status`` (2025-11-25;
-        2026 servers send task status only on a ``subscriptions/listen`` stream, which this
-        client does not request: poll with :meth:`ToolTask.wait`)."""
-        return self.on_notification(
-            "notifications/tasks/status",
-            lambda n: callback(TaskStatusNotificationParams.from_wire(n.params or {})),
         )
