@@ -25,7 +25,7 @@ from mcp_sync.integrations.llama_index import llama_index_tools
 
 pytestmark = [pytest.mark.timeout(60),
               # llama-index's own inspection of pydantic models (not ours)
-              pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince20")]
+              pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecationWarning")]
 
 
 def scripted_llm(*tool_call_turns, final="done"):
