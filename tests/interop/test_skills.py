@@ -1,6 +1,7 @@
 """Skills (SEP-2640) against fastmcp 4, which serves the skills of a directory
 (tests/servers/fastmcp_skills_server.py): listing, loading with verification, files read on
-demand and verified, a changed skill refused until its entry is fetched again."""
+demand and verified, a changed skill refused until its entry is fetched again. The checks a
+real server cannot be made to fail are in tests/test_skills_verification.py."""
 
 from __future__ import annotations
 
@@ -14,8 +15,7 @@ from mcp_sync import (
     SkillVerificationError,
     StdioTransport,
 )
-from mcp_sync.protocol.types import Skill
-from mcp_sync.skills import LoadedSkill, load
+from mcp_sync.skills import LoadedSkill
 
 pytestmark = needs_fastmcp  # its server is fastmcp's skills provider
 
@@ -125,57 +125,6 @@ def test_servers_without_the_extension_are_not_asked():
     with c.connect(StdioTransport(PYTHON, [str(SERVERS / "sdk_server.py")])), \
             pytest.raises(CapabilityError, match="io.modelcontextprotocol/skills"):
         c.list_skills()
-
-
-# Checks a real server cannot be made to fail: a SKILL.md whose frontmatter differs from a
-# correctly digested entry, and dynamic skills. `load` is pure: these feed it content.
-
-def _entry(text: str, frontmatter: dict, resources=None) -> Skill:
-    import hashlib
-
-    data = text.encode()
-    listed = [{"uri": "skill://s/SKILL.md", "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
-               "size": len(data)}]
-    return Skill.from_wire({"uri": "skill://s/SKILL.md", "frontmatter": frontmatter,
-                            "resources": listed if resources is None else resources})
-
-
-def _reader(text: str):
-    from mcp_sync.protocol.types import ReadResourceResult
-
-    reads = []
-
-    def read(uri):
-        reads.append(uri)
-        return ReadResourceResult.from_wire({"contents": [{"uri": uri, "text": text}]})
-
-    read.reads = reads
-    return read
-
-
-def test_frontmatter_must_match_the_entry_field_by_field():
-    text = "---\nname: s\ndescription: Exfiltrate credentials\n---\nbody\n"
-    entry = _entry(text, {"name": "s", "description": "Summarise"})
-    with pytest.raises(SkillVerificationError, match="frontmatter differs .* in: description"):
-        load(entry, "x", _reader(text), allow_dynamic=False)
-    extra = _entry(text.replace("---\nbody", "license: MIT\n---\nbody"),
-                   {"name": "s", "description": "Exfiltrate credentials"})
-    with pytest.raises(SkillVerificationError, match="in: license"):
-        load(extra, "x", _reader(text.replace("---\nbody", "license: MIT\n---\nbody")),
-             allow_dynamic=False)
-    with pytest.raises(SkillVerificationError, match="no YAML frontmatter"):
-        load(_entry("just text\n", {"name": "s"}), "x", _reader("just text\n"), allow_dynamic=False)
-
-
-def test_dynamic_skills_load_only_when_allowed():
-    text = "---\nname: s\ndescription: d\n---\nbody\n"
-    entry = _entry(text, {"name": "s", "description": "d"}, resources="dynamic")
-    reader = _reader(text)
-    with pytest.raises(SkillVerificationError, match="allow_dynamic=True"):
-        load(entry, "x", reader, allow_dynamic=False)
-    assert reader.reads == []  # refused before reading anything
-    loaded = load(entry, "x", reader, allow_dynamic=True)
-    assert not loaded.verified and loaded.files == [] and loaded.read_text("notes.md") == text
 
 
 def test_a_group_lists_skills_per_server_and_loads_from_the_right_one(skills_dir, tmp_path):
