@@ -260,6 +260,11 @@ class ClientCore:
         """
         return self._state
 
+    @property
+    def auto_reinitialize(self) -> bool:
+        """True when ``recovery=`` is on (``auto_reinitialize=True`` is its older name)."""
+        return self.recovery is not None
+
     def on_close(self, callback: CloseCallback) -> Callable[[], None]:
         """Call ``callback(cause)`` once when the connection ends; returns a remover.
 

@@ -101,3 +101,17 @@ def test_a_forked_child_makes_its_own_client_and_leaves_the_parents_alone() -> N
     assert client() is parent  # the child's close() did not touch the parent's server
     assert parent.call_tool("add", {"a": 3, "b": 3}).text == "6"
     client.close()
+
+
+def test_a_connection_that_failed_is_not_cached() -> None:
+    commands = [["/nonexistent/mcp-server"], SDK]
+
+    @mcp_sync.shared_client
+    def client() -> mcp_sync.Client:
+        return mcp_sync.connect(commands[0], protocol="legacy", request_timeout=30)
+
+    with pytest.raises(mcp_sync.ServerStartError):
+        client()
+    commands.pop(0)  # e.g. the deployment finished
+    assert client().call_tool("add", {"a": 1, "b": 1}).text == "2"
+    client.close()
