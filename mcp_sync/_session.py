@@ -492,7 +492,8 @@ class Session:
             self.dispatcher.submit(lambda listener=listener: listener(notification))  # type: ignore[misc]
 
     def _respond(self, request_id: RequestId, result: Any) -> None:
-        self._send_quietly(jsonrpc.result_response(request_id, result))
+        # A result is always an object: a handler that returned None answers {}.
+        self._send_quietly(jsonrpc.result_response(request_id, {} if result is None else result))
 
     def _respond_error(
         self, request_id: RequestId, code: int, message: str, data: Any = None

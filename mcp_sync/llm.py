@@ -230,7 +230,8 @@ def llm_tool_names(tools: Sequence[Tool]) -> list[str]:
 
 def tool_input_schema(tool: Tool) -> dict[str, Any]:
     """The tool's input schema as LLM APIs want it: an object schema with ``properties``
-    always present (a copy; ``$ref`` and everything else left as the server wrote it)."""
+    always present and no ``$schema`` (some LLM APIs refuse it); a copy, ``$ref`` and
+    everything else left as the server wrote it."""
     schema = copy.deepcopy(tool.input_schema) if isinstance(tool.input_schema, dict) else {}
     schema["type"] = "object"
     if not isinstance(schema.get("properties"), dict):

@@ -124,8 +124,13 @@ class InProcessTransport(Transport):
             raise error from cause
         self._server_end.on_message(self._to_server)
         self._server_end.on_close(lambda _cause: self._stop_server())
-        self._server_end.start()
-        self._client_end.start()
+        try:
+            self._server_end.start()
+            self._client_end.start()
+        except RuntimeError as exc:  # the server ended meanwhile and closed the pair
+            raise ServerStartError(
+                f"in-process server {self.name!r} stopped while starting", command=self.name
+            ) from (self._failure or exc)
 
     def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
         try:

@@ -35,6 +35,10 @@ class InMemoryTransport(Transport):
         self._closing = False
 
     def start(self) -> None:
+        if self._closing:
+            raise RuntimeError(
+                f"in-memory transport {self.name!r} is closed: a transport starts once"
+            )
         if self._thread is not None:
             raise RuntimeError("transport already started")
         self._thread = threading.Thread(
@@ -47,9 +51,16 @@ class InMemoryTransport(Transport):
 
     def send_raw(self, value: Any, signal: AbortSignal | None = None) -> None:
         """Send any JSON value, valid JSON-RPC or not (to script a misbehaving peer)."""
+        # Fail as a real transport would, or tests pass here that fail in production.
         peer = self.peer
         if self._closing or peer is None or peer._closing:
             raise ConnectionClosed(f"in-memory transport {self.name!r} is closed")
+        if self._thread is None:
+            raise ConnectionClosed(f"in-memory transport {self.name!r} is not started")
+        if peer._thread is None:
+            raise ConnectionClosed(
+                f"in-memory peer {peer.name!r} is not started: nothing would read this message"
+            )
         data = json.dumps(value)
         with self._send_lock:
             if signal is not None and signal.aborted:

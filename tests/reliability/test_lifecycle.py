@@ -126,6 +126,7 @@ def test_server_requests_beyond_the_backlog_are_refused_and_reported(leaks) -> N
 
 
 def test_close_drops_the_callback_backlog_and_no_callback_runs_after_it(leaks) -> None:
+    before = set(threading.enumerate())
     server = MockServer()
     client = Client("lifecycle", "1", protocol="legacy")
     ran: list[int] = []
@@ -143,7 +144,7 @@ def test_close_drops_the_callback_backlog_and_no_callback_runs_after_it(leaks) -
     assert first.wait(10)
     client.close()
     count = len(ran)
-    assert not [t for t in threading.enumerate() if t.name == "mcp-sync-dispatcher"]
+    assert not [t for t in set(threading.enumerate()) - before if t.name == "mcp-sync-dispatcher"]
     assert count < 2000  # the backlog was dropped, not run
     server.transport.close()
     assert len(ran) == count

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from ._base import McpModel, MetaModel, Number
 from .content import Icon
@@ -134,16 +134,16 @@ class Implementation(McpModel):
 
 
 class ToolsCapability(McpModel):
-    list_changed: bool | None = None
+    list_changed: StrictBool | None = None
 
 
 class PromptsCapability(McpModel):
-    list_changed: bool | None = None
+    list_changed: StrictBool | None = None
 
 
 class ResourcesCapability(McpModel):
-    subscribe: bool | None = None
-    list_changed: bool | None = None
+    subscribe: StrictBool | None = None
+    list_changed: StrictBool | None = None
 
 
 class LoggingCapability(McpModel):
@@ -177,7 +177,7 @@ class ServerCapabilities(McpModel):
 
 
 class RootsCapability(McpModel):
-    list_changed: bool | None = None
+    list_changed: StrictBool | None = None
 
 
 class SamplingCapability(McpModel):

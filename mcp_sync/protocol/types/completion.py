@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from ._base import McpModel
 from .common import RequestParams, Result
@@ -61,7 +61,7 @@ class Completion(McpModel):
 
     values: list[str] = Field(default_factory=list)
     total: int | None = None
-    has_more: bool | None = None
+    has_more: StrictBool | None = None
 
     _always_sent = frozenset({"values"})
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, TypeAdapter
+from pydantic import Discriminator, Field, StrictBool, Tag, TypeAdapter
 
 from ._base import McpModel, MetaModel, Number
 
@@ -223,7 +223,7 @@ class ToolResultContent(MetaModel):
     tool_use_id: str
     content: list[ContentBlock] = Field(default_factory=list)
     structured_content: Any = None
-    is_error: bool | None = None
+    is_error: StrictBool | None = None
 
 
 #: A content block inside a sampling message: text, image, audio, tool use or tool result.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from .. import meta as meta_keys
 from ._base import McpModel
@@ -122,9 +122,9 @@ def parse_input_response(method: str, result: Any) -> InputResponse:
 class SubscriptionFilter(McpModel):
     """Which notifications a ``subscriptions/listen`` stream carries."""
 
-    tools_list_changed: bool | None = None
-    prompts_list_changed: bool | None = None
-    resources_list_changed: bool | None = None
+    tools_list_changed: StrictBool | None = None
+    prompts_list_changed: StrictBool | None = None
+    resources_list_changed: StrictBool | None = None
     resource_subscriptions: list[str] | None = None
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from ._base import McpModel, Number
 from .common import NotificationParams, RequestParams, Result
@@ -126,7 +126,7 @@ class BooleanSchema(McpModel):
     type: Literal["boolean"] = "boolean"
     title: str | None = None
     description: str | None = None
-    default: bool | None = None
+    default: StrictBool | None = None
 
 
 class EnumOption(McpModel):

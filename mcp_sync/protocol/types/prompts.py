@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from ._base import McpModel, MetaModel
 from .common import CacheableResult, InputResponseRequestParams, PaginatedResult, Result
@@ -22,7 +22,7 @@ class PromptArgument(McpModel):
     name: str
     title: str | None = None
     description: str | None = None
-    required: bool | None = None
+    required: StrictBool | None = None
 
 
 class Prompt(MetaModel):

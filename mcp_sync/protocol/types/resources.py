@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Any
+
+from pydantic import Field, model_validator
 
 from ._base import MetaModel
 from .common import (
@@ -26,8 +28,22 @@ __all__ = [
 ]
 
 
+def _name_from(data: Any, key: str) -> Any:
+    """Servers that leave out a resource's required ``name`` are common: use ``data[key]``
+    (the URI or URI template) as its name, as other clients do, rather than fail the list."""
+    if isinstance(data, dict) and "name" not in data and isinstance(data.get(key), str):
+        return {**data, "name": data[key]}
+    return data
+
+
 class Resource(ResourceFields):
-    """A resource the server can read, as listed by ``resources/list``."""
+    """A resource the server can read, as listed by ``resources/list`` (without a ``name``
+    from the server, its ``uri`` is the name)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_name(cls, data: Any) -> Any:
+        return _name_from(data, "uri")
 
     def _repr_html_(self) -> str | None:
         from ..._repr import html_for
@@ -41,10 +57,17 @@ class Resource(ResourceFields):
 
 
 class ResourceTemplate(MetaModel):
-    """An RFC 6570 URI template for resources the server can read."""
+    """An RFC 6570 URI template for resources the server can read (without a ``name`` from
+    the server, its ``uriTemplate`` is the name)."""
 
     uri_template: str
     name: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_name(cls, data: Any) -> Any:
+        return _name_from(data, "uriTemplate")
+
     title: str | None = None
     description: str | None = None
     mime_type: str | None = None

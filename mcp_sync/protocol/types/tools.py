@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from ._base import McpModel, MetaModel
 from .common import CacheableResult, InputResponseRequestParams, PaginatedResult, Result
@@ -25,10 +25,10 @@ class ToolAnnotations(McpModel):
     """Hints about a tool's behaviour (2025-03-26). Untrusted unless the server is trusted."""
 
     title: str | None = None
-    read_only_hint: bool | None = None
-    destructive_hint: bool | None = None
-    idempotent_hint: bool | None = None
-    open_world_hint: bool | None = None
+    read_only_hint: StrictBool | None = None
+    destructive_hint: StrictBool | None = None
+    idempotent_hint: StrictBool | None = None
+    open_world_hint: StrictBool | None = None
 
 
 class ToolExecution(McpModel):
@@ -110,7 +110,7 @@ class CallToolResult(Result):
 
     content: list[ContentBlock] = Field(default_factory=list)
     structured_content: Any = None
-    is_error: bool = False
+    is_error: StrictBool = False
 
     _always_sent = frozenset({"content"})
 
