@@ -785,7 +785,7 @@ class ClientCore:
             self._cache.clear()
         if self._modern():
             for listen in list(self._active_listens):
-                listen.restart_later()
+                listen.restart()  # before the call that reconnected goes out
             return
         with self._subscriptions_lock:
             uris = list(self._subscriptions)

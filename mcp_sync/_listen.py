@@ -104,11 +104,10 @@ class ModernListen:
         if dispatcher is not None:
             dispatcher.submit(self._restart)
 
-    def restart_later(self) -> None:
-        """Listen again on the client's dispatcher (after the client reconnected)."""
-        dispatcher = self._client._dispatcher
-        if not self._cancelled and dispatcher is not None:
-            dispatcher.submit(self._restart)
+    def restart(self) -> None:
+        """Listen again (after the client reconnected): the server forgot the old request."""
+        if not self._cancelled:
+            self._restart()
 
     def _restart(self) -> None:
         try:

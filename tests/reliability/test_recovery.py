@@ -173,6 +173,20 @@ def test_resource_subscriptions_are_made_again_on_the_new_server(leaks: Any) -> 
     client.close()
 
 
+def test_a_2026_listen_is_made_again_on_the_new_server(leaks: Any) -> None:
+    client = mcp_sync.connect(
+        lambda: StdioTransport(sys.executable, [SDK, "stdio"]), recovery=FAST,
+        request_timeout=30,
+    )
+    assert client.era == "modern"
+    changes: queue.Queue[str] = queue.Queue()
+    client.listen(tools_list_changed=True, callback=lambda n: changes.put(n.method))
+    kill_the_server(client)
+    assert client.call_tool("poke").text == "poked"  # reconnects, listens again, then pokes
+    assert changes.get(timeout=30) == "notifications/tools/list_changed"
+    client.close()
+
+
 def test_threads_that_find_the_connection_lost_share_one_restart(leaks: Any) -> None:
     made = []
 
