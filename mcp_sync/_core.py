@@ -843,9 +843,17 @@ class ClientCore:
                 new_info = Implementation.from_wire(info)
                 self._server = dataclasses.replace(state, server_info=new_info)
 
-    def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
-        """Send a notification."""
-        self._connected_session().notify(method, dict(params) if params is not None else None)
+    def notify(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        """Send a notification. Raises :class:`~mcp_sync.errors.WriteTimeout` when a server
+        that stopped reading has not taken it within ``timeout`` (default ``request_timeout``)."""
+        body = dict(params) if params is not None else None
+        self._connected_session().notify(method, body, self._wait(timeout))
 
     def _connected_session(self, wait: float | None = None) -> Session:
         """The live session; with ``recovery=``, a lost one is replaced first (within

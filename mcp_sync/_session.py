@@ -244,10 +244,14 @@ class Session:
         self._settle_locally(pending, Aborted(reason), reason)
         self._send_cancel(pending, True)
 
-    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """Send a notification."""
+    def notify(
+        self, method: str, params: dict[str, Any] | None = None, timeout: float | None = None
+    ) -> None:
+        """Send a notification; raise :class:`WriteTimeout` if the server has not taken it
+        within ``timeout`` seconds (None: no limit)."""
         self._check_open()
-        self.transport.send(jsonrpc.notification(method, params))
+        deadline = math.inf if timeout is None else time.monotonic() + timeout
+        self.transport.send_before(jsonrpc.notification(method, params), deadline)
 
     def _wait(self, pending: _Pending, cancellable: bool) -> Any:
         future = pending.future

@@ -15,7 +15,7 @@ import pytest
 from reliability_support import connect, fault_peer
 from stdio_support import server
 
-from mcp_sync.errors import ConnectionClosed, ProtocolError, RequestTimeout
+from mcp_sync.errors import ConnectionClosed, ProtocolError, RequestTimeout, WriteTimeout
 from mcp_sync.transports.stdio import StdioTransport
 
 pytestmark = pytest.mark.timeout(60)
@@ -196,3 +196,23 @@ def test_an_answer_with_a_type_confused_id_or_invalid_utf8_fails_its_call_at_onc
         client.ping()  # the connection goes on
     finally:
         client.close()
+
+
+def test_a_notification_the_server_never_reads_ends_within_the_request_timeout(leaks) -> None:
+    client = connect(fault_peer("deaf"), request_timeout=2)
+    failed: list[BaseException] = []
+
+    def notify() -> None:
+        try:  # 256 KiB: four times what the pipe holds
+            client.notify("notifications/message", {"data": "x" * 262144})
+        except BaseException as exc:
+            failed.append(exc)
+
+    sender = threading.Thread(target=notify)
+    sender.start()
+    sender.join(15)
+    stuck = sender.is_alive()
+    client.close()
+    assert not stuck, "a notification write outlived the request timeout"
+    assert failed and isinstance(failed[0], WriteTimeout) and failed[0].partial
+    assert "unrecoverable" in str(failed[0])
