@@ -15,13 +15,16 @@ It plugs into the HTTP transports through :class:`mcp_sync.auth.AuthProvider`::
 
 Discovery (:mod:`.discovery`), PKCE (:mod:`.pkce`), client registration
 (:mod:`.registration`), the exchanges (:mod:`.flow`), orchestration (:mod:`.provider`),
-storage (:mod:`.store`) and redirects (:mod:`.callback`) each live in their own module. It is
+storage (:mod:`.store`) and redirects (:mod:`.callback`) each live in their own module; so do
+the grants without a user (:mod:`.client_credentials`, :mod:`.jwt_bearer` for workload
+identity federation and enterprise-managed authorization) and DPoP (:mod:`.dpop`). It is
 not an authorization server and does not open browsers unless asked to.
 """
 
 from .callback import CallbackServer, PendingCallback, default_page, headless_redirect
 from .client_credentials import ClientCredentialsProvider
 from .discovery import Discovery, ResourceMetadata, ServerMetadata, discover
+from .dpop import DPoPKey
 from .errors import (
     AuthorizationDenied,
     AuthorizationRequired,
@@ -40,11 +43,13 @@ from .errors import (
     TokenError,
 )
 from .flow import CallbackResult, PendingAuthorization, TokenSet
+from .jwt_bearer import AssertionSource, IdJagExchange, JwtBearerProvider
 from .provider import OAuthProvider, RedirectHandler, TokenSource, adapt
 from .registration import ClientInfo, ClientMetadata
 from .store import FileStateStore, MemoryStateStore, StateStore
 
 __all__ = [
+    "AssertionSource",
     "AuthorizationDenied",
     "AuthorizationRequired",
     "CallbackError",
@@ -53,14 +58,17 @@ __all__ = [
     "ClientCredentialsProvider",
     "ClientInfo",
     "ClientMetadata",
+    "DPoPKey",
     "Discovery",
     "DiscoveryError",
     "FileStateStore",
     "InsecureEndpointError",
     "InsufficientScopeError",
     "InvalidClientError",
+    "IdJagExchange",
     "InvalidGrantError",
     "IssuerMismatchError",
+    "JwtBearerProvider",
     "MemoryStateStore",
     "OAuthError",
     "OAuthProvider",

@@ -17,8 +17,9 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
 import requests
 
 from . import pkce
-from ._http import post
+from ._http import exchange
 from .discovery import ServerMetadata
+from .dpop import DPoPKey
 from .errors import AuthorizationDenied, IssuerMismatchError, TokenError, token_error
 from .registration import ClientInfo
 
@@ -29,11 +30,15 @@ __all__ = [
     "check_callback",
     "client_credentials_grant",
     "exchange_code",
+    "jwt_bearer_grant",
     "refresh",
     "start_authorization",
 ]
 
 logger = logging.getLogger("mcp_sync.oauth")
+
+#: RFC 7523's grant type: a JWT as the authorization grant.
+JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
 @dataclass(frozen=True)
@@ -263,7 +268,8 @@ def client_authentication(
         data["client_assertion_type"] = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
         data["client_assertion"] = client_assertion(client.client_id, server.issuer, pem, algorithm)
         return {}
-    data["client_id"] = client.client_id
+    if client.client_id:
+        data["client_id"] = client.client_id
     return {}
 
 
@@ -276,12 +282,32 @@ def token_request(
     private_key: tuple[str | bytes, str] | None = None,
     requested_scope: str | None = None,
     resource: str | None = None,
+    dpop: DPoPKey | None = None,
 ) -> TokenSet:
-    """POST to the token endpoint; the tokens, or a :class:`TokenError`."""
-    headers = client_authentication(client, server, data, private_key)
-    status, body = post(
-        session, server.token_endpoint, "token endpoint", data=data, headers=headers
-    )
+    """POST to the token endpoint; the tokens, or a :class:`TokenError`.
+
+    With ``dpop`` every attempt carries a fresh proof, a ``use_dpop_nonce`` answer is retried
+    once with the server's nonce, and a ``DPoP`` token type is accepted.
+    """
+    endpoint = server.token_endpoint
+    for attempt in (1, 2):
+        form = dict(data)
+        headers = client_authentication(client, server, form, private_key)
+        if dpop is not None:
+            headers["DPoP"] = dpop.proof("POST", endpoint)
+        answer = exchange(session, "POST", endpoint, "token endpoint", data=form, headers=headers)
+        status, body = answer.status, answer.json
+        if dpop is not None:
+            dpop.remember_nonce(endpoint, answer.headers.get("DPoP-Nonce"))
+            if (
+                attempt == 1
+                and status in (400, 401)
+                and body is not None
+                and body.get("error") == "use_dpop_nonce"
+                and answer.headers.get("DPoP-Nonce")
+            ):
+                continue
+        break
     if status != 200 or body is None or not isinstance(body.get("access_token"), str):
         error = body.get("error") if body else None
         description = body.get("error_description") if body else None
@@ -291,7 +317,11 @@ def token_request(
             status,
         )
     token_type = str(body.get("token_type") or "Bearer")
-    if token_type.lower() != "bearer":
+    if token_type.lower() == "dpop" and dpop is not None:
+        token_type = "DPoP"
+    elif token_type.lower() == "bearer":
+        token_type = "Bearer"
+    else:
         raise TokenError(
             "unsupported_token_type", f"token_type {token_type!r} is not Bearer", status
         )
@@ -301,7 +331,7 @@ def token_request(
     now = time.time()
     return TokenSet(
         access_token=body["access_token"],
-        token_type="Bearer",
+        token_type=token_type,
         refresh_token=refresh_token if isinstance(refresh_token, str) and refresh_token else None,
         expires_at=now + float(expires_in)
         if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool)
@@ -319,6 +349,8 @@ def exchange_code(
     client: ClientInfo,
     pending: PendingAuthorization,
     code: str,
+    *,
+    dpop: DPoPKey | None = None,
 ) -> TokenSet:
     """Exchange an authorization code (with its PKCE verifier) for tokens."""
     data = {
@@ -330,12 +362,23 @@ def exchange_code(
     if pending.resource:
         data["resource"] = pending.resource
     return token_request(
-        session, server, client, data, requested_scope=pending.scope, resource=pending.resource
+        session,
+        server,
+        client,
+        data,
+        requested_scope=pending.scope,
+        resource=pending.resource,
+        dpop=dpop,
     )
 
 
 def refresh(
-    session: requests.Session, server: ServerMetadata, client: ClientInfo, tokens: TokenSet
+    session: requests.Session,
+    server: ServerMetadata,
+    client: ClientInfo,
+    tokens: TokenSet,
+    *,
+    dpop: DPoPKey | None = None,
 ) -> TokenSet:
     """Refresh ``tokens``; a response without a new refresh token keeps the old one."""
     if tokens.refresh_token is None:
@@ -344,7 +387,13 @@ def refresh(
     if tokens.resource:
         data["resource"] = tokens.resource
     fresh = token_request(
-        session, server, client, data, requested_scope=tokens.scope, resource=tokens.resource
+        session,
+        server,
+        client,
+        data,
+        requested_scope=tokens.scope,
+        resource=tokens.resource,
+        dpop=dpop,
     )
     if fresh.refresh_token is None:
         fresh = replace(fresh, refresh_token=tokens.refresh_token)
@@ -359,6 +408,7 @@ def client_credentials_grant(
     scope: str | None,
     resource: str | None,
     private_key: tuple[str | bytes, str] | None = None,
+    dpop: DPoPKey | None = None,
 ) -> TokenSet:
     """The client credentials grant (machine to machine)."""
     data = {"grant_type": "client_credentials"}
@@ -374,4 +424,34 @@ def client_credentials_grant(
         private_key=private_key,
         requested_scope=scope,
         resource=resource,
+        dpop=dpop,
+    )
+
+
+def jwt_bearer_grant(
+    session: requests.Session,
+    server: ServerMetadata,
+    client: ClientInfo,
+    assertion: str,
+    *,
+    scope: str | None,
+    resource: str | None,
+    private_key: tuple[str | bytes, str] | None = None,
+    dpop: DPoPKey | None = None,
+) -> TokenSet:
+    """The JWT bearer grant (RFC 7523 section 2.1): ``assertion`` is the authorization grant."""
+    data = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion}
+    if scope:
+        data["scope"] = scope
+    if resource:
+        data["resource"] = resource
+    return token_request(
+        session,
+        server,
+        client,
+        data,
+        private_key=private_key,
+        requested_scope=scope,
+        resource=resource,
+        dpop=dpop,
     )

@@ -33,6 +33,7 @@ import requests
 from ..auth import AuthProvider, UnauthorizedContext
 from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, post, require_secure
 from .discovery import Discovery, ServerMetadata, canonical_resource, discover
+from .dpop import DPoPKey, authorization_headers, supported_by, take_nonce
 from .errors import (
     AuthorizationRequired,
     InsufficientScopeError,
@@ -66,7 +67,10 @@ _MAX_PENDING = 8
 
 
 class TokenSource(Protocol):
-    """What :func:`adapt` needs: :class:`OAuthProvider` and :class:`ClientCredentialsProvider`."""
+    """What :func:`adapt` needs: :class:`OAuthProvider`, :class:`ClientCredentialsProvider`,
+    :class:`JwtBearerProvider`. An ``authorization_headers(method, url)`` method, when
+    present, gives each request's headers (DPoP); else ``token()`` is sent as a bearer token.
+    """
 
     server_url: str
 
@@ -88,6 +92,10 @@ class OAuthProvider:
     ``client_issuer`` only at that authorization server.
     ``authorization_server_metadata_url``: the authorization server's metadata document, for
     deployments without protected resource metadata (replaces that part of discovery).
+    ``dpop``: proof-of-possession tokens (RFC 9449, see :mod:`.dpop`): None (the default) uses
+    them when the authorization server advertises ES256 in
+    ``dpop_signing_alg_values_supported``, True always, False never; a :class:`DPoPKey` uses
+    that key (else one is made and kept in the store).
     ``store``: where tokens and registrations live (:class:`FileStateStore` to keep them).
     ``on_redirect``: see the module docstring. ``scope``: request exactly this scope instead of
     the spec's choice. ``offline_access``: add ``offline_access`` when the authorization server
@@ -109,6 +117,7 @@ class OAuthProvider:
         client_issuer: str | None = None,
         token_endpoint_auth_method: str | None = None,
         authorization_server_metadata_url: str | None = None,
+        dpop: DPoPKey | bool | None = None,
         store: StateStore | None = None,
         on_redirect: RedirectHandler | None = None,
         scope: str | None = None,
@@ -121,6 +130,8 @@ class OAuthProvider:
         self.server_url = server_url
         self.timeout = timeout
         self.authorization_server_metadata_url = authorization_server_metadata_url
+        self.dpop = dpop
+        self._proof_key: DPoPKey | None = dpop if isinstance(dpop, DPoPKey) else None
         self.redirect_url = redirect_url
         self.client_metadata = client_metadata or ClientMetadata()
         if client_metadata_url is not None:
@@ -170,9 +181,21 @@ class OAuthProvider:
             return fresh.access_token if fresh is not None else None
         return tokens.access_token
 
+    def authorization_headers(self, method: str, url: str) -> dict[str, str]:
+        """The headers for one request to the MCP server: ``Authorization: Bearer``, or for a
+        DPoP-bound token ``Authorization: DPoP`` and a fresh ``DPoP`` proof."""
+        token = self.token()
+        tokens = self._tokens
+        if token is None or tokens is None:
+            return {}
+        key = self._dpop_key() if tokens.token_type == "DPoP" else None
+        return authorization_headers(token, tokens.token_type, key, method, url)
+
     def handle_challenge(self, ctx: UnauthorizedContext) -> bool:
         """Handle a 401 / 403 insufficient_scope; True to retry the request (see module doc)."""
         self.check_url(ctx.url)
+        if ctx.params.get("error") == "use_dpop_nonce":
+            return take_nonce(self._proof_key, ctx)
         with self._lock, limits(Limits(self.timeout, ctx.cancelled)) as bound:
             bound.check()
             state = self._load()
@@ -309,6 +332,28 @@ class OAuthProvider:
             self._tokens = None
 
     # -- internals ------------------------------------------------------------------------
+
+    def _dpop_for(self, server: ServerMetadata) -> DPoPKey | None:
+        """The key to bind tokens from ``server`` to, or None for bearer tokens."""
+        if self.dpop is False:
+            return None
+        if self.dpop is None and not supported_by(server):
+            return None
+        return self._dpop_key()
+
+    def _dpop_key(self) -> DPoPKey:
+        with self._lock:
+            if self._proof_key is None:
+                with self.store.lock(self._key):
+                    state = self._load()
+                    pem = state.get("dpopKey")
+                    if isinstance(pem, str):
+                        self._proof_key = DPoPKey.from_pem(pem)
+                    else:
+                        self._proof_key = DPoPKey()
+                        state["dpopKey"] = self._proof_key.private_pem()
+                        self._save(state)
+            return self._proof_key
 
     def _discover(self, resource_metadata_url: str | None) -> Discovery:
         return discover(
@@ -536,7 +581,9 @@ class OAuthProvider:
             if client is None or client.client_id != pending.client_id:
                 raise OAuthError("the client this sign-in was started with is no longer registered")
             try:
-                tokens = exchange_code(self.session, server, client, pending, code)
+                tokens = exchange_code(
+                    self.session, server, client, pending, code, dpop=self._dpop_for(server)
+                )
             except InvalidClientError:
                 self._forget_client(server.issuer)
                 raise
@@ -569,7 +616,13 @@ class OAuthProvider:
             if server is None or client is None:
                 return None
             try:
-                fresh = refresh(self.session, server, client, tokens)
+                fresh = refresh(
+                    self.session,
+                    server,
+                    client,
+                    tokens,
+                    dpop=self._dpop_key() if tokens.token_type == "DPoP" else None,
+                )
             except InvalidGrantError:
                 self._set_tokens(None)
                 raise
@@ -623,6 +676,13 @@ class _Adapter(AuthProvider):
 
     def token(self) -> str | None:
         return self.source.token()
+
+    def authorization(self, method: str, url: str) -> dict[str, str]:
+        headers = getattr(self.source, "authorization_headers", None)
+        if headers is not None:
+            result: dict[str, str] = headers(method, url)
+            return result
+        return super().authorization(method, url)
 
     def on_unauthorized(self, ctx: UnauthorizedContext) -> bool:
         return self.source.handle_challenge(ctx)

@@ -589,7 +589,8 @@ class HttpClient:
             try:
                 retry = self.auth.on_unauthorized(ctx)
             except BaseException:
-                self._auth_refusals += 1
+                if not ctx.cancelled.is_set():  # an abort is that request's, not a refusal
+                    self._auth_refusals += 1
                 raise
             if retry:
                 self._auth_generation += 1

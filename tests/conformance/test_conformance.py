@@ -51,17 +51,7 @@ PARALLEL = 4
 #: Scenarios mcp_sync does not pass yet, and why. They are not run (they would fail), the
 #: whole-suite run must fail exactly on them, and the README's known gaps list them. The
 #: oauth helper removes the auth ones as it implements them (test_conformance_auth.py).
-EXPECTED_GAPS = {
-    "auth/enterprise-managed-authorization": (
-        "enterprise-managed authorization (SEP-990 identity assertion grant) is not "
-        "implemented"
-    ),
-    "auth/dpop": "DPoP proof-of-possession tokens (RFC 9449) are not implemented",
-    "auth/dpop-nonce": "DPoP server nonces (RFC 9449) are not implemented",
-    "auth/wif-jwt-bearer": (
-        "workload identity federation (a JWT bearer assertion grant) is not implemented"
-    ),
-}
+EXPECTED_GAPS: dict[str, str] = {}
 
 #: Scenarios that pass alone but fail in the whole-suite run, where ~25 scenarios start at
 #: once on a loaded machine. Seen there: the OAuth flow that the 401 on the 2026

@@ -160,3 +160,46 @@ def test_a_401_then_403_insufficient_scope_on_one_request_is_stepped_up():
             assert client.call_tool("add", {"a": 2, "b": 5}).text == "7"
         assert len(redirects.urls) == 2
         assert set(provider.tokens.scope.split()) == {"mcp:read", "mcp:write"}
+
+
+class RecordingSession(requests.Session):
+    """The transport's session: notes when the ``initialize`` POST goes out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.initialize_sent = threading.Event()
+
+    def send(self, request, **kwargs):  # type: ignore[override]
+        if b'"initialize"' in (request.body or b""):
+            self.initialize_sent.set()
+        return super().send(request, **kwargs)
+
+
+class SlowDiscoverySession(requests.Session):
+    """The provider's session: the first metadata request is answered only once the client
+    has given up on its probe and sent ``initialize`` (an authorization server that slow)."""
+
+    def __init__(self, transport_session: RecordingSession) -> None:
+        super().__init__()
+        self.transport_session = transport_session
+        self.slowed = False
+
+    def request(self, method, url, *args, **kwargs):  # type: ignore[override]
+        if not self.slowed and "/.well-known/" in url:
+            self.slowed = True
+            assert self.transport_session.initialize_sent.wait(30)
+        return super().request(method, url, *args, **kwargs)
+
+
+@pytest.mark.timeout(60)
+def test_an_abandoned_probe_does_not_refuse_the_handshake_waiting_behind_it(server):
+    # The 2026 probe times out while its authorization runs; that abort belongs to the probe,
+    # and the initialize request waiting behind it must still be authorized.
+    transport_session = RecordingSession()
+    provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback",
+                             session=SlowDiscoverySession(transport_session),
+                             on_redirect=headless_redirect())
+    transport = mcp_sync.StreamableHttpTransport(server.url, auth=adapt(provider),
+                                                 session=transport_session)
+    with mcp_sync.Client("t", "1", probe_timeout=0.5).connect(transport) as client:
+        assert client.call_tool("add", {"a": 4, "b": 5}).text == "9"

@@ -1,0 +1,150 @@
+"""The shared part of providers that get tokens without a user (machine to machine).
+
+A grant at the token endpoint (client credentials, JWT bearer) gives an access token; the
+provider asks again when the token is about to expire or a 401 says so, and asks for more
+scope on a 403 ``insufficient_scope``. There is no refresh token, no redirect and no
+registration: the client's identity is configured. Subclasses say which grant.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from abc import ABC, abstractmethod
+
+import requests
+
+from ..auth import UnauthorizedContext
+from ._http import DEFAULT_TIMEOUT, Limits, limits, origin
+from .discovery import ServerMetadata, canonical_resource, discover
+from .dpop import DPoPKey, authorization_headers, supported_by, take_nonce
+from .errors import OAuthError
+from .flow import TokenSet
+from .store import MemoryStateStore, StateStore
+
+__all__ = ["DEFAULT_TIMEOUT", "MachineProvider"]
+
+logger = logging.getLogger("mcp_sync.oauth")
+
+
+class MachineProvider(ABC):
+    """Base of :class:`ClientCredentialsProvider` and :class:`JwtBearerProvider`."""
+
+    #: Appended to the store key: each kind of provider keeps its own tokens.
+    kind = "machine"
+
+    def __init__(
+        self,
+        server_url: str,
+        *,
+        scope: str | None,
+        store: StateStore | None,
+        refresh_margin: float,
+        timeout: float,
+        session: requests.Session | None,
+        dpop: DPoPKey | bool | None,
+        authorization_server_metadata_url: str | None,
+    ) -> None:
+        self.server_url = server_url
+        self.scope = scope
+        self.store = store if store is not None else MemoryStateStore()
+        self.refresh_margin = refresh_margin
+        self.timeout = timeout
+        self.session = session or requests.Session()
+        self.dpop = dpop
+        self.authorization_server_metadata_url = authorization_server_metadata_url
+        self._proof_key = dpop if isinstance(dpop, DPoPKey) else None
+        self._key = canonical_resource(server_url) + "#" + self.kind
+        self._lock = threading.RLock()
+        self._server: ServerMetadata | None = None
+        self._resource: str | None = None
+        stored = (self.store.load(self._key) or {}).get("tokens")
+        self._tokens = TokenSet.from_json(stored) if isinstance(stored, dict) else None
+
+    @abstractmethod
+    def _grant(
+        self, server: ServerMetadata, scope: str | None, resource: str | None, dpop: DPoPKey | None
+    ) -> TokenSet:
+        """Run this provider's grant at ``server``'s token endpoint."""
+
+    @property
+    def tokens(self) -> TokenSet | None:
+        """The current tokens (their repr hides the token values)."""
+        return self._tokens
+
+    def check_url(self, url: str) -> None:
+        if origin(url) != origin(self.server_url):
+            raise OAuthError(
+                f"this provider holds credentials for {self.server_url}; not sent to {url}"
+            )
+
+    def token(self) -> str | None:
+        tokens = self._tokens
+        if tokens is not None and tokens.refresh_due(self.refresh_margin) and self._server:
+            try:
+                with limits(Limits(self.timeout)):
+                    return self._fetch(self._scope(None)).access_token
+            except Exception as exc:
+                logger.warning("the %s grant failed: %s", self.kind, type(exc).__name__)
+        return tokens.access_token if tokens is not None else None
+
+    def authorization_headers(self, method: str, url: str) -> dict[str, str]:
+        """``Authorization: Bearer``, or ``DPoP`` with a fresh proof for a DPoP-bound token."""
+        token = self.token()
+        tokens = self._tokens
+        if token is None or tokens is None:
+            return {}
+        return authorization_headers(token, tokens.token_type, self._proof_key, method, url)
+
+    def handle_challenge(self, ctx: UnauthorizedContext) -> bool:
+        self.check_url(ctx.url)
+        if ctx.params.get("error") == "use_dpop_nonce":
+            return take_nonce(self._proof_key, ctx)
+        with self._lock, limits(Limits(self.timeout, ctx.cancelled)) as bound:
+            bound.check()
+            current = self._tokens
+            if current is not None and current.access_token != ctx.token:
+                return True
+            discovery = discover(
+                self.session,
+                self.server_url,
+                ctx.resource_metadata,
+                server_metadata_url=self.authorization_server_metadata_url,
+                authorization_code=False,
+            )
+            self._server = discovery.server
+            self._resource = discovery.resource
+            scope = ctx.scope
+            if ctx.insufficient_scope and current is not None and current.scope:
+                scope = " ".join(dict.fromkeys((current.scope + " " + (ctx.scope or "")).split()))
+            elif scope is None and discovery.resource_metadata is not None:
+                supported = discovery.resource_metadata.scopes_supported
+                scope = " ".join(supported) if supported else None
+            self._fetch(self._scope(scope))
+            return True
+
+    def _scope(self, challenged: str | None) -> str | None:
+        if self.scope is not None:
+            return self.scope
+        if challenged is not None:
+            return challenged
+        return self._tokens.scope if self._tokens is not None else None
+
+    def _dpop_for(self, server: ServerMetadata) -> DPoPKey | None:
+        if self.dpop is False:
+            return None
+        if self.dpop is None and not supported_by(server):
+            return None
+        if self._proof_key is None:
+            self._proof_key = DPoPKey()
+        return self._proof_key
+
+    def _fetch(self, scope: str | None) -> TokenSet:
+        with self._lock:
+            server = self._server
+            assert server is not None
+            tokens = self._grant(server, scope, self._resource, self._dpop_for(server))
+            self.store.save(self._key, {"tokens": tokens.to_json()})
+            self._tokens = tokens
+            return tokens
+
