@@ -155,20 +155,31 @@ def exchange(
     bound = current_limits()
     bound.check()
     deadline = time.monotonic() + bound.timeout
-    response = session.request(
-        method,
-        url,
-        data=dict(data) if data is not None else None,
-        json=dict(json) if json is not None else None,
-        headers={
-            "Accept": "application/json",
-            "Accept-Encoding": "gzip, deflate",
-            **(headers or {}),
-        },
-        timeout=(bound.timeout, bound.timeout),
-        allow_redirects=False,
-        stream=True,
-    )
+    for attempt in (1, 2):
+        try:
+            response = session.request(
+                method,
+                url,
+                data=dict(data) if data is not None else None,
+                json=dict(json) if json is not None else None,
+                headers={
+                    "Accept": "application/json",
+                    "Accept-Encoding": "gzip, deflate",
+                    **(headers or {}),
+                },
+                timeout=(bound.timeout, bound.timeout),
+                allow_redirects=False,
+                stream=True,
+            )
+            break
+        except requests.ConnectionError as exc:
+            # A pooled keep-alive connection the server closed as we reused it (Node closes
+            # idle ones after 5 s) hangs up on the request: a GET is sent once more, on a
+            # fresh connection, rather than taken as "no document here".
+            if method != "GET" or attempt == 2 or isinstance(exc, requests.ConnectTimeout):
+                raise
+            logger.debug("%s at %s: %s; sending it again", what, url, exc)
+            bound.check()
     with response:
         body = _read_capped(response, deadline, bound, what)
         return Answer(response.status_code, response.headers, _json_object(body))
@@ -195,9 +206,10 @@ def _read_capped(
     raw: Any = response.raw
     body = bytearray()
     while True:
+        # no abort check here: a request that was sent is read to its end (a token response
+        # dropped half-read would waste the code or the rotated refresh token)
         if time.monotonic() > deadline:
             raise ExchangeTimeout(f"the {what} did not answer within {bound.timeout:g} s")
-        bound.check()
         try:
             chunk = raw.read1(_CHUNK, decode_content=False)
         except urllib3.exceptions.ReadTimeoutError as exc:

@@ -547,10 +547,13 @@ class OAuthProvider:
         answer = self.on_redirect(pending.authorization_url) if self.on_redirect else None
         if answer is None:
             raise AuthorizationRequired(pending.authorization_url, pending.state)
-        if isinstance(answer, CallbackResult):
-            self._finish(answer)
-        else:
-            self._finish(CallbackResult.from_url(answer), answer)
+        # The user has answered: the code is exchanged even if the request that started the
+        # sign-in was aborted meanwhile (the next request uses the tokens; no second sign-in).
+        with limits(Limits(self.timeout)):
+            if isinstance(answer, CallbackResult):
+                self._finish(answer)
+            else:
+                self._finish(CallbackResult.from_url(answer), answer)
         return True
 
     def _finish(self, result: CallbackResult, landed_url: str | None = None) -> TokenSet:

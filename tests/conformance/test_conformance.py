@@ -54,15 +54,10 @@ PARALLEL = 4
 EXPECTED_GAPS: dict[str, str] = {}
 
 #: Scenarios that pass alone but fail in the whole-suite run, where ~25 scenarios start at
-#: once on a loaded machine. Seen there: the OAuth flow that the 401 on the 2026
-#: `server/discover` probe starts outlives the probe's timeout; the client falls back to
-#: `initialize` (these servers allow it unauthenticated) and then raises the 401 of
-#: `tools/list` instead of authorizing. A defect of the connect/OAuth path, reported; listed
-#: here (and in the README) until it is fixed, not hidden.
-WHOLE_SUITE_KNOWN_FAILURES = {
-    "auth/scope-step-up": "OAuth flow started by the 2026 probe outlives the probe (see above)",
-    "auth/scope-retry-limit": "OAuth flow started by the 2026 probe outlives the probe",
-}
+#: once on a loaded machine (with the reason); the README's known gaps list them. The step-up
+#: failures once here were a keep-alive connection the server closed as the step-up's
+#: discovery reused it (fixed: tests/oauth/test_oauth_outages.py).
+WHOLE_SUITE_KNOWN_FAILURES: dict[str, str] = {}
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from fastmcp import FastMCP
 from fastmcp.server.auth.auth import ClientRegistrationOptions, RevocationOptions
 from fastmcp.server.auth.providers.in_memory import InMemoryOAuthProvider
 from mcp.server.auth.provider import AccessToken
+from oauth_extensions import Extensions, Trust
 from starlette.responses import JSONResponse
 
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -143,7 +144,9 @@ class ClientCredentialsGrant:
 def serve(
     required_scopes: list[str] | None = None,
     machine_clients: Mapping[str, MachineClient] | None = None,
+    trust: Trust | None = None,
 ) -> Iterator[OAuthServer]:
+    """The server; with ``trust``, also the extension grants and DPoP (oauth_extensions)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -168,6 +171,8 @@ def serve(
     app: Any = mcp.http_app(path="/mcp")
     if machine_clients:
         app = ClientCredentialsGrant(app, running, machine_clients)
+    if trust is not None:
+        app = Extensions(app, running, trust)
     app = Outage(app, running)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)

@@ -16,6 +16,7 @@ pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
 from fastmcp.server.auth.providers import in_memory
 from hostile_peer import HostilePeer
 from oauth_fastmcp_server import serve
+from oauth_stub import Stub
 from test_oauth_e2e import provider_for
 
 import mcp_sync
@@ -29,6 +30,13 @@ from mcp_sync.oauth import OAuthError, OAuthProvider, adapt, headless_redirect
 def server():
     with serve() as running:
         yield running
+
+
+@pytest.fixture
+def stub():
+    server = Stub()
+    yield server
+    server.close()
 
 
 @pytest.fixture
@@ -203,3 +211,29 @@ def test_an_abandoned_probe_does_not_refuse_the_handshake_waiting_behind_it(serv
                                                  session=transport_session)
     with mcp_sync.Client("t", "1", probe_timeout=0.5).connect(transport) as client:
         assert client.call_tool("add", {"a": 4, "b": 5}).text == "9"
+
+
+@pytest.mark.timeout(60)
+def test_a_metadata_request_the_server_hangs_up_on_is_sent_again(stub):
+    # A pooled keep-alive connection the server closed just as it was reused (Node closes
+    # idle ones after 5 s; on a busy machine a step-up comes later than that) hangs up on the
+    # request. Before: discovery moved on to the origin's metadata and the 2025-03-26
+    # fallbacks, which a split authorization server does not have, and the step-up failed.
+    stub.standard()
+    prm = stub.routes[("GET", "/.well-known/oauth-protected-resource/mcp")]
+    calls: list[int] = []
+
+    def hang_up_once(request):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ConnectionResetError
+        return prm(request)
+
+    stub.route("GET", "/.well-known/oauth-protected-resource/mcp", hang_up_once)
+    provider = OAuthProvider(stub.url, "http://127.0.0.1:1/callback",
+                             on_redirect=headless_redirect())
+    assert provider.handle_challenge(UnauthorizedContext(
+        status=401, headers={}, www_authenticate="Bearer", url=stub.url,
+        session=requests.Session())) is True
+    assert len(calls) == 2
+    assert not stub.hits("/.well-known/oauth-protected-resource")  # no fallback to the root
