@@ -27,7 +27,7 @@ import requests
 import urllib3
 
 from ..errors import Aborted
-from .errors import InsecureEndpointError, OAuthError
+from .errors import ExchangeTimeout, InsecureEndpointError
 
 logger = logging.getLogger("mcp_sync.oauth")
 
@@ -36,10 +36,6 @@ DEFAULT_TIMEOUT = 30.0
 #: The largest OAuth response body read (decompressed); a larger one counts as no document.
 MAX_BODY = 1 << 20
 _CHUNK = 16384
-
-
-class ExchangeTimeout(OAuthError, TimeoutError):
-    """An OAuth endpoint did not answer in full within the exchange's time bound."""
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
-from ._http import ExchangeTimeout, get_json, origin, require_secure
+from ._http import get_json, origin, require_secure
 from .errors import (
     DiscoveryError,
+    ExchangeTimeout,
     IssuerMismatchError,
     PkceNotSupportedError,
     ResourceMismatchError,

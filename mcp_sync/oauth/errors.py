@@ -20,6 +20,8 @@ client secret, a code or a PKCE verifier.
     │   ├── InvalidGrantError     ``invalid_grant``: the code or refresh token is dead
     │   └── InvalidClientError    ``invalid_client`` / ``unauthorized_client``: the client is dead
     ├── InsufficientScopeError    step-up authorization gave up after its retry limit
+    ├── ExchangeTimeout           an OAuth endpoint did not answer within ``timeout`` (also a
+    │                             ``TimeoutError``)
     └── CallbackError             the local redirect listener failed (timeout, closed)
 """
 
@@ -32,6 +34,7 @@ __all__ = [
     "AuthorizationRequired",
     "CallbackError",
     "DiscoveryError",
+    "ExchangeTimeout",
     "InsecureEndpointError",
     "InsufficientScopeError",
     "InvalidClientError",
@@ -134,6 +137,10 @@ class InvalidClientError(TokenError):
 
 class InsufficientScopeError(OAuthError):
     """The server keeps asking for more scope; step-up stopped after its retry limit."""
+
+
+class ExchangeTimeout(OAuthError, TimeoutError):
+    """An OAuth endpoint did not answer in full within the exchange's time bound."""
 
 
 class CallbackError(OAuthError):

@@ -2,9 +2,15 @@
 
 ``oauth_page()`` starts the fastmcp ``InMemoryOAuthProvider`` server of the OAuth end-to-end
 tests (it approves every sign-in without a user) with a machine client ``my-service`` for the
-client credentials grant, and for the page's duration:
+client credentials grant, and the extension grants of ``oauth_extensions`` (JWT bearer from a
+trusted workload issuer or enterprise IdP, the IdP's token exchange at ``/idp/token``, DPoP);
+for the page's duration:
 
 - ``MCP_SERVER_URL`` is that server, ``SECRET`` the machine client's secret;
+- ``IDP_TOKEN_ENDPOINT`` the enterprise IdP's token endpoint, ``ENTERPRISE_SECRET`` the
+  secret of the enterprise-provisioned client ``enterprise-app``;
+- ``home/workload-token`` holds a workload JWT for that authorization server (what a platform
+  such as Kubernetes mounts into the workload);
 - ``HOME`` is ``home/`` in the scratch directory, so ``~/...`` store paths stay there;
 - :class:`HeadlessBrowser` is the preferred ``webbrowser`` browser, standing in for the user:
   it fetches the authorization URL, and delivers the redirect it answers with.
@@ -16,19 +22,23 @@ import contextlib
 import json
 import os
 import sys
+import time
 import webbrowser
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import jwt
 import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oauth"))
+from oauth_extensions import Trust
 from oauth_fastmcp_server import MachineClient, OAuthServer, serve
 
 SECRET = "docs-machine-secret"
+ENTERPRISE_SECRET = "docs-enterprise-secret"
 
 
 def sign_in(authorization_url: str) -> str:
@@ -83,6 +93,8 @@ class OAuthPage:
     browser: HeadlessBrowser
     #: The machine client's private key (PEM), for ``private_key_jwt``.
     pem: str
+    #: Whom the authorization server trusts (the workload issuer, the enterprise IdP).
+    trust: Trust
 
     def pending_authorization_url(self, store_path: str) -> str:
         """The URL of the one sign-in waiting in a FileStateStore (what was printed)."""
@@ -102,6 +114,20 @@ def oauth_page() -> Iterator[OAuthPage]:
     home.mkdir(exist_ok=True)
     browser = HeadlessBrowser()
     clients = {"my-service": MachineClient(secret=SECRET, public_key=public)}
-    with serve(machine_clients=clients) as server, registered(browser), \
-            environment(MCP_SERVER_URL=server.url, SECRET=SECRET, HOME=str(home)):
-        yield OAuthPage(server, browser, pem)
+    workload_key = ec.generate_private_key(ec.SECP256R1())
+    trust = Trust(
+        workload_public_key=workload_key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        ).decode(),
+        idp_private_key=ec.generate_private_key(ec.SECP256R1()),
+        clients={"enterprise-app": ENTERPRISE_SECRET},
+    )
+    with serve(machine_clients=clients, trust=trust) as server, registered(browser), \
+            environment(MCP_SERVER_URL=server.url, SECRET=SECRET, HOME=str(home),
+                        IDP_TOKEN_ENDPOINT=f"{server.base_url}/idp/token",
+                        ENTERPRISE_SECRET=ENTERPRISE_SECRET):
+        now = int(time.time())
+        claims = {"iss": trust.workload_issuer, "sub": "nightly-report",
+                  "aud": str(server.provider.base_url), "iat": now, "exp": now + 600}
+        (home / "workload-token").write_text(jwt.encode(claims, workload_key, algorithm="ES256"))
+        yield OAuthPage(server, browser, pem, trust)
