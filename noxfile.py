@@ -74,6 +74,12 @@ def _put_pyenv_pythons_on_path() -> None:
 _put_pyenv_pythons_on_path()
 
 
+#: What the tests import: the test extra and the optional integrations they exercise.
+TEST_EXTRAS = (
+    "test,validation,oauth-jwt,redis,skills,mcp,tracing,langchain,smolagents,llama-index"
+)
+
+
 def _install(session: nox.Session, extras: str) -> None:
     session.install("-e", f".[{extras}]")
     session.run("make", "-s", "peers", external=True)
@@ -82,7 +88,7 @@ def _install(session: nox.Session, extras: str) -> None:
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """The portable part of the suite (or the pytest arguments given after --)."""
-    _install(session, "test,validation,oauth-jwt,redis")
+    _install(session, TEST_EXTRAS)
     args = session.posargs or [
         "tests", *(f"--ignore={path}" for path in NOT_PORTABLE),
     ]
@@ -92,5 +98,5 @@ def tests(session: nox.Session) -> None:
 @nox.session(python=PYTHONS)
 def full(session: nox.Session) -> None:
     """The whole suite, docs pages and conformance included."""
-    _install(session, "test,validation,oauth-jwt,redis,docs")
+    _install(session, f"{TEST_EXTRAS},docs")
     session.run("pytest", "-p", "no:cacheprovider", *session.posargs)
