@@ -170,47 +170,70 @@ def test_a_401_then_403_insufficient_scope_on_one_request_is_stepped_up():
         assert set(provider.tokens.scope.split()) == {"mcp:read", "mcp:write"}
 
 
-class RecordingSession(requests.Session):
-    """The transport's session: notes when the ``initialize`` POST goes out."""
+class CountingRejections(requests.Session):
+    """The transport's session: counts the 401s the MCP server answers."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.initialize_sent = threading.Event()
+        self.rejected = threading.Semaphore(0)
 
     def send(self, request, **kwargs):  # type: ignore[override]
-        if b'"initialize"' in (request.body or b""):
-            self.initialize_sent.set()
-        return super().send(request, **kwargs)
+        response = super().send(request, **kwargs)
+        if response.status_code == 401:
+            self.rejected.release()
+        return response
 
 
-class SlowDiscoverySession(requests.Session):
-    """The provider's session: the first metadata request is answered only once the client
-    has given up on its probe and sent ``initialize`` (an authorization server that slow)."""
+class AbortDuringDiscovery(requests.Session):
+    """The provider's session, once armed: the first discovery request waits until both
+    calls were rejected (one flow runs, the other call waits behind it), then aborts the
+    first call, as its user would."""
 
-    def __init__(self, transport_session: RecordingSession) -> None:
+    def __init__(self, transport_session: CountingRejections) -> None:
         super().__init__()
         self.transport_session = transport_session
-        self.slowed = False
+        self.controller: AbortController | None = None
 
     def request(self, method, url, *args, **kwargs):  # type: ignore[override]
-        if not self.slowed and "/.well-known/" in url:
-            self.slowed = True
-            assert self.transport_session.initialize_sent.wait(30)
+        controller, self.controller = self.controller, None
+        if controller is not None:
+            for _ in range(2):
+                assert self.transport_session.rejected.acquire(timeout=30)
+            controller.abort("the user gave up")
         return super().request(method, url, *args, **kwargs)
 
 
 @pytest.mark.timeout(60)
-def test_an_abandoned_probe_does_not_refuse_the_handshake_waiting_behind_it(server):
-    # The 2026 probe times out while its authorization runs; that abort belongs to the probe,
-    # and the initialize request waiting behind it must still be authorized.
-    transport_session = RecordingSession()
-    provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback",
-                             session=SlowDiscoverySession(transport_session),
+def test_an_aborted_authorization_does_not_refuse_the_call_waiting_behind_it(server):
+    # The abort belongs to the aborted call; the call waiting for the same authorization must
+    # get its own, not share a refusal. (In the conformance whole-suite run the 2026 probe,
+    # dropped once `initialize` succeeded, aborted the flow `tools/list` waited behind.)
+    transport_session = CountingRejections()
+    session = AbortDuringDiscovery(transport_session)
+    provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback", session=session,
                              on_redirect=headless_redirect())
     transport = mcp_sync.StreamableHttpTransport(server.url, auth=adapt(provider),
                                                  session=transport_session)
-    with mcp_sync.Client("t", "1", probe_timeout=0.5).connect(transport) as client:
-        assert client.call_tool("add", {"a": 4, "b": 5}).text == "9"
+    with mcp_sync.Client("t", "1").connect(transport) as client:
+        while transport_session.rejected.acquire(blocking=False):
+            pass  # the sign-in's own 401s
+        server.provider.access_tokens.clear()
+        server.provider.refresh_tokens.clear()
+        controller = AbortController()
+        session.controller = controller
+        outcome: list[BaseException] = []
+
+        def aborted_call() -> None:
+            try:
+                client.call_tool("add", {"a": 1, "b": 1}, signal=controller.signal)
+            except BaseException as exc:
+                outcome.append(exc)
+
+        first = threading.Thread(target=aborted_call)
+        first.start()
+        assert client.call_tool("add", {"a": 2, "b": 3}).text == "5"
+        first.join(30)
+        assert len(outcome) == 1 and isinstance(outcome[0], Aborted)
 
 
 @pytest.mark.timeout(60)
