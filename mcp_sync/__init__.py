@@ -41,6 +41,7 @@ from .errors import (
     UnknownName,
     UnsupportedProtocolVersion,
     UrlElicitationRequired,
+    WriteTimeout,
 )
 from .group import ClientGroup
 from .llm import to_llm_content
@@ -113,6 +114,7 @@ __all__ = [
     "UnknownName",
     "UnsupportedProtocolVersion",
     "UrlElicitationRequired",
+    "WriteTimeout",
     "in_memory_transport_pair",
     "shared_client",
     "to_llm_content",
