@@ -127,8 +127,18 @@ class _Live:
 
 
 def _close_unreachable(what: str, live: _Live) -> None:
-    """The finaliser of a client dropped without ``close()`` (it must not refer to it)."""
+    """The finaliser of a client dropped without ``close()`` (it must not refer to it).
+
+    The garbage collector may run it on any thread, in the middle of anything, one of the
+    client's own threads holding one of its locks included: the shutdown runs on a thread of
+    its own."""
     warnings.warn(f"unclosed {what}: call close() or use 'with'", ResourceWarning, stacklevel=2)
+    threading.Thread(
+        target=_stop_live, args=(live,), name="mcp-sync-finalizer", daemon=True
+    ).start()
+
+
+def _stop_live(live: _Live) -> None:
     if live.session is not None:
         live.session.fail_all(None)
     _stop_connection(live.session, live.transport, live.dispatcher)

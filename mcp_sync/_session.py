@@ -5,7 +5,8 @@ A blocking call travels like this::
     caller thread                      reader thread (transport)        dispatcher thread
     -------------                      -------------------------        -----------------
     request(): new id, pending entry
-    transport.send(message, signal)
+    transport.send_before(message,
+        deadline, signal)
     wait on the Future, until the      response arrives: parse,
     (movable) deadline                 resolve the Future
     <- result / raise                  progress: move the deadline,     on_progress callback
@@ -15,7 +16,14 @@ A blocking call travels like this::
 The caller waits on its Future with a timeout equal to the time left; when it wakes it
 re-reads the deadline, which progress notifications may have pushed back. So a renewed timeout
 costs nothing while nothing happens, and Ctrl-C reaches the caller promptly (lock waits with a
-timeout are interruptible).
+timeout are interruptible). The write has the same deadline: a server that stops reading cannot
+hold a call past its timeout.
+
+Bounds, so that a hostile or broken server cannot wedge the client or grow it without limit:
+the reader thread never writes (answers it owes, to ``ping`` and unknown methods, and
+``notifications/cancelled`` go through a writer thread with ``WRITE_BACKLOG`` places; a server
+that does not read loses the excess, reported once), and at most ``INBOUND_BACKLOG`` server
+requests wait for handlers (the excess is refused with an error at once).
 """
 
 from __future__ import annotations
