@@ -21,6 +21,7 @@ identity federation and enterprise-managed authorization) and DPoP (:mod:`.dpop`
 not an authorization server and does not open browsers unless asked to.
 """
 
+from .adapter import TokenSource, adapt
 from .callback import CallbackServer, PendingCallback, default_page, headless_redirect
 from .client_credentials import ClientCredentialsProvider
 from .discovery import Discovery, ResourceMetadata, ServerMetadata, discover
@@ -45,7 +46,7 @@ from .errors import (
 )
 from .flow import CallbackResult, PendingAuthorization, TokenSet
 from .jwt_bearer import AssertionSource, IdJagExchange, JwtBearerProvider
-from .provider import OAuthProvider, RedirectHandler, TokenSource, adapt
+from .provider import OAuthProvider, RedirectHandler
 from .registration import ClientInfo, ClientMetadata
 from .store import FileStateStore, MemoryStateStore, StateStore
 

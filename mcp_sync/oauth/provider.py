@@ -25,13 +25,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 import requests
 
-from ..auth import AuthProvider, UnauthorizedContext
+from ..auth import UnauthorizedContext
 from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, post, require_secure
+from .adapter import TokenSource, adapt
 from .discovery import Discovery, ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, supported_by, take_nonce
 from .errors import (
@@ -64,19 +65,6 @@ RedirectHandler = Callable[[str], "CallbackResult | str | None"]
 
 _PENDING_TTL = 900.0
 _MAX_PENDING = 8
-
-
-class TokenSource(Protocol):
-    """What :func:`adapt` needs: :class:`OAuthProvider`, :class:`ClientCredentialsProvider`,
-    :class:`JwtBearerProvider`. An ``authorization_headers(method, url)`` method, when
-    present, gives each request's headers (DPoP); else ``token()`` is sent as a bearer token.
-    """
-
-    server_url: str
-
-    def token(self) -> str | None: ...
-
-    def handle_challenge(self, ctx: UnauthorizedContext) -> bool: ...
 
 
 class OAuthProvider:
@@ -664,39 +652,3 @@ def _revocation_client(client: ClientInfo, server: ServerMetadata) -> ClientInfo
         if method in methods:
             return replace(client, token_endpoint_auth_method=method)
     return client
-
-
-class _Adapter(AuthProvider):
-    """An :class:`~mcp_sync.auth.AuthProvider` over a :class:`TokenSource`."""
-
-    def __init__(self, source: TokenSource) -> None:
-        self.source = source
-
-    def bind(self, url: str) -> None:
-        check = getattr(self.source, "check_url", None)
-        if check is not None:
-            check(url)
-
-    def token(self) -> str | None:
-        return self.source.token()
-
-    def authorization(self, method: str, url: str) -> dict[str, str]:
-        headers = getattr(self.source, "authorization_headers", None)
-        if headers is not None:
-            result: dict[str, str] = headers(method, url)
-            return result
-        return super().authorization(method, url)
-
-    def on_unauthorized(self, ctx: UnauthorizedContext) -> bool:
-        return self.source.handle_challenge(ctx)
-
-    def __repr__(self) -> str:
-        return f"<oauth.adapt({self.source!r})>"
-
-
-def adapt(provider: TokenSource) -> AuthProvider:
-    """The :class:`~mcp_sync.auth.AuthProvider` to give a transport or ``mcp_sync.connect``::
-
-    client = mcp_sync.connect(url, auth=mcp_sync.oauth.adapt(provider))
-    """
-    return _Adapter(provider)
