@@ -15,14 +15,14 @@ from abc import ABC, abstractmethod
 import requests
 
 from ..auth import UnauthorizedContext
-from ._http import DEFAULT_TIMEOUT, Limits, limits, origin
+from ._http import Limits, limits, origin
 from .discovery import ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, supported_by, take_nonce
 from .errors import OAuthError
 from .flow import TokenSet
 from .store import MemoryStateStore, StateStore
 
-__all__ = ["DEFAULT_TIMEOUT", "MachineProvider"]
+__all__ = ["MachineProvider"]
 
 logger = logging.getLogger("mcp_sync.oauth")
 
