@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import threading
@@ -688,11 +689,18 @@ class ClientCore:
         signal: AbortSignal | None,
         progress: Callable[[dict[str, Any]], None] | None,
     ) -> Any:
-        hook = _hooks.around_request  # None unless instrumented (tracing): no cost then
+        hook = _hooks.around_request  # None unless instrumented (tracing)
         if hook is not None:
-            return hook(self, self._transport, method, body, lambda params: session.request(
-                method, params, timeout=wait, max_total_timeout=self.max_total_timeout,
-                signal=signal, on_progress=progress))  # fmt: skip
+            # a partial, not a lambda: a closure here would cost every request its cells
+            send = functools.partial(
+                session.request,
+                method,
+                timeout=wait,
+                max_total_timeout=self.max_total_timeout,
+                signal=signal,
+                on_progress=progress,
+            )
+            return hook(self, self._transport, method, body, send)
         return session.request(
             method,
             body,
