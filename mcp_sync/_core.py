@@ -303,8 +303,9 @@ class ClientCore:
 
         With ``protocol="auto"`` (the default) the client first probes with
         ``server/discover`` (2026-07-28, the stateless era); a server that does not answer it
-        as a 2026-era server within ``probe_timeout`` gets the ``initialize`` handshake on the
-        same connection. ``protocol="legacy"`` skips the probe; a version pins it.
+        as a 2026-era server (within ``probe_timeout``, except over Streamable HTTP, where
+        every server answers) gets the ``initialize`` handshake on the same connection.
+        ``protocol="legacy"`` skips the probe; a version pins it.
 
         Raises :class:`UnsupportedProtocolVersion` (after closing) when no version is shared.
         """

@@ -97,7 +97,12 @@ def negotiate(session: Session, offer: Offer, timeout: float) -> ServerState:
         return _discover(session, offer, mode, timeout, probe=False)
     deadline = time.monotonic() + timeout
     try:
-        probe_wait = min(offer.probe_timeout, timeout)
+        # The probe window is for transports whose old servers may ignore the probe (stdio);
+        # over Streamable HTTP every server answers, and a slow one is still a 2026 one.
+        if getattr(session.transport, "answers_every_request", False):
+            probe_wait = timeout
+        else:
+            probe_wait = min(offer.probe_timeout, timeout)
         return _discover(session, offer, versions.MODERN_VERSIONS[0], probe_wait, probe=True)
     except _LegacyServer as legacy:
         logger.debug("server/discover probe: %s; trying the handshake era", legacy)
@@ -110,24 +115,34 @@ def negotiate(session: Session, offer: Offer, timeout: float) -> ServerState:
             # version in the answer): a 2026-era server too slow for the probe window (a cold
             # start, a busy machine) may be the one refusing, and its answer to the probe may
             # still come. Wait for it as long as the connect timeout allows.
-            return _late_discover(session, legacy, refused, deadline - time.monotonic())
+            return _late_discover(session, offer, legacy, refused, deadline)
         if legacy.late is not None:
             session.forget(legacy.late)
         return state
 
 
 def _late_discover(
-    session: Session, legacy: _LegacyServer, refused: McpError, wait: float
+    session: Session, offer: Offer, legacy: _LegacyServer, refused: McpError, deadline: float
 ) -> ServerState:
     """The state from a ``server/discover`` answer that came after the probe window, else the
     handshake's refusal (``refused``)."""
     assert legacy.late is not None
     try:
-        raw = session.result(legacy.late, max(wait, 0.0))
+        try:
+            raw = session.result(legacy.late, max(deadline - time.monotonic(), 0.0))
+        except RpcError as exc:
+            # A 2026 server that wants another 2026 version: go on as _discover would.
+            data = exc.data if isinstance(exc.data, dict) else {}
+            chosen = modern.choose_version(data.get("supported") or [])
+            if exc.code != modern.UNSUPPORTED_VERSION or chosen is None:
+                raise
+            wait = max(deadline - time.monotonic(), 0.0)
+            return _discover(session, offer, chosen, wait, probe=False)
         result = parse_result("server/discover", DiscoverResult, raw)
         return _adopt(legacy.version, result, probe=False)
     except McpError as late_error:
         session.forget(legacy.late)
+        logger.debug("no late server/discover answer either: %s", late_error)
         if isinstance(refused, UnsupportedProtocolVersion) and refused.offered in (
             versions.MODERN_VERSIONS
         ):
@@ -138,7 +153,7 @@ def _late_discover(
                 f"client speaks through server/discover, but it did not answer server/discover "
                 f"in time ({late_error})"
             ) from refused
-        raise refused from None
+        raise refused from late_error
 
 
 def handshake(session: Session, offer: Offer, timeout: float) -> ServerState:

@@ -76,7 +76,8 @@ class Client(TasksAndSkills):
       server did not advertise (default True).
     - ``protocol``: ``"auto"`` (probe for 2026-07-28, fall back to the handshake),
       ``"legacy"`` (handshake only) or a version to pin; ``protocol_version``: the version
-      ``initialize`` offers; ``probe_timeout``: how long the probe waits (seconds).
+      ``initialize`` offers; ``probe_timeout``: how long the probe waits (seconds; not over
+      Streamable HTTP, where every server answers it).
     - ``max_input_rounds``: how many 2026 ``input_required`` rounds one call may take.
     - ``cache``: keep 2026 list/read results for their ``ttlMs`` (off by default).
     - ``recovery``: ``True`` or a :class:`Backoff` to heal a lost connection on the next

@@ -18,11 +18,15 @@ Releasing a blocked reader
     then read from that socket alone.
 
 Retries (never a call twice)
-    A POST is not idempotent (RFC 9110 section 9.2.2): a tool call may charge a card. A request
-    is sent again, once, on a fresh connection only when it provably never reached the server:
-    the reused keep-alive connection failed (reset, broken pipe, closed) before the request was
-    completely written. Once it was written, any failure fails the request. (urllib3 already
-    replaces a pooled connection the server closed while it was idle, before writing to it.)
+    A POST is not idempotent (RFC 9110 section 9.2.2): a tool call may charge a card. When a
+    reused keep-alive connection fails (reset, broken pipe, closed before any answer), the
+    request is sent again, once, on a fresh connection only if it provably never reached the
+    server (the failure came before the request was completely written), or if its semantics
+    are safe whatever the method (:data:`SAFE_TO_RESEND`: a GET, a DELETE, an MCP request that
+    only reads, like ``tools/list``). Anything else fails. To make that rare, a pooled
+    connection is not reused once it was idle for as long as the server said it keeps one
+    (``Keep-Alive: timeout=N``, less a second), and urllib3 replaces one the server already
+    closed; a server closing an idle connection at the moment it is reused is what is left.
 
 Ordered lane
     Notifications and responses go out one at a time in ``send()`` order, each once the previous
@@ -42,6 +46,7 @@ import email.utils
 import functools
 import http.client
 import logging
+import re
 import socket
 import ssl
 import threading
@@ -68,6 +73,7 @@ __all__ = [
     "JSON_TYPE",
     "LANE_STALL",
     "MIB",
+    "SAFE_TO_RESEND",
     "SSE_TYPE",
     "Cancelled",
     "Exchange",
@@ -96,6 +102,12 @@ JOIN_TIMEOUT = 5.0
 ACK_TIMEOUT = 30.0
 #: Seconds an unanswered lane POST holds up the messages behind it.
 LANE_STALL = 1.0
+#: MCP requests that only read: sending one twice changes nothing on the server.
+SAFE_TO_RESEND = frozenset({
+    "server/discover", "ping", "tools/list", "prompts/list", "prompts/get", "resources/list",
+    "resources/templates/list", "resources/read", "completion/complete", "skills/list",
+    "tasks/get", "tasks/list", "tasks/result",
+})
 JSON_TYPE = "application/json"
 SSE_TYPE = "text/event-stream"
 
@@ -103,6 +115,7 @@ SSE_TYPE = "text/event-stream"
 # -- cutting an HTTP exchange short ------------------------------------------------------------
 
 _local = threading.local()
+_KEEP_ALIVE_TIMEOUT = re.compile(r"\btimeout\s*=\s*(\d+)", re.IGNORECASE)
 
 
 def _shutdown_socket(sock: Any) -> None:
@@ -185,6 +198,13 @@ class Exchange:
         """The socket this exchange reads from (None before it has one)."""
         return self._sock
 
+    def note_keep_alive(self, header: str) -> None:
+        """Remember on the connection how long the server keeps it idle (``timeout=N``)."""
+        conn = self._conn
+        match = _KEEP_ALIVE_TIMEOUT.search(header)
+        if conn is not None and match is not None:
+            conn._mcp_sync_keep_alive = max(int(match.group(1)) - 1.0, 0.0)
+
     def on_abort(self, _reason: object) -> None:
         """The request's signal fired: stop reading unless the answer is already in."""
         if not self.answered:
@@ -229,7 +249,21 @@ def _track(conn: Any, reused: bool | None) -> None:
         exchange.attach_conn(conn, reused)
 
 
+def _drop_if_stale(conn: Any) -> None:
+    """Close a pooled connection idle for longer than the server said it keeps one (its
+    ``Keep-Alive: timeout=N``, less a second): the server may be closing it right now, and a
+    request written into that race cannot be sent again (see "Retries")."""
+    limit = getattr(conn, "_mcp_sync_keep_alive", None)
+    if (
+        limit is not None
+        and conn.sock is not None
+        and time.monotonic() - conn._mcp_sync_sent_at > limit
+    ):
+        conn.close()
+
+
 def _track_request(conn: Any) -> None:
+    _drop_if_stale(conn)
     sock = conn.sock
     reused = sock is not None and getattr(conn, "_mcp_sync_sock", None) is sock
     _track(conn, reused)
@@ -237,6 +271,7 @@ def _track_request(conn: Any) -> None:
 
 def _track_sent(conn: Any) -> None:
     conn._mcp_sync_sock = conn.sock
+    conn._mcp_sync_sent_at = time.monotonic()  # (idle since, at the latest)
     exchange: Exchange | None = getattr(_local, "exchange", None)
     if exchange is not None:
         exchange.mark_written(conn.sock)
@@ -492,11 +527,13 @@ class HttpClient:
         connect_timeout: float | None = None,
         auth_retry: bool = True,
         last_token: bool = False,
+        safe: bool = False,
     ) -> requests.Response:
         """Send one request on this thread and return the response with its body unread.
 
         ``last_token``: send the auth headers the latest request carried instead of asking the
-        auth provider (which might start a refresh), e.g. for the DELETE at close.
+        auth provider (which might start a refresh), e.g. for the DELETE at close. ``safe``:
+        the request may be sent twice (see "Retries" above); GET and DELETE always may.
         Raises ``requests`` exceptions for network failures, :class:`Cancelled` if the exchange
         was cancelled, and whatever ``AuthProvider.on_unauthorized`` raises.
         """
@@ -532,12 +569,13 @@ class HttpClient:
                     raise Cancelled from exc
                 if (
                     not reset_retried
-                    and not exchange.written  # (see "Retries" above: never a call twice)
+                    # (see "Retries" above: never a call twice)
+                    and (not exchange.written or safe or method in ("GET", "DELETE"))
                     and exchange.reused is not False
                     and _is_reset(exc)
                 ):
-                    logger.debug("%s %s: reset before it was sent; retrying on a fresh "
-                                 "connection", method, url)
+                    logger.debug("%s %s: reused connection reset; sending it again on a fresh "
+                                 "one", method, url)
                     reset_retried = True
                     continue
                 raise
@@ -547,6 +585,9 @@ class HttpClient:
             if exchange.cancelled:
                 response.close()
                 raise Cancelled
+            keep_alive = response.headers.get("Keep-Alive")
+            if keep_alive is not None:
+                exchange.note_keep_alive(keep_alive)
             target = _same_origin_redirect(response, url)
             if target is not None and redirects < _MAX_REDIRECTS:
                 # Followed by hand: requests would resend our own headers (API keys, session

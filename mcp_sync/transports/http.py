@@ -67,6 +67,7 @@ from ._http_common import (
     ERROR_BODY_LIMIT,
     JSON_TYPE,
     MIB,
+    SAFE_TO_RESEND,
     SSE_TYPE,
     Cancelled,
     Exchange,
@@ -161,6 +162,10 @@ class StreamableHttpTransport(HttpTransportBase):
     """
 
     kind = "http"
+    #: Every request gets an answer: a Streamable HTTP server of any era answers a POST (a
+    #: handshake-era one rejects a ``server/discover`` before ``initialize`` at once), so the
+    #: era probe waits for that answer, however slow, instead of a short window.
+    answers_every_request = True
 
     def __init__(
         self,
@@ -340,7 +345,12 @@ class StreamableHttpTransport(HttpTransportBase):
         sent_session = "Mcp-Session-Id" in headers
         try:
             response = self._client().open(
-                "POST", self.url, headers, jsonrpc.encode(message), exchange
+                "POST",
+                self.url,
+                headers,
+                jsonrpc.encode(message),
+                exchange,
+                safe=method in SAFE_TO_RESEND,
             )
         except requests.RequestException as exc:
             raise TransportError(self._describe(exc), request_id=request_id) from exc

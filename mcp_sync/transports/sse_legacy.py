@@ -31,6 +31,7 @@ from ._http_common import (
     ACK_TIMEOUT,
     ERROR_BODY_LIMIT,
     MIB,
+    SAFE_TO_RESEND,
     Cancelled,
     Exchange,
     HttpTransportBase,
@@ -257,6 +258,7 @@ class SseTransport(HttpTransportBase):
                 exchange,
                 # a request's POST ends with its signal; anything else has a deadline
                 read_timeout=None if request_id is not None else ACK_TIMEOUT,
+                safe=request_id is not None and message.get("method") in SAFE_TO_RESEND,
             )
             with response:
                 body = exchange.body_prefix

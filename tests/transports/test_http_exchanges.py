@@ -235,6 +235,27 @@ def test_a_call_fully_sent_on_a_reused_connection_then_reset_is_not_sent_again()
         assert client.ping() is None
 
 
+def test_a_read_only_request_reset_after_it_was_sent_is_sent_once_more() -> None:
+    """tools/list changes nothing: sent again on a fresh connection (a server closing an idle
+    connection as it is reused, common on a loaded machine, costs no error)."""
+    lists: list[Request] = []
+
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/list":
+            lists.append(req)
+            if len(lists) == 1:
+                req.drop()
+                return
+            req.reply_json(jsonrpc.result_response(req.json["id"], {"tools": []}))
+            return
+        answer(req)
+
+    with FaultServer(handler) as server, connect(server.url) as client:
+        assert client.ping() is None  # the next POST reuses this keep-alive connection
+        assert client.list_tools() == []
+        assert len(lists) == 2
+
+
 def test_a_keep_alive_connection_the_server_closed_while_idle_is_replaced_silently() -> None:
     closed: list[int] = []
 
@@ -246,8 +267,27 @@ def test_a_keep_alive_connection_the_server_closed_while_idle_is_replaced_silent
     with FaultServer(handler) as server, connect(server.url) as client:
         for _n in range(3):
             wait_until(lambda: len(closed) == len(server.requests))
+            assert client.ping() is None  # no error: a fresh connection was used
+
+
+@pytest.mark.parametrize("keep_alive", [None, "timeout=1"])
+def test_a_connection_idle_longer_than_the_server_keeps_it_is_not_reused(keep_alive) -> None:
+    """A server that says it keeps an idle connection N s (Node: 5) may close it at that very
+    moment: the client uses a fresh one once it was idle N - 1 s (here: 0 s, so always)."""
+    headers = {"Keep-Alive": keep_alive} if keep_alive else {}
+
+    def handler(req: Request) -> None:
+        msg = req.rpc_request()
+        if msg is not None:
+            value = initialize_result() if msg["method"] == "initialize" else {}
+            req.reply_json(jsonrpc.result_response(msg["id"], value), headers=headers)
+
+    with FaultServer(handler) as server, connect(server.url) as client:
+        wait_until(lambda: len(server.of("POST")) == 2)  # initialize, initialized
+        before = server.connections
+        for _ in range(3):
             assert client.ping() is None
-        assert len(server.of("POST")) == 5  # nothing sent twice
+        assert server.connections - before == (3 if keep_alive else 0)
 
 
 # -- GET streams that live long ---------------------------------------------------------------

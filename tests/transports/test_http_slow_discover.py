@@ -1,5 +1,9 @@
-"""A 2026-07-28-only server too slow for the ``server/discover`` probe window (a cold start, a
-busy machine) refuses the fallback ``initialize``; the client waits for the discover answer.
+"""A 2026-07-28-only server slow to answer ``server/discover`` (a cold start, a busy machine).
+
+Over Streamable HTTP every server answers the probe, so the client waits for that answer and
+never sends ``initialize``. Where a probe has a window (stdio: an old server may say nothing),
+a slow 2026 server refuses the fallback ``initialize`` and the client waits for the discover
+answer it is still owed; ``WindowedTransport`` stands for such a transport here.
 
 Scripted (tests/servers/http_faults.py): no real server can be made to take longer than the
 probe window on demand. The conformance suite's 2026 scenarios, run on a loaded machine
@@ -51,9 +55,11 @@ class SlowModernServer:
     """Answers ``server/discover`` only after it has refused ``initialize``, as a server still
     starting up would (``answers=False``: never)."""
 
-    def __init__(self, how: str, *, answers: bool = True) -> None:
+    def __init__(self, how: str, *, answers: bool = True, reject_first: bool = False) -> None:
         self.how = how
         self.answers = answers
+        self.reject_first = reject_first  # the late answer: "-32022, use one of these"
+        self.discovers = 0
         self.refused = threading.Event()
 
     def __call__(self, req: Request) -> None:
@@ -65,6 +71,12 @@ class SlowModernServer:
                 req.hang()
                 return
             self.refused.wait(20)
+            self.discovers += 1
+            if self.reject_first and self.discovers == 1:
+                req.reply_json(jsonrpc.error_response(
+                    msg["id"], -32022, "Unsupported protocol version",
+                    {"supported": [MODERN], "requested": "x"}), status=400)
+                return
             req.reply_json(jsonrpc.result_response(msg["id"], DISCOVER_RESULT))
         elif msg["method"] == "initialize":
             refusal(req, msg, self.how)
@@ -73,26 +85,63 @@ class SlowModernServer:
             req.reply_json(jsonrpc.result_response(msg["id"], {"tools": []}))
 
 
-@pytest.mark.parametrize("how", ["method-not-found", "http-400", "modern-version"])
-def test_a_slow_2026_only_server_is_found_when_initialize_is_refused(how: str) -> None:
-    with FaultServer(SlowModernServer(how)) as server:
+class WindowedTransport(StreamableHttpTransport):
+    """Streamable HTTP with the probe window of a transport whose old servers may stay silent."""
+
+    answers_every_request = False
+
+
+def test_over_http_a_slow_2026_only_server_is_waited_for_without_an_initialize() -> None:
+    def cold_start(req: Request) -> None:
+        msg = req.rpc_request()
+        if msg is None:
+            return
+        if msg["method"] == "server/discover":
+            req.server.stopping.wait(1.0)  # still starting: five times the probe window
+            req.reply_json(jsonrpc.result_response(msg["id"], DISCOVER_RESULT))
+        elif msg["method"] == "initialize":
+            refusal(req, msg, "method-not-found")
+        else:
+            req.reply_json(jsonrpc.result_response(msg["id"], {"tools": []}))
+
+    with FaultServer(cold_start) as server:
         client = mcp_sync.Client("t", "1", probe_timeout=0.2, request_timeout=10)
         with client.connect(StreamableHttpTransport(server.url)):
             assert client.protocol_version == MODERN
             assert client.list_tools() == []
+        assert [r.json["method"] for r in server.of("POST")][:2] == ["server/discover",
+                                                                      "tools/list"]
+
+
+@pytest.mark.parametrize("how", ["method-not-found", "http-400", "modern-version"])
+def test_a_slow_2026_only_server_is_found_when_initialize_is_refused(how: str) -> None:
+    with FaultServer(SlowModernServer(how)) as server:
+        client = mcp_sync.Client("t", "1", probe_timeout=0.2, request_timeout=10)
+        with client.connect(WindowedTransport(server.url)):
+            assert client.protocol_version == MODERN
+            assert client.list_tools() == []
+
+
+def test_a_late_unsupported_version_answer_goes_on_with_a_version_the_server_names() -> None:
+    slow = SlowModernServer("method-not-found", reject_first=True)
+    with FaultServer(slow) as server:
+        client = mcp_sync.Client("t", "1", probe_timeout=0.2, request_timeout=10)
+        with client.connect(WindowedTransport(server.url)):
+            assert client.protocol_version == MODERN
+            assert slow.discovers == 2
 
 
 def test_the_refusal_is_reported_when_discover_never_comes_in_the_connect_timeout() -> None:
     with FaultServer(SlowModernServer("method-not-found", answers=False)) as server:
         client = mcp_sync.Client("t", "1", probe_timeout=0.2)
         with pytest.raises(RpcError, match="Method not found"):
-            client.connect(StreamableHttpTransport(server.url), timeout=1.0)
+            client.connect(WindowedTransport(server.url), timeout=1.0)
 
 
 def test_a_modern_version_in_initialize_never_reads_as_unsupported_by_the_client() -> None:
     with FaultServer(SlowModernServer("modern-version", answers=False)) as server:
         client = mcp_sync.Client("t", "1", probe_timeout=0.2)
         with pytest.raises(mcp_sync.McpError) as raised:
-            client.connect(StreamableHttpTransport(server.url), timeout=1.0)
+            client.connect(WindowedTransport(server.url), timeout=1.0)
         assert not isinstance(raised.value, mcp_sync.UnsupportedProtocolVersion)
         assert "server/discover" in str(raised.value)
