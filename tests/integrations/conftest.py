@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from integration_servers import load_server
 from support import NODE, PEERS
 
 
@@ -14,10 +13,3 @@ def everything_cmd(monkeypatch) -> list[str]:
         pytest.fail(f"{script} or {NODE} is missing: run `make test` (it installs tests/peers)")
     monkeypatch.setenv("NODE_NO_WARNINGS", "1")
     return [str(NODE), str(script), "stdio"]
-
-
-@pytest.fixture(scope="session")
-def sdk_inprocess(mcp_client_session):
-    """One client of tests/servers/sdk_server.py's MCPServer, served in this process, shared by
-    the whole session (the pytest plugin's session-scoped factory)."""
-    return mcp_client_session(load_server("sdk_server.py").server, request_timeout=20)

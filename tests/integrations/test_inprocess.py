@@ -19,13 +19,22 @@ from mcp_sync.integrations.inprocess import InProcessTransport
 pytestmark = pytest.mark.timeout(60)
 
 
+@pytest.fixture(scope="module")
+def sdk_inprocess(mcp_client_module):
+    """One client of tests/servers/sdk_server.py's MCPServer, served in this process and shared
+    by this module's tests. (Session scope is tested in a pytest run of its own, in
+    tests/test_pytest_plugin.py: a client alive for this whole suite would fail the suite's
+    checks that no client thread is left.)"""
+    return mcp_client_module(load_server("sdk_server.py").server, request_timeout=20)
+
+
 def connection_threads() -> list[threading.Thread]:
     """The threads an in-process connection may start: ours, and anyio's worker threads."""
     return [t for t in threading.enumerate()
             if t.name.startswith("mcp-sync-") or t.name == "AnyIO worker thread"]
 
 
-def test_session_scoped_client_of_an_sdk_server(sdk_inprocess):
+def test_module_scoped_client_of_an_sdk_server(sdk_inprocess):
     client = sdk_inprocess
     assert client.server_info.name == "sdk-fixture"
     assert {"add", "weather", "slow", "ask_llm"} <= {t.name for t in client.list_tools()}
@@ -38,7 +47,7 @@ def test_session_scoped_client_of_an_sdk_server(sdk_inprocess):
     assert "rust" in client.get_prompt("review", {"code": "x", "language": "rust"}).messages[0].content.text
 
 
-def test_the_session_client_is_shared(sdk_inprocess, request):
+def test_the_module_client_is_shared(sdk_inprocess, request):
     assert request.getfixturevalue("sdk_inprocess") is sdk_inprocess
     assert sdk_inprocess.state == "connected"
 
