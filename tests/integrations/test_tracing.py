@@ -136,3 +136,22 @@ def test_http_server_address_port_and_session(spans):
     assert call.attributes["network.transport"] == "tcp"
     assert (call.attributes["server.address"], call.attributes["server.port"]) == ("127.0.0.1", port)
     assert len(call.attributes["mcp.session.id"]) >= 16  # the Mcp-Session-Id the server gave
+
+
+def test_nothing_optional_is_imported_by_plain_use():
+    """Uninstrumented, a client imports no integration and no OpenTelemetry: a program that
+    does not ask for them pays nothing for them being installed."""
+    import subprocess
+
+    code = f"""
+import sys, mcp_sync
+with mcp_sync.connect([{TIME!r}], request_timeout=20) as client:
+    client.call_tool("get_current_time", {{"timezone": "UTC"}})
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in (
+    "opentelemetry", "langchain_core", "smolagents", "llama_index", "mcp", "mcp_types", "fastmcp")
+    or m.startswith("mcp_sync.integrations"))
+print(loaded)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
