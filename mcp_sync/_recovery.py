@@ -15,8 +15,9 @@ import copy
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
+from ._causes import causes_of
 from .backoff import Backoff
 from .errors import (
     ConnectionClosed,
@@ -35,22 +36,6 @@ _CANNOT_CONNECT = frozenset({"NewConnectionError", "ConnectTimeoutError", "Conne
 _RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
 
 
-def _causes(error: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    todo = [error]
-    while todo:
-        item = todo.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        yield item
-        todo.extend(arg for arg in item.args if isinstance(arg, BaseException))
-        for attr in ("reason", "__cause__", "__context__"):
-            nested = getattr(item, attr, None)
-            if isinstance(nested, BaseException):
-                todo.append(nested)
-
-
 def refused_unprocessed(error: BaseException) -> bool:
     """True if the server certainly did not run the request that failed with ``error``."""
     if isinstance(error, SessionExpired):
@@ -62,7 +47,7 @@ def refused_unprocessed(error: BaseException) -> bool:
     return any(
         isinstance(cause, (ConnectionRefusedError, socket.gaierror))
         or type(cause).__name__ in _CANNOT_CONNECT
-        for cause in _causes(error)
+        for cause in causes_of(error)
     )
 
 

@@ -52,7 +52,7 @@ import ssl
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -61,6 +61,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from .._causes import causes_of
 from ..auth import AuthProvider, UnauthorizedContext, parse_www_authenticate
 from ..errors import ConnectionClosed, McpError, TransportError
 from ..protocol import jsonrpc
@@ -685,30 +686,14 @@ def _auth_challenge(response: requests.Response) -> str | None:
     return "403" if error == "insufficient_scope" else None
 
 
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    todo: list[BaseException] = [exc]
-    while todo:
-        item = todo.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        yield item
-        todo.extend(a for a in item.args if isinstance(a, BaseException))
-        for attr in ("reason", "__cause__", "__context__"):
-            nested = getattr(item, attr, None)
-            if isinstance(nested, BaseException):
-                todo.append(nested)
-
-
 def _is_reset(exc: BaseException) -> bool:
     reset = (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected)
-    return any(isinstance(c, reset) for c in _causes(exc))
+    return any(isinstance(c, reset) for c in causes_of(exc))
 
 
 def describe_connection_error(exc: BaseException, url: str, connect_timeout: float) -> str:
     """A one-line explanation of a failed HTTP exchange, naming the URL (never a token)."""
-    causes = list(_causes(exc))
+    causes = list(causes_of(exc))
     if any(isinstance(c, requests.ConnectTimeout) for c in causes) or any(
         type(c).__name__ == "ConnectTimeoutError" for c in causes
     ):
