@@ -20,6 +20,7 @@ from .discovery import ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, supported_by, take_nonce
 from .errors import OAuthError
 from .flow import TokenSet
+from .registration import ClientInfo, choose_auth_method
 from .store import MemoryStateStore, StateStore
 
 __all__ = ["MachineProvider"]
@@ -37,6 +38,10 @@ class MachineProvider(ABC):
         self,
         server_url: str,
         *,
+        client_id: str | None,
+        client_secret: str | None,
+        private_key: str | bytes | None,
+        signing_algorithm: str,
         scope: str | None,
         store: StateStore | None,
         refresh_margin: float,
@@ -46,6 +51,9 @@ class MachineProvider(ABC):
         authorization_server_metadata_url: str | None,
     ) -> None:
         self.server_url = server_url
+        self.client_id = client_id
+        self._secret = client_secret
+        self._private_key = (private_key, signing_algorithm) if private_key is not None else None
         self.scope = scope
         self.store = store if store is not None else MemoryStateStore()
         self.refresh_margin = refresh_margin
@@ -60,6 +68,9 @@ class MachineProvider(ABC):
         self._resource: str | None = None
         stored = (self.store.load(self._key) or {}).get("tokens")
         self._tokens = TokenSet.from_json(stored) if isinstance(stored, dict) else None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.server_url} client={self.client_id}>"
 
     @abstractmethod
     def _grant(
@@ -129,6 +140,18 @@ class MachineProvider(ABC):
         if challenged is not None:
             return challenged
         return self._tokens.scope if self._tokens is not None else None
+
+    def _client(self, server: ServerMetadata) -> ClientInfo:
+        """This client at ``server``'s token endpoint: ``private_key_jwt`` with a private key,
+        a secret's method the server supports, else a public client (``none``)."""
+        if self._private_key is not None:
+            method = "private_key_jwt"
+        elif self._secret is not None:
+            method = choose_auth_method(server.token_endpoint_auth_methods_supported, True)
+        else:
+            method = "none"
+        # a JWT bearer client may have no client_id: none is sent, the assertion identifies it
+        return ClientInfo(self.client_id or "", self._secret, method, server.issuer)
 
     def _dpop_for(self, server: ServerMetadata) -> DPoPKey | None:
         if self.dpop is False:

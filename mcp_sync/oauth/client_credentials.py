@@ -14,7 +14,6 @@ from ._machine import MachineProvider
 from .discovery import ServerMetadata
 from .dpop import DPoPKey
 from .flow import TokenSet, client_credentials_grant
-from .registration import ClientInfo, choose_auth_method
 from .store import StateStore
 
 __all__ = ["ClientCredentialsProvider"]
@@ -31,6 +30,7 @@ class ClientCredentialsProvider(MachineProvider):
     """
 
     kind = "client_credentials"
+    client_id: str
 
     def __init__(
         self,
@@ -52,6 +52,10 @@ class ClientCredentialsProvider(MachineProvider):
             raise ValueError("ClientCredentialsProvider needs client_secret or private_key")
         super().__init__(
             server_url,
+            client_id=client_id,
+            client_secret=client_secret,
+            private_key=private_key,
+            signing_algorithm=signing_algorithm,
             scope=scope,
             store=store,
             refresh_margin=refresh_margin,
@@ -60,25 +64,14 @@ class ClientCredentialsProvider(MachineProvider):
             dpop=dpop,
             authorization_server_metadata_url=authorization_server_metadata_url,
         )
-        self.client_id = client_id
-        self._secret = client_secret
-        self._private_key = (private_key, signing_algorithm) if private_key is not None else None
-
-    def __repr__(self) -> str:
-        return f"<ClientCredentialsProvider {self.server_url} client={self.client_id}>"
 
     def _grant(
         self, server: ServerMetadata, scope: str | None, resource: str | None, dpop: DPoPKey | None
     ) -> TokenSet:
-        if self._private_key is not None:
-            method = "private_key_jwt"
-        else:
-            method = choose_auth_method(server.token_endpoint_auth_methods_supported, True)
-        client = ClientInfo(self.client_id, self._secret, method, server.issuer)
         return client_credentials_grant(
             self.session,
             server,
-            client,
+            self._client(server),
             scope=scope,
             resource=resource,
             private_key=self._private_key,

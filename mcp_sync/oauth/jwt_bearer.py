@@ -27,7 +27,7 @@ from .discovery import ServerMetadata, canonical_resource
 from .dpop import DPoPKey
 from .errors import TokenError, token_error
 from .flow import TokenSet, client_authentication, jwt_bearer_grant
-from .registration import ClientInfo, choose_auth_method
+from .registration import ClientInfo
 from .store import StateStore
 
 __all__ = ["AssertionSource", "IdJagExchange", "JwtBearerProvider"]
@@ -75,6 +75,10 @@ class JwtBearerProvider(MachineProvider):
     ) -> None:
         super().__init__(
             server_url,
+            client_id=client_id,
+            client_secret=client_secret,
+            private_key=private_key,
+            signing_algorithm=signing_algorithm,
             scope=scope,
             store=store,
             refresh_margin=refresh_margin,
@@ -84,12 +88,6 @@ class JwtBearerProvider(MachineProvider):
             authorization_server_metadata_url=authorization_server_metadata_url,
         )
         self._assertion = assertion
-        self.client_id = client_id
-        self._secret = client_secret
-        self._private_key = (private_key, signing_algorithm) if private_key is not None else None
-
-    def __repr__(self) -> str:
-        return f"<JwtBearerProvider {self.server_url} client={self.client_id}>"
 
     def _grant(
         self, server: ServerMetadata, scope: str | None, resource: str | None, dpop: DPoPKey | None
@@ -99,18 +97,10 @@ class JwtBearerProvider(MachineProvider):
             assertion = self._assertion(server.issuer, audience_resource)
         else:
             assertion = self._assertion
-        if self._private_key is not None:
-            method = "private_key_jwt"
-        elif self._secret is not None:
-            method = choose_auth_method(server.token_endpoint_auth_methods_supported, True)
-        else:
-            method = "none"
-        # without a client_id none is sent: the assertion alone identifies the workload
-        client = ClientInfo(self.client_id or "", self._secret, method, server.issuer)
         return jwt_bearer_grant(
             self.session,
             server,
-            client,
+            self._client(server),
             assertion,
             scope=scope,
             resource=resource,
