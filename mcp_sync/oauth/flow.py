@@ -412,20 +412,7 @@ def client_credentials_grant(
 ) -> TokenSet:
     """The client credentials grant (machine to machine)."""
     data = {"grant_type": "client_credentials"}
-    if scope:
-        data["scope"] = scope
-    if resource:
-        data["resource"] = resource
-    return token_request(
-        session,
-        server,
-        client,
-        data,
-        private_key=private_key,
-        requested_scope=scope,
-        resource=resource,
-        dpop=dpop,
-    )
+    return _machine_grant(session, server, client, data, scope, resource, private_key, dpop)
 
 
 def jwt_bearer_grant(
@@ -441,6 +428,20 @@ def jwt_bearer_grant(
 ) -> TokenSet:
     """The JWT bearer grant (RFC 7523 section 2.1): ``assertion`` is the authorization grant."""
     data = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion}
+    return _machine_grant(session, server, client, data, scope, resource, private_key, dpop)
+
+
+def _machine_grant(
+    session: requests.Session,
+    server: ServerMetadata,
+    client: ClientInfo,
+    data: dict[str, str],
+    scope: str | None,
+    resource: str | None,
+    private_key: tuple[str | bytes, str] | None,
+    dpop: DPoPKey | None,
+) -> TokenSet:
+    """A grant without a user: ``data`` with ``scope`` and ``resource`` added when given."""
     if scope:
         data["scope"] = scope
     if resource:
