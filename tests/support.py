@@ -21,15 +21,16 @@ def client_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("mcp-sync")]
 
 
-def wait_until(predicate, timeout: float = 5.0, interval: float = 0.005):
-    """Poll ``predicate`` until it is truthy (returning it) or fail after ``timeout``."""
+def wait_until(predicate, timeout: float = 5.0, interval: float = 0.005, message: str = ""):
+    """Poll ``predicate`` until it is truthy (returning it) or fail after ``timeout``, saying
+    ``message`` (or naming the predicate)."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s: {predicate}")
+            raise AssertionError(message or f"condition not met within {timeout} s: {predicate}")
         time.sleep(interval)
 
 

@@ -14,6 +14,7 @@ import time
 import pytest
 from reliability_support import connect, fault_peer
 from stdio_support import server
+from support import wait_until
 
 from mcp_sync.errors import ConnectionClosed, ProtocolError, RequestTimeout, WriteTimeout
 from mcp_sync.transports.stdio import StdioTransport
@@ -189,9 +190,7 @@ def test_an_answer_with_a_type_confused_id_or_invalid_utf8_fails_its_call_at_onc
         assert not caller.is_alive(), "the call waited for its timeout"
         assert outcome and isinstance(outcome[0], ProtocolError), outcome
         assert what in str(outcome[0])
-        deadline = time.monotonic() + 10
-        while not errors and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: errors, timeout=10)
         assert errors and what in str(errors[0])  # reported through on_error too
         client.ping()  # the connection goes on
     finally:

@@ -10,12 +10,12 @@ import gc
 import os
 import signal
 import threading
-import time
 import warnings
 import weakref
 
 import pytest
 from reliability_support import PYTHON, SERVERS, connect, fault_peer
+from support import wait_until
 
 from mcp_sync import Client
 from mcp_sync.errors import ConnectionClosed, InvalidStateError
@@ -23,15 +23,6 @@ from mcp_sync.testing import MockServer
 from mcp_sync.transports.stdio import StdioTransport
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def _wait_for(condition, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def test_a_server_death_closes_the_client_at_once_and_fires_on_close(leaks) -> None:
@@ -88,7 +79,7 @@ def test_on_close_may_call_back_into_the_client(leaks) -> None:
     client = connect(fault_peer("crash", "1"), on_close=closed)
     with pytest.raises(ConnectionClosed):
         client.call_tool("die", {}, timeout=30)
-    assert _wait_for(lambda: states == ["closed"])
+    wait_until(lambda: states == ["closed"], timeout=10)
     client.close()
 
 
@@ -117,7 +108,7 @@ def test_server_requests_beyond_the_backlog_are_refused_and_reported(leaks) -> N
         answered = server.wait_for(lambda m: m.get("id") == "r0" and "result" in m, timeout=20)
         assert answered["result"]["roots"]
         # reported through on_error (once the dispatcher, busy with the handler, gets to it)
-        assert _wait_for(lambda: any("backlog full" in str(e) for e in errors))
+        wait_until(lambda: any("backlog full" in str(e) for e in errors), timeout=10)
     finally:
         release.set()
         client.close()
@@ -168,7 +159,7 @@ def test_a_close_interrupted_by_ctrl_c_still_stops_the_server(leaks) -> None:
             transport.close()
     finally:
         timer.cancel()
-    assert _wait_for(lambda: not _alive(pid), 5), "the server outlived an interrupted close()"
+    wait_until(lambda: not _alive(pid), message="the server outlived an interrupted close()")
     transport.close()  # a second close() finishes what is left (threads)
 
 
@@ -189,8 +180,16 @@ def test_an_unreachable_unclosed_client_is_collected_closed_and_warned(leaks) ->
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         del client
-        assert _wait_for(lambda: gc.collect() >= 0 and ref() is None), "the client was not collected"
+        wait_until(
+            lambda: gc.collect() >= 0 and ref() is None,
+            timeout=10,
+            message="the client was not collected",
+        )
     assert any(
         issubclass(w.category, ResourceWarning) and "unclosed" in str(w.message) for w in caught
     )
-    assert _wait_for(lambda: not _alive(pid)), "the server of a collected client is still running"
+    wait_until(
+        lambda: not _alive(pid),
+        timeout=10,
+        message="the server of a collected client is still running",
+    )
