@@ -19,6 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
 from http_faults import FaultServer, Inbox, Request, initialize_result
+from support import wait_until
 
 import mcp_sync
 from mcp_sync.abort import AbortController
@@ -41,17 +42,6 @@ FRAMINGS = ["connection-close", "http-1.0"]
 
 def client_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("mcp-sync-") and t.is_alive()]
-
-
-def wait_until(predicate: Any, timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        time.sleep(0.005)
 
 
 def answer(req: Request, session_id: str | None = "s-1") -> None:
@@ -100,7 +90,7 @@ def test_abort_releases_a_stream_framed_by_the_connection_end(framing: str) -> N
             )
         )
         caller.start()
-        wait_until(lambda: [r for r in server.of("POST") if b"tools/call" in r.body])
+        wait_until(lambda: [r for r in server.of("POST") if b"tools/call" in r.body], timeout=10)
         controller.abort("user")
         caller.join(10)
         # the client hung up at once: the server's wait ends long before its 8 s bound
@@ -128,7 +118,7 @@ def test_close_releases_a_stream_framed_by_the_connection_end(framing: str, capl
             target=lambda: pytest.raises(ConnectionClosed, client.call_tool, "t"), daemon=True
         )
         caller.start()
-        wait_until(lambda: [r for r in server.of("POST") if b"tools/call" in r.body])
+        wait_until(lambda: [r for r in server.of("POST") if b"tools/call" in r.body], timeout=10)
         client.close()
         # close() joined every thread it started: none is left, and none "did not stop"
         assert set(client_threads()) - before == set()
@@ -178,7 +168,7 @@ def test_legacy_sse_a_post_never_answered_does_not_wedge_later_calls() -> None:
             target=lambda: pytest.raises(ConnectionClosed, client.call_tool, "t"), daemon=True
         )
         stuck.start()  # its POST is never answered
-        wait_until(lambda: [r for r in server.of("POST") if b"tools/call" in r.body])
+        wait_until(lambda: [r for r in server.of("POST") if b"tools/call" in r.body], timeout=10)
         assert client.ping(timeout=5) is None  # while it is still stuck
         with pytest.raises(RequestTimeout):
             client.call_tool("t", timeout=0.3)  # this one times out, and is released
@@ -205,10 +195,12 @@ def test_a_notification_never_answered_does_not_hold_up_answers_to_server_reques
         inbox.response(1)
         transport.set_protocol_version("2025-11-25")
         transport.send(jsonrpc.notification("notifications/roots/list_changed"))
-        wait_until(lambda: [r for r in server.of("POST") if b"roots/list_changed" in r.body])
+        wait_until(
+            lambda: [r for r in server.of("POST") if b"roots/list_changed" in r.body], timeout=10
+        )
         # the answer to a server request (sampling, roots...) still goes out
         transport.send(jsonrpc.result_response(0, {"roots": []}))
-        wait_until(lambda: [r for r in server.of("POST") if b'"result"' in r.body])
+        wait_until(lambda: [r for r in server.of("POST") if b'"result"' in r.body], timeout=10)
         transport.close()
         assert set(client_threads()) - before == set()
         assert not inbox.errors
@@ -266,7 +258,7 @@ def test_a_keep_alive_connection_the_server_closed_while_idle_is_replaced_silent
 
     with FaultServer(handler) as server, connect(server.url) as client:
         for _n in range(3):
-            wait_until(lambda: len(closed) == len(server.requests))
+            wait_until(lambda: len(closed) == len(server.requests), timeout=10)
             assert client.ping() is None  # no error: a fresh connection was used
 
 
@@ -283,7 +275,7 @@ def test_a_connection_idle_longer_than_the_server_keeps_it_is_not_reused(keep_al
             req.reply_json(jsonrpc.result_response(msg["id"], value), headers=headers)
 
     with FaultServer(handler) as server, connect(server.url) as client:
-        wait_until(lambda: len(server.of("POST")) == 2)  # initialize, initialized
+        wait_until(lambda: len(server.of("POST")) == 2, timeout=10)  # initialize, initialized
         before = server.connections
         for _ in range(3):
             assert client.ping() is None

@@ -17,6 +17,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
 from http_faults import FaultServer, Inbox, Request, initialize_result
+from support import wait_until
 
 from mcp_sync.abort import AbortController
 from mcp_sync.auth import AuthProvider, BearerToken, UnauthorizedContext
@@ -47,17 +48,6 @@ pytestmark = pytest.mark.timeout(30)
 
 def http_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("mcp-sync-http")]
-
-
-def wait_until(predicate: Any, timeout: float = 5.0, interval: float = 0.001) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        time.sleep(interval)
 
 
 def standard(req: Request, session_id: str | None = "s-1") -> None:
