@@ -44,6 +44,16 @@ def client_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("mcp-sync-") and t.is_alive()]
 
 
+def initialize(transport: StreamableHttpTransport) -> Inbox:
+    """Start ``transport`` and initialize it at 2025-11-25; the inbox holds what arrives."""
+    inbox = Inbox(transport)
+    transport.start()
+    transport.send(INIT)
+    inbox.response(1)
+    transport.set_protocol_version("2025-11-25")
+    return inbox
+
+
 def answer(req: Request, session_id: str | None = "s-1") -> None:
     """What a plain Streamable HTTP server answers (JSON, 202, 405 for GET)."""
     msg = req.rpc_request()
@@ -189,11 +199,7 @@ def test_a_notification_never_answered_does_not_hold_up_answers_to_server_reques
 
     with FaultServer(handler) as server:
         transport = StreamableHttpTransport(server.url, open_get_stream=False)
-        inbox = Inbox(transport)
-        transport.start()
-        transport.send(INIT)
-        inbox.response(1)
-        transport.set_protocol_version("2025-11-25")
+        inbox = initialize(transport)
         transport.send(jsonrpc.notification("notifications/roots/list_changed"))
         wait_until(
             lambda: [r for r in server.of("POST") if b"roots/list_changed" in r.body], timeout=10
@@ -307,11 +313,7 @@ def test_a_get_stream_idled_out_after_a_while_counts_as_a_success() -> None:
 
     with FaultServer(handler) as server:
         transport = StreamableHttpTransport(server.url, reconnect=policy)
-        inbox = Inbox(transport)
-        transport.start()
-        transport.send(INIT)
-        inbox.response(1)
-        transport.set_protocol_version("2025-11-25")
+        inbox = initialize(transport)
         transport.send(INITIALIZED)
         inbox.wait_for(
             lambda: any(m.get("method") == "notifications/tools/list_changed"
@@ -345,11 +347,7 @@ def test_a_non_latin1_event_id_does_not_kill_the_get_stream() -> None:
         transport = StreamableHttpTransport(
             server.url, reconnect=ReconnectOptions(initial_delay=0.02, max_delay=0.05)
         )
-        inbox = Inbox(transport)
-        transport.start()
-        transport.send(INIT)
-        inbox.response(1)
-        transport.set_protocol_version("2025-11-25")
+        inbox = initialize(transport)
         transport.send(INITIALIZED)
         inbox.wait_for(
             lambda: any(m.get("method") == "notifications/tools/list_changed"
@@ -380,11 +378,7 @@ def test_close_deletes_the_session_with_the_last_token_without_asking_for_a_new_
     with FaultServer(answer) as server:
         provider = CountingProvider()
         transport = StreamableHttpTransport(server.url, auth=provider, open_get_stream=False)
-        inbox = Inbox(transport)
-        transport.start()
-        transport.send(INIT)
-        inbox.response(1)
-        transport.set_protocol_version("2025-11-25")
+        inbox = initialize(transport)
         transport.send(jsonrpc.request(2, "tools/list"))
         inbox.response(2)
         calls = provider.calls
