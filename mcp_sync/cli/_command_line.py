@@ -5,7 +5,7 @@ the target URL stand anywhere (``mcp-sync --json URL tools``, ``call NAME --argu
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 __all__ = ["EPILOG", "UsageError", "build_parser", "parse_command_line"]
@@ -180,34 +180,31 @@ def _is_option(word: str) -> bool:
     return word.startswith("-") and len(word) > 1 and not word[1:2].isdigit()
 
 
-def _verb_at(words: Sequence[str]) -> int | None:
-    """The index of the verb: the first word that is neither an option nor its value."""
+def _positionals(words: Sequence[str]) -> Iterator[tuple[int, str]]:
+    """The words that are neither an option nor an option's value, with their index."""
     i = 0
     while i < len(words):
         word = words[i]
         if _is_option(word):
             i += 2 if word in VALUE_OPTIONS else 1
             continue
-        if word in ALL_VERBS:
-            return i
+        yield i, word
         i += 1
-    return None
+
+
+def _verb_at(words: Sequence[str]) -> int | None:
+    """The index of the verb: the first word that is neither an option nor its value."""
+    return next((i for i, word in _positionals(words) if word in ALL_VERBS), None)
 
 
 def _take_url(words: list[str]) -> str | None:
     """Remove and return the target URL written as a bare word: anywhere before the verb,
     or after a verb that takes no words of its own."""
     verb = _verb_at(words)
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if _is_option(word):
-            i += 2 if word in VALUE_OPTIONS else 1
-            continue
+    for i, word in _positionals(words):
         if _is_url(word) and (verb is None or i < verb or words[verb] in NO_POSITIONALS):
-            del words[i]
+            del words[i]  # safe while walking: the walk stops here
             return word
-        i += 1
     return None
 
 
