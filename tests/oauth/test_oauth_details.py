@@ -7,7 +7,6 @@ import base64
 
 import pytest
 import requests
-from oauth_stub import Stub
 from test_oauth_refusals import REDIRECT, challenge, signed_in
 
 from mcp_sync.oauth import (
@@ -20,13 +19,6 @@ from mcp_sync.oauth import (
     headless_redirect,
 )
 from mcp_sync.oauth.discovery import canonical_resource
-
-
-@pytest.fixture
-def stub():
-    server = Stub()
-    yield server
-    server.close()
 
 
 @pytest.fixture

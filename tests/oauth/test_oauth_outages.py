@@ -16,7 +16,6 @@ pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
 from fastmcp.server.auth.providers import in_memory
 from hostile_peer import HostilePeer
 from oauth_fastmcp_server import serve
-from oauth_stub import Stub
 from test_oauth_e2e import provider_for
 
 import mcp_sync
@@ -30,13 +29,6 @@ from mcp_sync.oauth import OAuthError, OAuthProvider, adapt, headless_redirect
 def server():
     with serve() as running:
         yield running
-
-
-@pytest.fixture
-def stub():
-    server = Stub()
-    yield server
-    server.close()
 
 
 @pytest.fixture

@@ -35,13 +35,6 @@ from mcp_sync.oauth.flow import check_callback
 REDIRECT = "http://127.0.0.1:1/callback"
 
 
-@pytest.fixture
-def stub():
-    server = Stub()
-    yield server
-    server.close()
-
-
 def challenge(url: str, *, status: int = 401, header: str = "Bearer", token: str | None = None):
     return UnauthorizedContext(status=status, headers={}, www_authenticate=header, url=url,
                                session=requests.Session(), token=token)
