@@ -168,7 +168,7 @@ def handshake(session: Session, offer: Offer, timeout: float) -> ServerState:
     if result.protocol_version not in versions.SUPPORTED:
         raise UnsupportedProtocolVersion(result.protocol_version, versions.SUPPORTED)
     session.transport.set_protocol_version(result.protocol_version)
-    session.notify("notifications/initialized")
+    session.notify("notifications/initialized", timeout=timeout)  # a write has a deadline too
     return ServerState(
         result.protocol_version, result.capabilities, result.server_info, result.instructions
     )
