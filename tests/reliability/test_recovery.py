@@ -230,19 +230,24 @@ def test_without_a_transport_factory_a_closed_transport_is_not_replaced(leaks: A
 # -- HTTP: the official SDK server restarted on the same port -------------------------------
 
 
+def sdk_http_server(port: int | None = None) -> HttpServer:
+    """The official SDK's Streamable HTTP server on ``port`` (a free one by default), to start
+    with ``with``."""
+    port = free_port() if port is None else port
+    return HttpServer([sys.executable, HTTP_FIXTURE, "streamable-http", str(port)], port)
+
+
 @pytest.mark.parametrize("protocol", ["legacy", "2026-07-28"])
 def test_an_http_server_restarted_on_the_same_port_is_used_again(protocol: str, leaks: Any) -> None:
-    port = free_port()
-    argv = [sys.executable, HTTP_FIXTURE, "streamable-http", str(port)]
-    url = f"http://127.0.0.1:{port}/mcp"
-    with HttpServer(argv, port):
+    with sdk_http_server() as server:
+        url = server.url()
         client = mcp_sync.connect(url, protocol=protocol, recovery=FAST, request_timeout=30)
         assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
     # down: a call waits for it within its own timeout, then says why it gave up
     with pytest.raises(ConnectionClosed, match="could not reconnect.*connection refused"):
         client.call_tool("add", {"a": 1, "b": 2}, timeout=1)
     # restarted while a call waits: the call goes through once the server is back
-    restarted = HttpServer(argv, port)
+    restarted = sdk_http_server(server.port)
     starter = threading.Thread(target=restarted.__enter__)
     starter.start()
     try:
@@ -258,9 +263,7 @@ def test_an_http_server_restarted_on_the_same_port_is_used_again(protocol: str, 
 def test_a_session_the_http_server_forgot_is_renewed_and_the_call_sent_again(leaks: Any) -> None:
     """Before recovery=, only auto_reinitialize=True healed this, and never for a tool call:
     ``SessionExpired`` came back for every call until the client was replaced."""
-    port = free_port()
-    argv = [sys.executable, HTTP_FIXTURE, "streamable-http", str(port)]
-    with HttpServer(argv, port) as server:
+    with sdk_http_server() as server:
         transport = mcp_sync.StreamableHttpTransport(server.url())
         client = mcp_sync.Client(protocol="legacy", recovery=True).connect(transport)
         for _ in range(2):
@@ -275,11 +278,9 @@ def test_a_session_the_http_server_forgot_is_renewed_and_the_call_sent_again(lea
 
 def test_backoff_waits_honour_the_policy_between_refused_attempts(leaks: Any) -> None:
     """Nothing listens: every attempt is refused, the budget of attempts ends the call."""
-    port = free_port()
-    argv = [sys.executable, HTTP_FIXTURE, "streamable-http", str(port)]
-    with HttpServer(argv, port):
+    with sdk_http_server() as server:
         client = mcp_sync.connect(
-            f"http://127.0.0.1:{port}/mcp", protocol="legacy", request_timeout=30,
+            server.url(), protocol="legacy", request_timeout=30,
             recovery=Backoff(max_retries=3, initial_delay=0.01, jitter=0),
         )
     with pytest.raises(ConnectionClosed, match=r"could not reconnect \(4 attempts\)"):
@@ -288,11 +289,9 @@ def test_backoff_waits_honour_the_policy_between_refused_attempts(leaks: Any) ->
 
 
 def test_close_ends_a_call_that_waits_to_reconnect(leaks: Any) -> None:
-    port = free_port()
-    argv = [sys.executable, HTTP_FIXTURE, "streamable-http", str(port)]
-    with HttpServer(argv, port):
+    with sdk_http_server() as server:
         client = mcp_sync.connect(
-            f"http://127.0.0.1:{port}/mcp", protocol="legacy", request_timeout=120,
+            server.url(), protocol="legacy", request_timeout=120,
             recovery=Backoff(initial_delay=0.2, max_delay=0.5, max_retries=1000),
         )
     retrying = threading.Event()
