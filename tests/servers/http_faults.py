@@ -39,6 +39,17 @@ def initialize_result(version: str = "2025-11-25") -> dict[str, Any]:
     }
 
 
+def discover_result(version: str) -> dict[str, Any]:
+    """A ``server/discover`` answer of a server speaking only ``version`` (not to be cached)."""
+    return {
+        "supportedVersions": [version],
+        "capabilities": {"tools": {}},
+        "ttlMs": 0,
+        "cacheScope": "private",
+        "resultType": "complete",
+    }
+
+
 @dataclass
 class Recorded:
     method: str

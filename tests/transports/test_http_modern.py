@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
-from http_faults import FaultServer, Inbox, Request, initialize_result
+from http_faults import FaultServer, Inbox, Request, discover_result, initialize_result
 
 from mcp_sync.abort import AbortController
 from mcp_sync.errors import TransportError
@@ -31,13 +31,7 @@ META = {
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
 }
-DISCOVER_RESULT = {
-    "supportedVersions": [MODERN],
-    "capabilities": {"tools": {}},
-    "ttlMs": 0,
-    "cacheScope": "private",
-    "resultType": "complete",
-}
+DISCOVER_RESULT = discover_result(MODERN)
 
 
 def b64(text: str) -> str:

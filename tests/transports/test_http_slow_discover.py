@@ -21,7 +21,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
-from http_faults import FaultServer, Request
+from http_faults import FaultServer, Request, discover_result
 
 import mcp_sync
 from mcp_sync.errors import RpcError
@@ -31,13 +31,7 @@ from mcp_sync.transports.http import StreamableHttpTransport
 pytestmark = pytest.mark.timeout(60)
 
 MODERN = "2026-07-28"
-DISCOVER_RESULT = {
-    "supportedVersions": [MODERN],
-    "capabilities": {"tools": {}},
-    "ttlMs": 0,
-    "cacheScope": "private",
-    "resultType": "complete",
-}
+DISCOVER_RESULT = discover_result(MODERN)
 
 
 def refusal(req: Request, msg: dict[str, Any], how: str) -> None:
