@@ -65,6 +65,7 @@ logger = logging.getLogger(__name__)
 SERVER_META_KEY = "io.mcp-sync/server"
 
 _Item = TypeVar("_Item", "Tool", "Prompt", "Resource", "ResourceTemplate", "Skill")
+_Named = TypeVar("_Named", "Tool", "Prompt")  # items a group renames
 
 
 class ClientGroup:
@@ -184,24 +185,18 @@ class ClientGroup:
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every server's tools, renamed ``<server>__<tool>`` (unique, LLM-safe)."""
         found = self._gather("tools", lambda c: c.list_tools(timeout=timeout))
-        names = unique_names(f"{server}{self.SEPARATOR}{tool.name}" for server, tool in found)
+        routes, tools = self._renamed(found)
         with self._lock:
-            self._tool_routes = {
-                name: (server, tool.name) for name, (server, tool) in zip(names, found, strict=True)
-            }
-        return [
-            _tagged(tool, server, name) for name, (server, tool) in zip(names, found, strict=True)
-        ]
+            self._tool_routes = routes
+        return tools
 
     def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
         """Every server's prompts, renamed ``<server>__<prompt>`` like tools."""
         found = self._gather("prompts", lambda c: c.list_prompts(timeout=timeout))
-        names = unique_names(f"{server}{self.SEPARATOR}{p.name}" for server, p in found)
+        routes, prompts = self._renamed(found)
         with self._lock:
-            self._prompt_routes = {
-                name: (server, p.name) for name, (server, p) in zip(names, found, strict=True)
-            }
-        return [_tagged(p, server, name) for name, (server, p) in zip(names, found, strict=True)]
+            self._prompt_routes = routes
+        return prompts
 
     def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
         """Every server's resources, URIs unchanged (see the collision policy)."""
@@ -308,6 +303,16 @@ class ClientGroup:
                     del self._resource_routes[uri]
         self._templates = [(s, p) for s, p in self._templates if s != server]
         self._failures.pop(server, None)
+
+    def _renamed(
+        self, found: list[tuple[str, _Named]]
+    ) -> tuple[dict[str, tuple[str, str]], list[_Named]]:
+        """Each item renamed ``<server>__<name>`` (unique, LLM-safe): the routes from the new
+        names to (server, original name), and the renamed copies."""
+        names = unique_names(f"{server}{self.SEPARATOR}{item.name}" for server, item in found)
+        renamed = list(zip(names, found, strict=True))
+        routes = {name: (server, item.name) for name, (server, item) in renamed}
+        return routes, [_tagged(item, server, name) for name, (server, item) in renamed]
 
     def _gather(
         self, capability: str, fetch: Callable[[Client], list[_Item]]
