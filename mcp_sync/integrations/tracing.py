@@ -34,6 +34,7 @@ module and OpenTelemetry are imported only by whoever calls :func:`instrument`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -61,17 +62,7 @@ def instrument(tracer_provider: trace.TracerProvider | None = None) -> None:
     """Trace every request of every client in this process, with a tracer from
     ``tracer_provider`` (by default the global one). Calling it again replaces the tracer."""
     tracer = trace.get_tracer(TRACER_NAME, tracer_provider=tracer_provider)
-
-    def around_request(
-        client: ClientCore,
-        transport: Transport | None,
-        method: str,
-        params: dict[str, Any] | None,
-        send: Callable[[dict[str, Any] | None], Any],
-    ) -> Any:
-        return _traced(tracer, client, transport, method, params, send)
-
-    _hooks.around_request = around_request
+    _hooks.around_request = functools.partial(_traced, tracer)
 
 
 def uninstrument() -> None:
