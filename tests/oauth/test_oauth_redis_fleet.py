@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import FASTMCP_MISSING
+from support import FASTMCP_MISSING, wait_until
 
 pytest.importorskip("redis", reason="the redis extra is not installed")
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)  # the OAuth test server
@@ -52,10 +52,7 @@ def fleet(tmp_path, monkeypatch):
         with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
             assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
         expires_at = provider.tokens.expires_at
-        deadline = time.monotonic() + 10
-        while time.time() <= expires_at + 0.05:  # the stored token expires
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(lambda: time.time() > expires_at + 0.05, timeout=10)  # the stored token expires
         # the fresh token lives long: any second refresh would be the lock failing
         monkeypatch.setattr(in_memory, "DEFAULT_ACCESS_TOKEN_EXPIRY_SECONDS", 3600)
         yield server, redis_url, refreshes
