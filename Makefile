@@ -10,6 +10,8 @@ STAMP  := $(VENV)/.installed-stamp
 NODE_STAMP := $(PEERS)/node_modules/.installed-stamp
 TASKS_VENV := $(PEERS)/tasks-venv
 TASKS_STAMP := $(TASKS_VENV)/.installed-stamp
+MCP1_VENV := $(PEERS)/mcp1-venv
+MCP1_STAMP := $(MCP1_VENV)/.installed-stamp
 
 .PHONY: test demo bench lint typecheck venv peers services clean docs
 
@@ -29,8 +31,14 @@ $(TASKS_STAMP): $(PEERS)/tasks-requirements.txt | $(STAMP)
 	$(TASKS_VENV)/bin/python -m pip install -q -r $(PEERS)/tasks-requirements.txt
 	touch $@
 
+# The official SDK's 1.x line (connect() to its FastMCP) cannot share .venv with mcp 2.x.
+$(MCP1_STAMP): $(PEERS)/mcp1-requirements.txt pyproject.toml | $(STAMP)
+	test -x $(MCP1_VENV)/bin/python || $(PY) -m venv $(MCP1_VENV)
+	$(MCP1_VENV)/bin/python -m pip install -q -r $(PEERS)/mcp1-requirements.txt -e .
+	touch $@
+
 venv: $(STAMP)
-peers: $(NODE_STAMP) $(TASKS_STAMP)
+peers: $(NODE_STAMP) $(TASKS_STAMP) $(MCP1_STAMP)
 
 # Programs the tests start themselves: redis-server (the fleet OAuth store's tests).
 services:
@@ -59,4 +67,4 @@ bench: venv peers
 	$(PY) -m bench --json bench/last-run.json --plot bench/last-run.png
 
 clean:
-	rm -rf $(VENV) .nox $(PEERS)/node_modules $(TASKS_VENV) site .coverage .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .nox $(PEERS)/node_modules $(TASKS_VENV) $(MCP1_VENV) site .coverage .pytest_cache .mypy_cache .ruff_cache

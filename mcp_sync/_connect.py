@@ -78,9 +78,10 @@ def connect(
     over stdio with ``env`` merged over this process's environment and ``cwd``), a URL
     (Streamable HTTP, falling back to the 2024-11-05 HTTP+SSE transport when the server answers
     the ``initialize`` POST with 400, 404 or 405), a :class:`Transport`, a function returning
-    a new transport, or a Python MCP server object (the official SDK's ``MCPServer``, fastmcp's
-    ``FastMCP``), served in this process by :mod:`mcp_sync.integrations.inprocess`. ``headers``
-    and ``auth`` apply to HTTP. Other keyword arguments go to :class:`Client`::
+    a new transport, or a Python MCP server object (the official SDK's ``MCPServer``, or
+    ``FastMCP`` in mcp 1.x, fastmcp's ``FastMCP``), served in this process by
+    :mod:`mcp_sync.integrations.inprocess`. ``headers`` and ``auth`` apply to HTTP. Other
+    keyword arguments go to :class:`Client`::
 
         with mcp_sync.connect(["mcp-server-time"], request_timeout=10) as client:
             print(client.list_tools())

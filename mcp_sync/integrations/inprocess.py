@@ -1,7 +1,8 @@
 """A Python MCP server object served in this process, for ``mcp_sync.connect(server)``.
 
-``connect()`` hands this module an official SDK server (``mcp.server.mcpserver.MCPServer`` or
-a low-level ``mcp.server.lowlevel.Server``, ``mcp`` 2.x) or a fastmcp ``FastMCP``::
+``connect()`` hands this module an official SDK server (``mcp.server.mcpserver.MCPServer`` in
+``mcp`` 2.x, ``mcp.server.fastmcp.FastMCP`` in 1.x, or a low-level ``mcp.server.lowlevel.Server``)
+or a fastmcp ``FastMCP``::
 
     from mcp.server.mcpserver import MCPServer
 
@@ -21,9 +22,9 @@ client side is an ordinary mcp_sync transport, and the server side feeds the ser
 message streams. ``close()`` ends the server's input (the server shuts down as on EOF, its
 lifespan exits), cancels what is left after a grace period, and joins the thread.
 
-The server classes keep their low-level server private (``_lowlevel_server``, fastmcp's
-``_mcp_server`` and ``_lifespan_manager``): this module reads them exactly as the SDK's and
-fastmcp's own in-memory transports do, and nowhere else in mcp_sync does.
+The server classes keep their low-level server private (``_lowlevel_server``, 1.x's and
+fastmcp's ``_mcp_server``, fastmcp's ``_lifespan_manager``): this module reads them exactly as
+the SDK's and fastmcp's own in-memory transports do, and nowhere else in mcp_sync does.
 """
 
 from __future__ import annotations
@@ -37,11 +38,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
-import mcp_types
+import mcp.types
 from mcp.server.lowlevel import Server
-from mcp.server.mcpserver import MCPServer
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
+from pydantic import TypeAdapter
 
 from ..abort import AbortSignal
 from ..errors import ConnectionClosed, ServerStartError
@@ -59,19 +60,30 @@ START_TIMEOUT = 30.0
 
 _STOP = object()
 
+# A union in mcp 2.x, a RootModel in 1.x: either way what the server's streams carry.
+_JSONRPC_MESSAGE: TypeAdapter[Any] = TypeAdapter(mcp.types.JSONRPCMessage)
+
+# Server classes by where they live, so that mcp_sync imports none of them: an object of
+# one means its module is already imported, and each exists in only some versions of mcp.
+_MCPSERVER = ("mcp.server.mcpserver", "MCPServer")  # mcp 2.x
+_SDK1_FASTMCP = ("mcp.server.fastmcp", "FastMCP")  # mcp 1.x
+_FASTMCP = ("fastmcp.server.server", "FastMCP")  # the fastmcp package
+
 
 def is_server_object(target: Any) -> bool:
-    """True for an object this module can serve: an SDK ``MCPServer`` or ``Server``, or a
-    fastmcp ``FastMCP`` (fastmcp is looked up only if it is already imported)."""
-    return isinstance(target, (MCPServer, Server)) or _fastmcp_class(target) is not None
+    """True for an object this module can serve: an SDK ``MCPServer`` (mcp 2.x), ``FastMCP``
+    (mcp 1.x) or ``Server``, or a fastmcp ``FastMCP``."""
+    return isinstance(target, Server) or any(
+        _is_instance(target, where) for where in (_MCPSERVER, _SDK1_FASTMCP, _FASTMCP)
+    )
 
 
-def _fastmcp_class(target: Any) -> type[Any] | None:
+def _is_instance(target: Any, where: tuple[str, str]) -> bool:
     import sys
 
-    module = sys.modules.get("fastmcp.server.server")
-    cls = getattr(module, "FastMCP", None)
-    return cls if isinstance(cls, type) and isinstance(target, cls) else None
+    module_name, class_name = where
+    cls = getattr(sys.modules.get(module_name), class_name, None)
+    return isinstance(cls, type) and isinstance(target, cls)
 
 
 class InProcessTransport(Transport):
@@ -90,7 +102,7 @@ class InProcessTransport(Transport):
         if not is_server_object(server):
             raise TypeError(
                 f"not an MCP server object: {type(server).__qualname__} (expected mcp's"
-                " MCPServer or Server, or fastmcp's FastMCP)"
+                " MCPServer, FastMCP (1.x) or Server, or fastmcp's FastMCP)"
             )
         self.server = server
         self.raise_exceptions = raise_exceptions
@@ -226,7 +238,7 @@ class InProcessTransport(Transport):
             self._ready.set()
             while (message := await inbox.get()) is not _STOP:
                 try:
-                    parsed = mcp_types.jsonrpc_message_adapter.validate_python(message)
+                    parsed = _JSONRPC_MESSAGE.validate_python(message)
                 except Exception as exc:  # the server reports it, as for a bad line on stdio
                     await to_server.send(exc)
                     continue
@@ -260,9 +272,11 @@ def _join_worker_threads(loop: asyncio.AbstractEventLoop | None) -> None:
 def _lowlevel_and_lifespan(
     server: Any,
 ) -> tuple[Server[Any], contextlib.AbstractAsyncContextManager[Any]]:
-    if isinstance(server, MCPServer):
-        # MCPServer.run() enters its lifespan through the low-level server's run().
+    # The SDK's servers enter their lifespan in the low-level server's run().
+    if _is_instance(server, _MCPSERVER):
         return server._lowlevel_server, contextlib.nullcontext()
+    if _is_instance(server, _SDK1_FASTMCP):
+        return server._mcp_server, contextlib.nullcontext()
     if isinstance(server, Server):
         return server, contextlib.nullcontext()
     # fastmcp: the low-level server, and a lifespan its own transports enter around run()
