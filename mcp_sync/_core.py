@@ -656,9 +656,14 @@ class ClientCore:
             if self._reconnector is None:
                 raise
             if not refused_unprocessed(exc):
-                if dropped_in_flight(exc) and not isinstance(exc, ConnectionClosed):
+                if dropped_in_flight(exc) and self._state != "closed":
+                    # Not the session's "closed for good": with recovery= the next call heals.
                     raise ConnectionClosed(
-                        f"the connection broke while {method} was out (not sent again)", cause=exc
+                        f"the connection broke while {method} was out (not sent again: it may "
+                        "have run); the next call reconnects",
+                        cause=exc,
+                        exit_status=getattr(exc, "exit_status", None),
+                        stderr_tail=getattr(exc, "stderr_tail", None),
                     ) from exc
                 raise
             deadline = time.monotonic() + wait

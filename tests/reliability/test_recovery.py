@@ -130,6 +130,9 @@ def test_a_call_in_flight_when_the_server_dies_fails_and_is_never_sent_again(lea
     kill_the_server(client)
     caller.join(30)
     assert len(outcome) == 1 and isinstance(outcome[0], ConnectionClosed)
+    message = str(outcome[0])  # says what happened, and not "closed for good"
+    assert "not sent again" in message and "next call reconnects" in message, message
+    assert outcome[0].exit_status == -9
     release.set()
     # the next calls reconnect; the failed call was not replayed on the new server
     assert client.call_tool("add", {"a": 2, "b": 2}).structured_content == {"result": 4}

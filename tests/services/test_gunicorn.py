@@ -123,7 +123,11 @@ class Service:
         assert servers
         for pid in servers:
             os.kill(pid, signal.SIGKILL)
-        wait_until(lambda: not servers & set(self.servers()), timeout=30)
+        # Until each worker's client has reaped its server (the pid is gone, not merely a
+        # zombie, whose threads may still hold its stdin for a moment): a request written into
+        # a dying server's pipe was out when the connection broke, so it fails by design
+        # (never sent twice), and the rounds below assert on requests made after the loss.
+        wait_until(lambda: not servers & set(processes()), timeout=30)
         return servers
 
     def stop(self) -> None:
