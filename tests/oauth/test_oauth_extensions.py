@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import time
 
-import jwt
 import pytest
+from support import FASTMCP_MISSING
+
+pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
+
+import jwt
 import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
