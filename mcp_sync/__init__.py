@@ -1,8 +1,9 @@
 """mcp_sync: a synchronous, thread-based client for the Model Context Protocol (MCP).
 
 Every call blocks the calling thread until it settles, from any thread, including one where
-an asyncio loop runs. There is no asyncio in this library and no server framework: it is the
-client side of MCP only.
+an asyncio loop runs. The client has no asyncio inside (only the optional in-process server
+integration, ``mcp_sync.integrations.inprocess``, runs a Python server's own event loop on a
+thread of its own) and no server framework: it is the client side of MCP only.
 
     import mcp_sync
     with mcp_sync.connect(["mcp-server-time"]) as client:
