@@ -48,7 +48,7 @@ Each ``on_*`` returns a function that removes the listener.
 
 Example, a transport over a socket-like object ``conn`` with ``readline``/``write``::
 
-    class LineTransport(Transport):
+    class SocketLineTransport(Transport):
         kind = "line"
 
         def start(self):

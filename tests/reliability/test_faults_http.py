@@ -1,4 +1,4 @@
-"""HTTP faults beyond tests/transports/test_http_faults.py: restarts, TLS, a tunnelling proxy,
+"""HTTP faults beyond tests/reliability/test_faults_http_transport.py: restarts, TLS, a tunnelling proxy,
 gzip, and an SSE answer split at every byte. Everything runs on 127.0.0.1."""
 
 from __future__ import annotations

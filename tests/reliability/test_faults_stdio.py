@@ -1,7 +1,7 @@
 """stdio faults seen through a Client and a real server process, with leak checks.
 
 The transport-level faults (garbage, partial line, over-long line, stubborn servers,
-grandchildren, killed client) are tested in tests/transports/test_stdio_faults.py and
+grandchildren, killed client) are tested in tests/reliability/test_faults_stdio_transport.py and
 tests/transports/test_process.py; docs/reliability.md points there.
 """
 
