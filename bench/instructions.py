@@ -66,7 +66,7 @@ class CannedTransport(mcp_sync.Transport):
 
 
 def _ways() -> dict[str, Callable[[], Any]]:
-    client = mcp_sync.Client("bench", "1.0", protocol="legacy").connect(CannedTransport())
+    client = mcp_sync.Client("bench", "1.0", protocol="handshake").connect(CannedTransport())
     arguments = {"text": "hello"}
     encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
     ids = itertools.count(1)

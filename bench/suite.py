@@ -64,7 +64,7 @@ class Plan:
 def _legacy_kwargs() -> dict[str, Any]:
     """Pin the handshake era where the client can negotiate the stateless one too."""
     if "protocol" in inspect.signature(mcp_sync.Client).parameters:
-        return {"protocol": "legacy"}
+        return {"protocol": "handshake"}
     return {}
 
 
@@ -466,10 +466,11 @@ def eras(plan: Plan) -> list[Row]:
     params = inspect.signature(mcp_sync.Client).parameters
     if "protocol" not in params:
         return []
-    from mcp_sync.protocol.versions import MODERN_VERSIONS
+    from mcp_sync.protocol.versions import STATELESS_VERSIONS
 
     rows = []
-    for era, protocol in (("2025-11-25", "legacy"), (MODERN_VERSIONS[0], MODERN_VERSIONS[0])):
+    stateless = STATELESS_VERSIONS[0]
+    for era, protocol in (("2025-11-25", "handshake"), (stateless, stateless)):
         client = mcp_sync.Client("bench", "1.0", protocol=protocol)
         client.connect(mcp_sync.StdioTransport(REAL_STDIO[0], REAL_STDIO[1:], stderr="devnull"))
         try:

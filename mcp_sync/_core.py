@@ -22,7 +22,7 @@ import pydantic
 from . import _dispatch, _handlers, _hooks
 from ._cache import ResultCache
 from ._handlers import RootsSource
-from ._listen import ModernListen
+from ._listen import StatelessListen
 from ._negotiation import Offer, ServerState, negotiate
 from ._recovery import Reconnector, dropped_in_flight, refused_unprocessed
 from ._session import CLOSED_HINT, Session
@@ -39,7 +39,7 @@ from .errors import (
     ProtocolError,
     UnsupportedProtocolVersion,
 )
-from .protocol import headers, modern, versions
+from .protocol import headers, stateless, versions
 from .protocol.jsonrpc import Notification
 from .protocol.meta import SERVER_INFO as SERVER_INFO_KEY
 from .protocol.pagination import follow_cursors
@@ -187,7 +187,7 @@ class ClientCore:
         *,
         title: str | None = None,
         capabilities: Mapping[str, Any] | None = None,
-        protocol_version: str = versions.LATEST,
+        protocol_version: str = versions.LATEST_HANDSHAKE,
         request_timeout: float = 30.0,
         max_total_timeout: float | None = None,
         roots: RootsSource | None = None,
@@ -200,13 +200,16 @@ class ClientCore:
         auto_reinitialize: bool = False,
         on_close: CloseCallback | None = None,
     ) -> None:
-        if not versions.is_supported(protocol_version):
-            raise UnsupportedProtocolVersion(protocol_version, versions.SUPPORTED)
-        if protocol not in ("auto", "legacy") and not versions.is_supported(protocol):
-            raise UnsupportedProtocolVersion(
-                protocol, (*versions.MODERN_VERSIONS, *versions.SUPPORTED)
+        if protocol_version not in versions.HANDSHAKE_VERSIONS:
+            raise UnsupportedProtocolVersion(protocol_version, versions.HANDSHAKE_VERSIONS)
+        if protocol == "legacy":
+            warnings.warn(
+                'protocol="legacy" is now protocol="handshake"', DeprecationWarning, stacklevel=2
             )
-        if protocol in versions.SUPPORTED:
+            protocol = "handshake"
+        if protocol not in ("auto", "handshake") and not versions.is_supported(protocol):
+            raise UnsupportedProtocolVersion(protocol, versions.SUPPORTED)
+        if protocol in versions.HANDSHAKE_VERSIONS:
             protocol_version = protocol
         self.client_info = (
             Implementation(name=name, version=version, title=title)
@@ -254,8 +257,8 @@ class ClientCore:
         self._subscriptions_lock = threading.Lock()
         self._tool_cache: dict[str, Tool] = {}
         self._server: ServerState | None = None
-        self._listens: dict[Any, ModernListen] = {}
-        self._active_listens: set[ModernListen] = set()  # not cancelled: restored on recovery
+        self._listens: dict[Any, StatelessListen] = {}
+        self._active_listens: set[StatelessListen] = set()  # not cancelled: restored on recovery
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -305,7 +308,7 @@ class ClientCore:
         ``server/discover`` (2026-07-28, the stateless era); a server that does not answer it
         as a 2026-era server (within ``probe_timeout``, except over Streamable HTTP, where
         every server answers) gets the ``initialize`` handshake on the same connection.
-        ``protocol="legacy"`` skips the probe; a version pins it.
+        ``protocol="handshake"`` skips the probe; a version pins it.
 
         Raises :class:`UnsupportedProtocolVersion` (after closing) when no version is shared.
         """
@@ -374,7 +377,7 @@ class ClientCore:
     def _apply(self, session: Session, state: ServerState) -> None:
         """Use what the negotiation settled."""
         self._server = state
-        if state.era == "modern":
+        if state.era == "stateless":
             session.transport.set_protocol_version(state.protocol_version)
             session.transport.set_header_provider(_weak_callback(self._param_headers, {}))
             # Over HTTP a 2026-era request is cancelled by closing its stream, nothing more.
@@ -497,14 +500,14 @@ class ClientCore:
 
     @property
     def era(self) -> versions.Era:
-        """``"legacy"`` (handshake) or ``"modern"`` (stateless, 2026-07-28+)."""
+        """``"handshake"`` (handshake) or ``"stateless"`` (stateless, 2026-07-28+)."""
         return versions.era_of(self.protocol_version)
 
     def discover(
         self, *, timeout: float | None = None, signal: AbortSignal | None = None
     ) -> DiscoverResult:
         """Ask the server again what it supports (``server/discover``, 2026 era only)."""
-        self._require_era("modern", "server/discover")
+        self._require_era("stateless", "server/discover")
         result = self._call("server/discover", None, DiscoverResult, timeout=timeout, signal=signal)
         state = self._initialized()
         self._server = ServerState(
@@ -521,9 +524,9 @@ class ClientCore:
             raise InvalidStateError(f"the client is {self._state}: call connect() first")
         return self._server
 
-    def _modern(self) -> bool:
+    def _stateless(self) -> bool:
         server = self._server
-        return server is not None and server.era == "modern"
+        return server is not None and server.era == "stateless"
 
     def _require_era(self, era: versions.Era, what: str) -> None:
         if self.era != era:
@@ -552,10 +555,10 @@ class ClientCore:
             caps[key] = value
         return caps
 
-    def _modern_capabilities(self, method: str | None) -> dict[str, Any]:
+    def _stateless_capabilities(self, method: str | None) -> dict[str, Any]:
         """What one 2026-era request may need: the handlers' capabilities for requests that
         may come back ``input_required``, nothing for the rest."""
-        if method not in modern.MRTR_METHODS:
+        if method not in stateless.MRTR_METHODS:
             return {}
         caps = self.capabilities()
         if "roots" in caps:
@@ -612,12 +615,12 @@ class ClientCore:
                 logger.exception("resource update callback for %s raised", uri)
 
     def _route_subscription_inline(self, notification: Notification) -> None:
-        listener = self._listens.get(modern.subscription_id(notification.params))
+        listener = self._listens.get(stateless.subscription_id(notification.params))
         if listener is not None:
             listener.deliver(notification)
 
     def _route_subscription(self, notification: Notification) -> None:
-        listener = self._listens.get(modern.subscription_id(notification.params))
+        listener = self._listens.get(stateless.subscription_id(notification.params))
         if listener is not None:
             listener.notify_user(notification)
 
@@ -682,8 +685,8 @@ class ClientCore:
         progress: Callable[[dict[str, Any]], None] | None,
     ) -> Any:
         server = self._server
-        if server is not None and server.era == "modern":  # self._modern(), inlined
-            return self._modern_request(session, method, body, wait, signal, progress)
+        if server is not None and server.era == "stateless":  # self._stateless(), inlined
+            return self._stateless_request(session, method, body, wait, signal, progress)
         return self._send(session, method, body, wait, signal, progress)
 
     def _send(
@@ -716,7 +719,7 @@ class ClientCore:
             on_progress=progress,
         )
 
-    def _modern_request(
+    def _stateless_request(
         self,
         session: Session,
         method: str,
@@ -732,19 +735,19 @@ class ClientCore:
             if cached is not None:
                 return cached
         key_params = body
-        body = modern.with_meta(body, self._request_meta(method))
+        body = stateless.with_meta(body, self._request_meta(method))
         for _ in range(self.max_input_rounds + 1):
             raw = self._send(session, method, body, wait, signal, progress)
             self._note_server_info(raw)
-            kind = modern.result_type(raw)
-            if kind == "task" and not modern.declares_extension(body, TASKS_EXTENSION):
+            kind = stateless.result_type(raw)
+            if kind == "task" and not stateless.declares_extension(body, TASKS_EXTENSION):
                 raise ProtocolError(f"{method}: the server answered with a task unasked")
             if kind != "input_required":
                 if cache is not None and kind == "complete":
                     cache.put(method, key_params, raw)
                 return raw
             responses = self._fulfil_input_requests(session, raw.get("inputRequests"), signal)
-            body = modern.retry_params(body, responses, raw.get("requestState"))
+            body = stateless.retry_params(body, responses, raw.get("requestState"))
         raise ProtocolError(
             f"{method}: the server still asks for input after {self.max_input_rounds} rounds"
         )
@@ -807,7 +810,7 @@ class ClientCore:
         log level (handshake era), live ``subscriptions/listen`` requests (2026 era)."""
         if self._cache is not None:
             self._cache.clear()
-        if self._modern():
+        if self._stateless():
             for listen in list(self._active_listens):
                 listen.restart()  # before the call that reconnected goes out
             return
@@ -823,9 +826,9 @@ class ClientCore:
                 logger.warning("after reconnecting, %s failed: %s", method, exc)
 
     def _request_meta(self, method: str) -> dict[str, Any]:
-        return modern.request_meta(
+        return stateless.request_meta(
             self.protocol_version,
-            self._modern_capabilities(method),
+            self._stateless_capabilities(method),
             self.client_info.to_wire(),
             self._log_level,
         )
@@ -842,9 +845,9 @@ class ClientCore:
             method = request.get("method") if isinstance(request, dict) else None
             handler = session.handler(method) if isinstance(method, str) else None
             if handler is None:
-                capability = modern.INPUT_METHODS.get(str(method), str(method))
+                capability = stateless.INPUT_METHODS.get(str(method), str(method))
                 raise MissingClientCapability(
-                    modern.MISSING_CAPABILITY,
+                    stateless.MISSING_CAPABILITY,
                     f"the server asks for {method} but this client has no {capability} handler"
                     f" (register one with on_{capability}() or roots=)",
                     {"requiredCapabilities": {capability: {}}},

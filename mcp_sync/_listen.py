@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from ._session import PendingRequest
 from .errors import McpError, ProtocolError, RequestTimeout, TransportError
-from .protocol import modern
+from .protocol import stateless
 from .protocol.jsonrpc import Notification
 
 if TYPE_CHECKING:
     from .client import Client
 
-__all__ = ["ModernListen", "listen_filters"]
+__all__ = ["StatelessListen", "listen_filters"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -46,7 +46,7 @@ def listen_filters(
     return filters
 
 
-class ModernListen:
+class StatelessListen:
     """One ``subscriptions/listen`` request, re-issued when its stream drops."""
 
     def __init__(self, client: Client, filters: dict[str, Any], callback: NotificationCallback):
@@ -63,7 +63,7 @@ class ModernListen:
         self._acknowledged.clear()
         session = self._client._connected_session()
         self._client._active_listens.add(self)
-        params = modern.with_meta(
+        params = stateless.with_meta(
             {"notifications": self._filters}, self._client._request_meta("subscriptions/listen")
         )
         pending = session.begin("subscriptions/listen", params)

@@ -22,7 +22,7 @@ from .errors import (
     TransportError,
     UnsupportedProtocolVersion,
 )
-from .protocol import modern, versions
+from .protocol import stateless, versions
 from .protocol.types import DiscoverResult, Implementation, InitializeResult, ServerCapabilities
 from .protocol.validation import parse_result
 
@@ -68,7 +68,7 @@ class ServerState:
 class Offer:
     """What the client brings to the negotiation."""
 
-    #: ``"auto"``, ``"legacy"`` or a version to pin.
+    #: ``"auto"``, ``"handshake"`` or a version to pin.
     protocol: str
     #: The version ``initialize`` offers.
     handshake_version: str
@@ -78,7 +78,7 @@ class Offer:
     probe_timeout: float
 
 
-class _LegacyServer(Exception):
+class _HandshakeServer(Exception):
     """The ``server/discover`` probe says: not a 2026-era server (``late``: it said nothing
     in time, and its answer may still come)."""
 
@@ -91,7 +91,7 @@ class _LegacyServer(Exception):
 def negotiate(session: Session, offer: Offer, timeout: float) -> ServerState:
     """Agree on a version with the server at the other end of ``session``."""
     mode = offer.protocol
-    if mode == "legacy" or (mode != "auto" and versions.era_of(mode) == "legacy"):
+    if mode == "handshake" or (mode != "auto" and versions.era_of(mode) == "handshake"):
         return handshake(session, offer, timeout)
     if mode != "auto":
         return _discover(session, offer, mode, timeout, probe=False)
@@ -103,48 +103,48 @@ def negotiate(session: Session, offer: Offer, timeout: float) -> ServerState:
             probe_wait = timeout
         else:
             probe_wait = min(offer.probe_timeout, timeout)
-        return _discover(session, offer, versions.MODERN_VERSIONS[0], probe_wait, probe=True)
-    except _LegacyServer as legacy:
-        logger.debug("server/discover probe: %s; trying the handshake era", legacy)
+        return _discover(session, offer, versions.STATELESS_VERSIONS[0], probe_wait, probe=True)
+    except _HandshakeServer as refusal:
+        logger.debug("server/discover probe: %s; trying the handshake era", refusal)
         try:
             state = handshake(session, offer, timeout)
         except McpError as refused:
-            if legacy.late is None:
+            if refusal.late is None:
                 raise
             # Refused, for whatever reason (-32601, a 2026 error, an HTTP status, a 2026
             # version in the answer): a 2026-era server too slow for the probe window (a cold
             # start, a busy machine) may be the one refusing, and its answer to the probe may
             # still come. Wait for it as long as the connect timeout allows.
-            return _late_discover(session, offer, legacy, refused, deadline)
-        if legacy.late is not None:
-            session.forget(legacy.late)
+            return _late_discover(session, offer, refusal, refused, deadline)
+        if refusal.late is not None:
+            session.forget(refusal.late)
         return state
 
 
 def _late_discover(
-    session: Session, offer: Offer, legacy: _LegacyServer, refused: McpError, deadline: float
+    session: Session, offer: Offer, refusal: _HandshakeServer, refused: McpError, deadline: float
 ) -> ServerState:
     """The state from a ``server/discover`` answer that came after the probe window, else the
     handshake's refusal (``refused``)."""
-    assert legacy.late is not None
+    assert refusal.late is not None
     try:
         try:
-            raw = session.result(legacy.late, max(deadline - time.monotonic(), 0.0))
+            raw = session.result(refusal.late, max(deadline - time.monotonic(), 0.0))
         except RpcError as exc:
             # A 2026 server that wants another 2026 version: go on as _discover would.
             data = exc.data if isinstance(exc.data, dict) else {}
-            chosen = modern.choose_version(data.get("supported") or [])
-            if exc.code != modern.UNSUPPORTED_VERSION or chosen is None:
+            chosen = stateless.choose_version(data.get("supported") or [])
+            if exc.code != stateless.UNSUPPORTED_VERSION or chosen is None:
                 raise
             wait = max(deadline - time.monotonic(), 0.0)
             return _discover(session, offer, chosen, wait, probe=False)
         result = parse_result("server/discover", DiscoverResult, raw)
-        return _adopt(legacy.version, result, probe=False)
+        return _adopt(refusal.version, result, probe=False)
     except McpError as late_error:
-        session.forget(legacy.late)
+        session.forget(refusal.late)
         logger.debug("no late server/discover answer either: %s", late_error)
         if isinstance(refused, UnsupportedProtocolVersion) and refused.offered in (
-            versions.MODERN_VERSIONS
+            versions.STATELESS_VERSIONS
         ):
             # Never "the client does not speak 2026-07-28": it does; the server's discover
             # answer did not come in time.
@@ -165,8 +165,8 @@ def handshake(session: Session, offer: Offer, timeout: float) -> ServerState:
     }
     raw = session.request("initialize", params, timeout=timeout, cancellable=False)
     result = parse_result("initialize", InitializeResult, raw)
-    if result.protocol_version not in versions.SUPPORTED:
-        raise UnsupportedProtocolVersion(result.protocol_version, versions.SUPPORTED)
+    if result.protocol_version not in versions.HANDSHAKE_VERSIONS:
+        raise UnsupportedProtocolVersion(result.protocol_version, versions.HANDSHAKE_VERSIONS)
     session.transport.set_protocol_version(result.protocol_version)
     session.notify("notifications/initialized", timeout=timeout)  # a write has a deadline too
     return ServerState(
@@ -177,35 +177,35 @@ def handshake(session: Session, offer: Offer, timeout: float) -> ServerState:
 def _discover(
     session: Session, offer: Offer, version: str, timeout: float, probe: bool
 ) -> ServerState:
-    """Run ``server/discover``; with ``probe`` a non-2026 answer raises _LegacyServer."""
+    """Run ``server/discover``; with ``probe`` a non-2026 answer raises _HandshakeServer."""
     for attempt in range(2):
-        meta = modern.request_meta(version, {}, offer.client_info)
+        meta = stateless.request_meta(version, {}, offer.client_info)
         pending = session.begin("server/discover", {"_meta": meta})
         try:
             raw = session.result(pending, timeout)
             result = parse_result("server/discover", DiscoverResult, raw)
         except RpcError as exc:
-            if exc.code == modern.UNSUPPORTED_VERSION:
+            if exc.code == stateless.UNSUPPORTED_VERSION:
                 data = exc.data if isinstance(exc.data, dict) else {}
                 offered = data.get("supported") or []
-                chosen = modern.choose_version(offered)
+                chosen = stateless.choose_version(offered)
                 if chosen is not None and attempt == 0:
                     version = chosen
                     continue
-                if probe and any(v in versions.SUPPORTED for v in offered):
-                    raise _LegacyServer(exc, version) from None
+                if probe and any(v in versions.HANDSHAKE_VERSIONS for v in offered):
+                    raise _HandshakeServer(exc, version) from None
                 raise UnsupportedProtocolVersion(version, offered) from None
-            if probe and exc.code not in modern.MODERN_ERROR_CODES:
-                raise _LegacyServer(exc, version) from None
+            if probe and exc.code not in stateless.STATELESS_ERROR_CODES:
+                raise _HandshakeServer(exc, version) from None
             raise
         except RequestTimeout as exc:
-            if probe:  # keep listening: a slow modern server may still answer
-                raise _LegacyServer(exc, version, late=pending) from None
+            if probe:  # keep listening: a slow stateless-era server may still answer
+                raise _HandshakeServer(exc, version, late=pending) from None
             session.forget(pending)
             raise
         except (TransportError, ProtocolError) as exc:
             if probe:
-                raise _LegacyServer(exc, version) from None
+                raise _HandshakeServer(exc, version) from None
             raise
         return _adopt(version, result, probe)
     raise AssertionError("unreachable")  # pragma: no cover
@@ -216,11 +216,11 @@ def _adopt(version: str, result: DiscoverResult, probe: bool) -> ServerState:
     chosen = (
         version
         if version in result.supported_versions
-        else modern.choose_version(result.supported_versions)
+        else stateless.choose_version(result.supported_versions)
     )
     if chosen is None:
         if probe:
-            raise _LegacyServer(
+            raise _HandshakeServer(
                 f"no shared 2026-era version in {result.supported_versions}", version
             )
         raise UnsupportedProtocolVersion(version, result.supported_versions)

@@ -12,7 +12,7 @@ from ._core import ClientCore, ProgressHandler
 from ._tasks import ToolTask
 from .abort import AbortSignal
 from .errors import CapabilityError, RpcError
-from .protocol import modern
+from .protocol import stateless
 from .protocol.jsonrpc import INVALID_PARAMS
 from .protocol.types import (
     CallToolResult,
@@ -51,11 +51,11 @@ class TasksAndSkills(ClientCore):
         on_progress: ProgressHandler | None,
     ) -> ToolTask:
         self._require_extension("tools/call", TASKS_EXTENSION)
-        params["_meta"] = _tasks.extension_meta(self._modern_capabilities("tools/call"))
+        params["_meta"] = _tasks.extension_meta(self._stateless_capabilities("tools/call"))
         raw = self.request(
             "tools/call", params, timeout=timeout, signal=signal, on_progress=on_progress
         )
-        if modern.result_type(raw) != "task":
+        if stateless.result_type(raw) != "task":
             return ToolTask(self._as_client(), _tasks.completed_at_once(raw), extension=True)
         state = parse_result("tools/call", GetTaskResult, raw)
         _tasks.remember(self._as_client(), state.task_id)
@@ -139,7 +139,7 @@ class TasksAndSkills(ClientCore):
         """The current state of a task (``tasks/get``); from the 2026 extension, with the
         result or error once it ended and the server's questions while it needs input."""
         params: dict[str, Any] = {"taskId": task_id}
-        if self._modern():
+        if self._stateless():
             params["_meta"] = _tasks.extension_meta({})
         return self._call("tasks/get", params, GetTaskResult, timeout=timeout, signal=signal)
 
@@ -148,7 +148,7 @@ class TasksAndSkills(ClientCore):
     ) -> CallToolResult:
         """Block until a tool task ends and return its result (``tasks/result``; in the
         2026 era, polling ``tasks/get``, with ``timeout`` for the whole wait)."""
-        if self._modern():
+        if self._stateless():
             task = ToolTask(
                 self._as_client(), self.get_task(task_id, signal=signal), extension=True
             )
@@ -167,7 +167,7 @@ class TasksAndSkills(ClientCore):
         """Every task the server knows for this client (``tasks/list``, all pages). The 2026
         extension has no ``tasks/list``: there, the tasks this client started that the
         server still knows, each as ``tasks/get`` reports it."""
-        if not self._modern():
+        if not self._stateless():
             self._require("tasks/list", "tasks.list")
             return list(
                 self._all_pages(
@@ -189,7 +189,7 @@ class TasksAndSkills(ClientCore):
     ) -> CancelTaskResult:
         """Ask the server to cancel a task (``tasks/cancel``) and return its state. In the
         2026 era cancelling is cooperative: the state may still say working."""
-        if not self._modern():
+        if not self._stateless():
             self._require("tasks/cancel", "tasks.cancel")
             return self._call(
                 "tasks/cancel",
@@ -213,7 +213,7 @@ class TasksAndSkills(ClientCore):
     ) -> None:
         """Answer an input_required 2026 task's questions (``tasks/update``); the keys are
         those of its ``input_requests``. :meth:`ToolTask.wait` does this by itself."""
-        self._require_era("modern", "tasks/update (the 2026 tasks extension)")
+        self._require_era("stateless", "tasks/update (the 2026 tasks extension)")
         params = {
             "taskId": task_id,
             "inputResponses": dict(input_responses),

@@ -18,7 +18,7 @@ from typing import Any, Literal, overload
 
 from ._core import ClientState, Subscription
 from ._handlers import RootsSource
-from ._listen import ModernListen, listen_filters
+from ._listen import StatelessListen, listen_filters
 from ._negotiation import ServerState
 from ._tasks import ToolTask
 from ._tasks_and_skills import TasksAndSkills
@@ -27,7 +27,7 @@ from .errors import (
     InvalidStateError,
     RpcError,
 )
-from .protocol import modern, versions
+from .protocol import stateless, versions
 from .protocol.jsonrpc import Notification
 from .protocol.types import (
     CallToolResult,
@@ -75,7 +75,7 @@ class Client(TasksAndSkills):
     - ``strict_capabilities``: raise :class:`CapabilityError` before calling a method the
       server did not advertise (default True).
     - ``protocol``: ``"auto"`` (probe for 2026-07-28, fall back to the handshake),
-      ``"legacy"`` (handshake only) or a version to pin; ``protocol_version``: the version
+      ``"handshake"`` (handshake only) or a version to pin; ``protocol_version``: the version
       ``initialize`` offers; ``probe_timeout``: how long the probe waits (seconds; not over
       Streamable HTTP, where every server answers it).
     - ``max_input_rounds``: how many 2026 ``input_required`` rounds one call may take.
@@ -125,7 +125,7 @@ class Client(TasksAndSkills):
         if self._state == "connected":
             assert self._session is not None
             self._install_handlers(self._session)
-            if not self._modern():  # 2026: the server asks for roots when it needs them
+            if not self._stateless():  # 2026: the server asks for roots when it needs them
                 self.notify("notifications/roots/list_changed")
 
     def on_notification(
@@ -184,11 +184,11 @@ class Client(TasksAndSkills):
         :class:`Subscription` to stop.
         """
         uris = list(resource_subscriptions)
-        if self._modern():
+        if self._stateless():
             filters = listen_filters(
                 tools_list_changed, prompts_list_changed, resources_list_changed, uris
             )
-            listener = ModernListen(self, filters, callback)
+            listener = StatelessListen(self, filters, callback)
             listener.start(self.request_timeout if timeout is None else timeout)
             return Subscription(listener.cancel)
         stops: list[Callable[[], None]] = []
@@ -221,7 +221,7 @@ class Client(TasksAndSkills):
     def ping(self, *, timeout: float | None = None, signal: AbortSignal | None = None) -> None:
         """Check that the server answers (``ping``; ``server/discover`` in the 2026 era,
         which has no ping)."""
-        method = "server/discover" if self._modern() else "ping"
+        method = "server/discover" if self._stateless() else "ping"
         self.request(method, timeout=timeout, signal=signal)
 
     def set_logging_level(
@@ -236,7 +236,7 @@ class Client(TasksAndSkills):
         In the 2026 era the level travels in each request's ``_meta`` and the messages come
         on that request's stream; nothing is sent now.
         """
-        if self._modern():
+        if self._stateless():
             self._log_level = level
             return
         self._require("logging/setLevel", "logging")
@@ -257,7 +257,7 @@ class Client(TasksAndSkills):
         tools = list(
             self._all_pages("tools/list", ListToolsResult, "tools", timeout, signal, on_progress)
         )
-        if self._modern():
+        if self._stateless():
             tools = [tool for tool in tools if self._headers_valid(tool)]
         self._tool_cache = {tool.name: tool for tool in tools}
         return tools
@@ -323,7 +323,7 @@ class Client(TasksAndSkills):
         self._require("tools/call", "tools")
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
         if task is not None:
-            if self._modern():
+            if self._stateless():
                 return self._call_tool_as_task(params, timeout, signal, on_progress)
             self._require("tools/call", "tasks.requests.tools.call")
             if task is True:
@@ -351,7 +351,7 @@ class Client(TasksAndSkills):
                 on_progress=on_progress,
             )
         except RpcError as exc:
-            if exc.code != modern.HEADER_MISMATCH or not self._modern():
+            if exc.code != stateless.HEADER_MISMATCH or not self._stateless():
                 raise
             # The tool's x-mcp-header annotations changed since we listed it: list, retry once.
             self.list_tools(timeout=timeout, signal=signal)
@@ -479,7 +479,7 @@ class Client(TasksAndSkills):
         Returns a :class:`Subscription`; ``cancel()`` it (or call
         :meth:`unsubscribe_resource`) to stop. The server is asked once per URI.
         """
-        if self._modern():
+        if self._stateless():
             return self.listen(
                 resource_subscriptions=[uri],
                 callback=lambda n: callback(str((n.params or {}).get("uri", uri))),

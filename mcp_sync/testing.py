@@ -72,8 +72,8 @@ class MockServer:
     """A scripted MCP server over an in-memory transport (see the module docstring).
 
     ``received`` lists every message the client sent, in order. ``eras`` says which protocol
-    eras it speaks: ``"legacy"`` answers ``initialize``, ``"modern"`` answers
-    ``server/discover`` (2026-07-28); a legacy-only server answers the client's discover probe
+    eras it speaks: ``"handshake"`` answers ``initialize``, ``"stateless"`` answers
+    ``server/discover`` (2026-07-28); a handshake-only server answers the client's discover probe
     with -32601, as real ones do. Handlers run on the server's
     reader thread unless registered with ``threaded=True`` (needed for a handler that itself
     sends requests to the client and waits for the answer).
@@ -87,7 +87,7 @@ class MockServer:
         capabilities: dict[str, Any] | None = None,
         protocol_version: str | None = None,
         instructions: str | None = None,
-        eras: tuple[str, ...] = ("legacy",),
+        eras: tuple[str, ...] = ("handshake",),
     ) -> None:
         self.client_transport, self.transport = in_memory_transport_pair()
         self.server_info = {"name": name, "version": version}
@@ -101,10 +101,10 @@ class MockServer:
         self._received_cond = threading.Condition()
         self._started = False
         self.eras = eras
-        if "legacy" in eras:
+        if "handshake" in eras:
             self.handle("initialize", self._initialize)
             self.handle("ping", lambda _params, _ctx: {})
-        if "modern" in eras:
+        if "stateless" in eras:
             self.handle("server/discover", self._discover)
 
     # -- scripting ----------------------------------------------------------------------
@@ -175,7 +175,8 @@ class MockServer:
     # -- internals ----------------------------------------------------------------------
 
     def _initialize(self, params: dict[str, Any], _ctx: RequestContext) -> dict[str, Any]:
-        version = self.protocol_version or params.get("protocolVersion") or versions.LATEST
+        offered = params.get("protocolVersion")
+        version = self.protocol_version or offered or versions.LATEST_HANDSHAKE
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": self.capabilities,
@@ -188,7 +189,7 @@ class MockServer:
     def _discover(self, params: dict[str, Any], _ctx: RequestContext) -> dict[str, Any]:
         result: dict[str, Any] = {
             "resultType": "complete",
-            "supportedVersions": [self.protocol_version or versions.MODERN_VERSIONS[0]],
+            "supportedVersions": [self.protocol_version or versions.STATELESS_VERSIONS[0]],
             "capabilities": self.capabilities,
             "ttlMs": 0,
             "cacheScope": "private",

@@ -48,7 +48,7 @@ def test_connect_performs_the_handshake(server):
         assert client.instructions == "be nice"
         assert client.protocol_version == "2025-11-25"
         assert client.server_capabilities.tools is not None
-        assert client.era == "legacy"
+        assert client.era == "handshake"
     finally:
         client.close()
 

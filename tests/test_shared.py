@@ -30,7 +30,7 @@ def test_four_threads_making_their_first_call_at_once_share_one_client() -> None
     @mcp_sync.shared_client
     def client() -> mcp_sync.Client:
         made.append(1)
-        return mcp_sync.connect(SDK, protocol="legacy", request_timeout=30)
+        return mcp_sync.connect(SDK, protocol="handshake", request_timeout=30)
 
     start = threading.Barrier(4)
 
@@ -47,7 +47,7 @@ def test_four_threads_making_their_first_call_at_once_share_one_client() -> None
 def test_a_client_that_closed_is_replaced_on_the_next_call() -> None:
     @mcp_sync.shared_client
     def client() -> mcp_sync.Client:  # no recovery=: the helper replaces a dead client
-        return mcp_sync.connect(SDK, protocol="legacy", request_timeout=30)
+        return mcp_sync.connect(SDK, protocol="handshake", request_timeout=30)
 
     first = client()
     died = threading.Event()
@@ -64,7 +64,7 @@ def test_a_client_that_closed_is_replaced_on_the_next_call() -> None:
 def test_one_client_per_distinct_arguments() -> None:
     @mcp_sync.shared_client
     def client(timeout: float) -> mcp_sync.Client:
-        return mcp_sync.connect(SDK, protocol="legacy", request_timeout=timeout)
+        return mcp_sync.connect(SDK, protocol="handshake", request_timeout=timeout)
 
     assert client(20) is client(20)
     assert client(21) is not client(20)
@@ -76,7 +76,7 @@ def test_one_client_per_distinct_arguments() -> None:
 def test_a_forked_child_makes_its_own_client_and_leaves_the_parents_alone() -> None:
     @mcp_sync.shared_client
     def client() -> mcp_sync.Client:
-        return mcp_sync.connect(SDK, protocol="legacy", request_timeout=30)
+        return mcp_sync.connect(SDK, protocol="handshake", request_timeout=30)
 
     parent = client()
     assert parent.call_tool("add", {"a": 1, "b": 1}).text == "2"
@@ -108,7 +108,7 @@ def test_a_connection_that_failed_is_not_cached() -> None:
 
     @mcp_sync.shared_client
     def client() -> mcp_sync.Client:
-        return mcp_sync.connect(commands[0], protocol="legacy", request_timeout=30)
+        return mcp_sync.connect(commands[0], protocol="handshake", request_timeout=30)
 
     with pytest.raises(mcp_sync.ServerStartError):
         client()

@@ -146,7 +146,7 @@ def soak_calls(
     result = SoakResult(
         f"{name}: {calls} calls from {threads} threads", calls=calls, threads=threads
     )
-    client = Client("soak", "1", protocol="legacy", request_timeout=30)
+    client = Client("soak", "1", protocol="handshake", request_timeout=30)
     client.connect(make())
     # Warm-up at full concurrency: an HTTP client's worker pool and connection pool grow to
     # the number of concurrent calls; growth after that is what a leak would look like.
@@ -227,7 +227,7 @@ def soak_calls(
 
 def soak_cycles(name: str, make: Callable[[], Any], cycles: int, log: Log) -> SoakResult:
     result = SoakResult(f"{name}: {cycles} connect/close cycles", cycles=cycles)
-    with Client("soak", "1", protocol="legacy").connect(make()) as client:  # warm-up
+    with Client("soak", "1", protocol="handshake").connect(make()) as client:  # warm-up
         client.call_tool("echo", {"text": "x"})
     before_children = children()
     result.threads_before = client_threads()
@@ -236,7 +236,7 @@ def soak_cycles(name: str, make: Callable[[], Any], cycles: int, log: Log) -> So
     result.rss_start_mib = rss_kib() / 1024
     started = time.perf_counter()
     for i in range(cycles):
-        with Client("soak", "1", protocol="legacy").connect(make()) as client:
+        with Client("soak", "1", protocol="handshake").connect(make()) as client:
             if client.call_tool("echo", {"text": str(i)}).text != str(i):
                 result.wrong += 1
     result.seconds = time.perf_counter() - started

@@ -546,6 +546,6 @@ def _show_server_logs(client: Client, err: IO[str], verbose: int) -> None:
             err.flush()
 
     client.on_log(show)
-    if client.era == "modern" or client.server_capabilities.logging is not None:
+    if client.era == "stateless" or client.server_capabilities.logging is not None:
         with contextlib.suppress(McpError):
             client.set_logging_level("debug" if verbose >= 2 else "info")

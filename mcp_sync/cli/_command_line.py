@@ -73,7 +73,7 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
                        help="the server to use from --config")
     group.add_argument("-H", "--header", action="append", default=default([]),
                        metavar="'NAME: VALUE'", help="an HTTP header (repeatable)")
-    group.add_argument("--protocol", default=default(None), metavar="auto|legacy|VERSION",
+    group.add_argument("--protocol", default=default(None), metavar="auto|handshake|VERSION",
                        help="protocol era or version to use (default: auto)")
     group.add_argument("--timeout", type=float, default=default(None), metavar="SECONDS",
                        help="per-request timeout, renewed by progress (default: 30)")

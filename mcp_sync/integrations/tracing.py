@@ -19,7 +19,7 @@ stdio, ``tcp`` for HTTP), ``server.address`` / ``server.port`` (HTTP), and on fa
 ``rpc.response.status_code``), ``tool_error`` for a tool result with ``isError``, or the
 exception's class name (a timeout, a closed connection). Two attributes are mcp_sync's own,
 for what the conventions do not name: ``mcp_sync.server.name`` (the server's ``serverInfo``
-name) and ``mcp_sync.era`` (``legacy`` or ``modern``). The JSON-RPC request id is not
+name) and ``mcp_sync.era`` (``handshake`` or ``stateless``). The JSON-RPC request id is not
 recorded: ids are assigned below the layer that traces.
 
 The current trace context is injected into each request's ``params._meta`` as W3C

@@ -4,8 +4,8 @@ Eras
     In the handshake era (2025-03-26 .. 2025-11-25) the transport keeps the ``Mcp-Session-Id``
     the ``initialize`` response gave, sends it and ``MCP-Protocol-Version`` on every later
     request, opens the GET stream and DELETEs the session on close. In the stateless era
-    (2026-07-28: the negotiated version is modern, or the message's ``params._meta`` names a
-    modern version, as the ``server/discover`` probe does before any version is set) every POST
+    (2026-07-28: the negotiated version is a stateless-era one, or the message's ``params._meta``
+    names one, as the ``server/discover`` probe does before any version is set) every POST
     carries the headers of :func:`mcp_sync.protocol.headers.standard_headers` instead, and no
     session id; there is no GET stream, no resumption of a broken response stream and no DELETE.
     ``Mcp-Method`` / ``Mcp-Name`` go on every POST of both eras: a dual-era client's
@@ -247,15 +247,15 @@ class StreamableHttpTransport(HttpTransportBase):
 
     # -- eras -----------------------------------------------------------------------------
 
-    def _modern_version(self, message: dict[str, Any] | None) -> str | None:
+    def _stateless_version(self, message: dict[str, Any] | None) -> str | None:
         """The stateless-era version ``message`` is sent with, or None in the handshake era."""
         version = self.protocol_version
-        if version is not None and era_of(version) == "modern":
+        if version is not None and era_of(version) == "stateless":
             return version
         params = message.get("params") if message is not None else None
         meta_map = params.get("_meta") if isinstance(params, dict) else None
         stated = meta_map.get(meta.PROTOCOL_VERSION) if isinstance(meta_map, dict) else None
-        if isinstance(stated, str) and era_of(stated) == "modern":
+        if isinstance(stated, str) and era_of(stated) == "stateless":
             return stated
         return None
 
@@ -263,10 +263,10 @@ class StreamableHttpTransport(HttpTransportBase):
         return (
             message.get("method") == "notifications/initialized"
             and self.open_get_stream
-            and self._modern_version(message) is None
+            and self._stateless_version(message) is None
         )
 
-    def _post_headers(self, message: dict[str, Any], modern: str | None) -> dict[str, str]:
+    def _post_headers(self, message: dict[str, Any], stateless: str | None) -> dict[str, str]:
         """All headers of the POST of ``message``.
 
         Precedence, case-insensitively: the transport's ``headers``, then the header
@@ -274,8 +274,8 @@ class StreamableHttpTransport(HttpTransportBase):
         ``Mcp-Method`` / ``Mcp-Name``), which nothing overrides.
         """
         protocol = {"Accept": f"{JSON_TYPE}, {SSE_TYPE}", "Content-Type": JSON_TYPE}
-        standard = standard_headers(message, modern or "")
-        if modern is None:
+        standard = standard_headers(message, stateless or "")
+        if stateless is None:
             # Mcp-Method / Mcp-Name go on every POST; the version header keeps its old rules
             del standard[PROTOCOL_VERSION_HEADER]
             if message.get("method") != "initialize":
@@ -337,11 +337,11 @@ class StreamableHttpTransport(HttpTransportBase):
         request_id: jsonrpc.RequestId,
         exchange: Exchange,
     ) -> None:
-        modern = self._modern_version(message)
-        fresh = modern is None and method == "initialize"
+        stateless = self._stateless_version(message)
+        fresh = stateless is None and method == "initialize"
         if fresh:
             self.session_id = None  # (re-)initializing: a new session
-        headers = self._post_headers(message, modern)
+        headers = self._post_headers(message, stateless)
         sent_session = "Mcp-Session-Id" in headers
         try:
             response = self._client().open(
@@ -358,7 +358,7 @@ class StreamableHttpTransport(HttpTransportBase):
             if fresh:
                 self._take_session_id(response)
             self._handle_response(
-                response, method, request_id, exchange, sent_session, resumable=modern is None
+                response, method, request_id, exchange, sent_session, resumable=stateless is None
             )
         finally:
             response.close()
@@ -671,7 +671,7 @@ class StreamableHttpTransport(HttpTransportBase):
         remove_abort = signal.on_abort(exchange.on_abort) if signal is not None else None
         what = message.get("method") or "a response"
         try:
-            headers = self._post_headers(message, self._modern_version(message))
+            headers = self._post_headers(message, self._stateless_version(message))
             sent_session = "Mcp-Session-Id" in headers
             response = self._client().open(
                 "POST",
@@ -807,7 +807,7 @@ class StreamableHttpTransport(HttpTransportBase):
 
     def _delete_session(self) -> None:
         session_id = self.session_id
-        if not session_id or self._http is None or self._modern_version(None) is not None:
+        if not session_id or self._http is None or self._stateless_version(None) is not None:
             return
         exchange = Exchange()
         try:

@@ -91,20 +91,20 @@ def test_prompts_prompt_resources_templates_read_complete(sdk_url):
 
 def test_info_and_ping(sdk_url):
     sdk = [sdk_url]
-    info = run_cli("info", "--protocol", "legacy", "--", *sdk)
+    info = run_cli("info", "--protocol", "handshake", "--", *sdk)
     assert info.code == 0, info.err
     assert info.out.splitlines()[0].split() == ["server", "sdk-fixture"]
-    assert "protocol      2025-11-25 (legacy era)" in info.out
+    assert "protocol      2025-11-25 (handshake era)" in info.out
     assert "tools (listChanged)" in info.out
     assert info.out.endswith("instructions:\n  A fixture server for mcp_sync's tests.\n")
     data = json.loads(run_cli("info", "--json", "--", *sdk).out)
-    assert data["server"]["name"] == "sdk-fixture" and data["era"] in ("legacy", "modern")
+    assert data["server"]["name"] == "sdk-fixture" and data["era"] in ("handshake", "stateless")
     ping = run_cli("ping", "--", *sdk)
     assert ping.code == 0 and ping.out.startswith("pong (")
 
 
 def test_verbose_shows_server_logs_progress_and_stderr(sdk_url):
-    for protocol in ("legacy", "auto"):
+    for protocol in ("handshake", "auto"):
         run = run_cli("-v", "--protocol", protocol, "call", "slow", "steps=2", "--", sdk_url)
         assert run.code == 0 and run.out == "done after 2 steps\n"
         assert "[server info] step 1 of 2\n" in run.err

@@ -38,8 +38,8 @@ def test_global_options_may_come_before_a_url(sdk_url):
     assert verbose.code == 0 and verbose.out.startswith("pong ("), verbose.err
     timeout = run_cli("--timeout", "5", sdk_url, "ping")
     assert timeout.code == 0 and timeout.out.startswith("pong ("), timeout.err
-    legacy = run_cli("--protocol", "legacy", sdk_url, "info")
-    assert legacy.code == 0 and "(legacy era)" in legacy.out, legacy.err
+    legacy = run_cli("--protocol", "handshake", sdk_url, "info")
+    assert legacy.code == 0 and "(handshake era)" in legacy.out, legacy.err
     after = run_cli("tools", sdk_url, "--json")
     assert after.code == 0 and json.loads(after.out), after.err
 

@@ -24,12 +24,12 @@ def test_client_page_says_which_version_connect_offers_first():
     text = (ROOT / "docs" / "client.md").read_text(encoding="utf-8")
     paragraph = text[text.index("`connect()` "):].split("\n\n", 1)[0]
     named = re.findall(r"\d{4}-\d\d-\d\d", paragraph)
-    assert named[0] == versions.MODERN_VERSIONS[0], paragraph
+    assert named[0] == versions.STATELESS_VERSIONS[0], paragraph
     assert named[1] == versions.LATEST_HANDSHAKE, paragraph
     # mcp-server-time speaks both eras: the first version offered is the one agreed on
     with mcp_sync.connect([TIME], request_timeout=30) as client:
         assert client.protocol_version == named[0]
-    with mcp_sync.connect([TIME], request_timeout=30, protocol="legacy") as client:
+    with mcp_sync.connect([TIME], request_timeout=30, protocol="handshake") as client:
         assert client.protocol_version == named[1]
 
 

@@ -62,14 +62,14 @@ def test_progress_and_many_threads_at_once(sdk_inprocess):
     assert sums == [{"result": 2 * n} for n in range(40)]
 
 
-@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+@pytest.mark.parametrize("protocol", ["handshake", "auto"])
 def test_server_requests_reach_the_client(protocol):
     """Sampling and roots: mid-call server requests (handshake era) or input_required (2026)."""
     client = mcp_sync.Client(roots=[mcp_sync.Root(uri="file:///work", name="work")], protocol=protocol)
     client.on_sampling(lambda params: {"role": "assistant", "model": "scripted",
                                        "content": {"type": "text", "text": "forty-two"}})
     with client.connect(InProcessTransport(load_server("sdk_server.py").server)):
-        assert client.era == ("legacy" if protocol == "legacy" else "modern")
+        assert client.era == ("handshake" if protocol == "handshake" else "stateless")
         assert client.call_tool("ask_llm", {"question": "the answer?"}).text == "forty-two"
         assert client.call_tool("list_roots", {}).structured_content == {"result": ["file:///work"]}
 

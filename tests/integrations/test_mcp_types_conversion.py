@@ -72,12 +72,12 @@ def test_round_trips_over_server_everything(everything_cmd):
     assert any(b.annotations for b in blocks)
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", ["auto", "handshake"])
 def test_round_trips_over_the_sdk_server(protocol):
     with mcp_sync.connect(SDK_SERVER, protocol=protocol, request_timeout=20) as client:
         outputs = sdk_server_outputs(client)
         era = client.era
-    assert era == ("modern" if protocol == "auto" else "legacy")
+    assert era == ("stateless" if protocol == "auto" else "handshake")
     assert_round_trips(outputs)
     assert any(isinstance(o, CallToolResult) and o.is_error for o in outputs)
     assert any(isinstance(o, CallToolResult) and o.structured_content for o in outputs)

@@ -55,7 +55,7 @@ def test_server_spans_join_the_clients_trace(spans):
     assert dict(call.attributes) == {
         "mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "add", "mcp.protocol.version": "2026-07-28",
-        "mcp_sync.era": "modern", "mcp_sync.server.name": "sdk-fixture"}
+        "mcp_sync.era": "stateless", "mcp_sync.server.name": "sdk-fixture"}
     assert call.status.status_code == StatusCode.UNSET
     # the SDK server's own SERVER span, a child of ours in the same trace (context via _meta)
     (served,) = [s for s in spans.get_finished_spans()
@@ -65,7 +65,7 @@ def test_server_spans_join_the_clients_trace(spans):
 
 
 def test_outcomes_tool_error_and_rpc_error(spans):
-    with mcp_sync.connect(load_server("sdk_server.py").server, protocol="legacy") as client:
+    with mcp_sync.connect(load_server("sdk_server.py").server, protocol="handshake") as client:
         assert client.call_tool("fail", {}).is_error
         with pytest.raises(RpcError) as caught:
             client.get_prompt("no-such-prompt", {})
@@ -74,7 +74,7 @@ def test_outcomes_tool_error_and_rpc_error(spans):
     failed = by_name["tools/call fail"]
     assert failed.attributes["error.type"] == "tool_error"
     assert failed.status.status_code == StatusCode.ERROR
-    assert failed.attributes["mcp_sync.era"] == "legacy"
+    assert failed.attributes["mcp_sync.era"] == "handshake"
     assert failed.attributes["mcp.protocol.version"] == "2025-11-25"
     rejected = by_name["prompts/get no-such-prompt"]
     assert rejected.attributes["gen_ai.prompt.name"] == "no-such-prompt"
@@ -98,7 +98,7 @@ def test_stdio_server_attributes(spans):
 def test_trace_context_goes_in_meta_and_a_timeout_is_recorded(spans):
     server = MockServer(capabilities={"tools": {}})
     server.handle("tools/call")(lambda params, ctx: {"content": []})
-    client = server.connect(mcp_sync.Client(protocol="legacy"))
+    client = server.connect(mcp_sync.Client(protocol="handshake"))
     with trace.get_tracer("t").start_as_current_span("outer"):
         client.call_tool("echo", {"x": 1})
     call = client_spans(spans)[-1]
@@ -130,7 +130,7 @@ def test_uninstrument_stops_tracing(spans):
 def test_http_server_address_port_and_session(spans):
     port = free_port()
     argv = [sys.executable, str(SERVERS / "sdk_server.py"), "streamable-http", str(port)]
-    with HttpServer(argv, port) as http, mcp_sync.connect(http.url(), protocol="legacy") as client:
+    with HttpServer(argv, port) as http, mcp_sync.connect(http.url(), protocol="handshake") as client:
         client.call_tool("add", {"a": 2, "b": 2})
     call = next(s for s in client_spans(spans) if s.name == "tools/call add")
     assert call.attributes["network.transport"] == "tcp"

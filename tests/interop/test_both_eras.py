@@ -45,10 +45,10 @@ def fastmcp_stdio() -> list[str]:
 @pytest.mark.parametrize(
     ("target", "era"),
     [
-        (sdk_stdio, "modern"),
-        pytest.param(fastmcp_stdio, "modern", marks=needs_fastmcp),
-        (lambda: [str(Path(sys.executable).parent / "mcp-server-time")], "modern"),
-        (lambda: [str(NODE), EVERYTHING, "stdio"], "legacy"),
+        (sdk_stdio, "stateless"),
+        pytest.param(fastmcp_stdio, "stateless", marks=needs_fastmcp),
+        (lambda: [str(Path(sys.executable).parent / "mcp-server-time")], "stateless"),
+        (lambda: [str(NODE), EVERYTHING, "stdio"], "handshake"),
     ],
     ids=["sdk", "fastmcp", "time", "everything"],
 )
@@ -65,16 +65,16 @@ def test_stdio_servers_of_both_eras(target, era):
 
 @needs_fastmcp
 def test_legacy_can_be_forced_on_a_dual_era_server():
-    client = one_script(fastmcp_stdio(), "add", {"a": 1, "b": 2}, "3", protocol="legacy")
+    client = one_script(fastmcp_stdio(), "add", {"a": 1, "b": 2}, "3", protocol="handshake")
     assert client.protocol_version == "2025-11-25"
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", ["auto", "handshake"])
 def test_sdk_server_over_streamable_http(protocol):
     port = free_port()
     with HttpServer([sys.executable, str(SERVERS / "sdk_server.py"), "streamable-http", str(port)], port) as server:
         client = one_script(server.url(), "add", {"a": 2, "b": 3}, "5", protocol=protocol)
-        assert client.era == ("modern" if protocol == "auto" else "legacy")
+        assert client.era == ("stateless" if protocol == "auto" else "handshake")
 
 
 @needs_fastmcp
@@ -82,7 +82,7 @@ def test_fastmcp_over_http_pages_through_every_list():
     port = free_port()
     argv = [sys.executable, str(SERVERS / "fastmcp_server.py"), "http", str(port)]
     with HttpServer(argv, port) as server, mcp_sync.connect(server.url()) as client:
-        assert client.era == "modern"
+        assert client.era == "stateless"
         first = client.list_tools_page()
         assert len(first.tools) == 2 and first.next_cursor
         assert [t.name for t in client.list_tools()] == ["add", "multiply", "shout", "chatty", "fail"]
@@ -96,11 +96,11 @@ def test_server_everything_over_http_falls_back_to_the_handshake():
     port = free_port()
     with HttpServer([str(NODE), EVERYTHING, "streamableHttp"], port, env={"PORT": str(port)}) as server:
         client = one_script(server.url(), "echo", {"message": "hi"}, "hi")
-        assert client.era == "legacy"
+        assert client.era == "handshake"
 
 
 def test_server_everything_legacy_sse_endpoint_via_connect():
     port = free_port()
     with HttpServer([str(NODE), EVERYTHING, "sse"], port, env={"PORT": str(port)}) as server:
         client = one_script(server.url("/sse"), "echo", {"message": "old"}, "old")
-        assert client.era == "legacy"
+        assert client.era == "handshake"

@@ -33,7 +33,7 @@ def client(transport, tmp_path):
     c.notifications = []
     c.on_notification(None, lambda n: c.notifications.append(n.method))
     c.connect(transport)
-    assert c.era == "legacy"  # TypeScript SDK 1.x: the discover probe falls back
+    assert c.era == "handshake"  # TypeScript SDK 1.x: the discover probe falls back
     yield c
     c.close()
 

@@ -21,7 +21,7 @@ TIME = [str(Path(sys.executable).parent / "mcp-server-time")]
 
 def sdk_client() -> tuple[Client, StdioTransport]:
     transport = StdioTransport(SDK[0], SDK[1:])
-    return Client("group", "1.0", request_timeout=20, protocol="legacy").connect(transport), transport
+    return Client("group", "1.0", request_timeout=20, protocol="handshake").connect(transport), transport
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ def end_session(transport: StreamableHttpTransport) -> str:
 
 def test_expired_session_raises_without_auto_reinitialize(server):
     transport = StreamableHttpTransport(server.url())
-    with Client(protocol="legacy").connect(transport) as client:
+    with Client(protocol="handshake").connect(transport) as client:
         end_session(transport)
         with pytest.raises(SessionExpired):
             client.list_tools()
@@ -40,7 +40,7 @@ def test_auto_reinitialize_is_recovery_and_resends_what_the_server_refused_unrun
     404 for a session it forgot instead of running the request, so every request, a tool call
     included, is sent again on the new session."""
     transport = StreamableHttpTransport(server.url())
-    with Client(protocol="legacy", auto_reinitialize=True).connect(transport) as client:
+    with Client(protocol="handshake", auto_reinitialize=True).connect(transport) as client:
         old = end_session(transport)
         assert [t.name for t in client.list_tools()][:2] == ["add", "weather"]  # re-sent
         assert transport.session_id and transport.session_id != old

@@ -12,7 +12,7 @@ from support import PYTHON, SERVERS
 from mcp_sync import Client, PromptReference, StdioTransport
 
 
-@pytest.fixture(scope="module", params=["legacy", "auto"])
+@pytest.fixture(scope="module", params=["handshake", "auto"])
 def client(request):
     c = Client("progress", "1.0", request_timeout=20, protocol=request.param)
     c.connect(StdioTransport(PYTHON, [str(SERVERS / "progress_lists_server.py")]))

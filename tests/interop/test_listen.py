@@ -16,7 +16,7 @@ import mcp_sync
 
 
 def check_listen(client: mcp_sync.Client) -> None:
-    assert client.era == "modern"
+    assert client.era == "stateless"
     seen: list[str] = []
     both = threading.Event()
 

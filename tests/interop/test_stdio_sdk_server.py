@@ -17,7 +17,7 @@ from mcp_sync import (
 )
 
 
-@pytest.fixture(params=["legacy", "auto"])
+@pytest.fixture(params=["handshake", "auto"])
 def client(request, sdk_server_cmd, tmp_path):
     answered = []
 
@@ -39,9 +39,9 @@ def client(request, sdk_server_cmd, tmp_path):
 def test_both_eras_are_negotiated(client):
     assert client.server_info.name == "sdk-fixture"
     assert client.instructions.startswith("A fixture server")
-    expected = "2025-11-25" if client.era == "legacy" else "2026-07-28"
+    expected = "2025-11-25" if client.era == "handshake" else "2026-07-28"
     assert client.protocol_version == expected
-    assert client.era == ("legacy" if client._protocol == "legacy" else "modern")
+    assert client.era == ("handshake" if client._protocol == "handshake" else "stateless")
 
 
 def test_tools_structured_output_and_errors(client):
@@ -58,7 +58,7 @@ def test_tools_structured_output_and_errors(client):
 def test_progress_and_logs(client):
     logs, progress = [], []
     client.on_log(logs.append)
-    if client.era == "modern":
+    if client.era == "stateless":
         client.set_logging_level("info")  # 2026: no level in _meta, no log messages
     result = client.call_tool("slow", {"steps": 3}, on_progress=progress.append)
     assert result.text == "done after 3 steps"

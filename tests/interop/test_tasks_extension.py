@@ -46,12 +46,12 @@ def run_as_task(client: Client, name: str, arguments: dict) -> tuple[str, CallTo
 
 
 def test_one_way_to_run_a_tool_as_a_task_in_both_eras(client, everything_cmd):
-    assert client.era == "modern"
+    assert client.era == "stateless"
     status, result = run_as_task(client, "crunch", {"n": 2})
     assert (status, result.text) == ("completed", "crunched 2")
     legacy = Client("tasks", "1.0", request_timeout=30)
     with legacy.connect(StdioTransport(everything_cmd[0], everything_cmd[1:])):
-        assert legacy.era == "legacy"
+        assert legacy.era == "handshake"
         status, result = run_as_task(legacy, "simulate-research-query", {"topic": "mcp"})
         assert status == "completed" and "Research Report" in result.text
 
@@ -113,12 +113,12 @@ def test_the_server_may_answer_at_once_and_plain_calls_never_get_tasks(client):
 
 def test_result_type_knows_the_task_discriminator():
     # the request path returns a "task" result only to a request that declared the extension
-    from mcp_sync.protocol import modern
+    from mcp_sync.protocol import stateless
 
-    assert modern.result_type({"resultType": "task"}) == "task"
-    assert not modern.declares_extension({"name": "x"}, "io.modelcontextprotocol/tasks")
+    assert stateless.result_type({"resultType": "task"}) == "task"
+    assert not stateless.declares_extension({"name": "x"}, "io.modelcontextprotocol/tasks")
     with pytest.raises(ProtocolError, match="unknown resultType"):
-        modern.result_type({"resultType": "later"})
+        stateless.result_type({"resultType": "later"})
 
 
 def test_task_requests_are_routed_by_task_id_over_http():

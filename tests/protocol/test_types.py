@@ -468,7 +468,7 @@ def test_discover_result() -> None:
 
 
 def test_discover_result_requires_supported_versions() -> None:
-    # A legacy server answering server/discover with some other result must not look modern.
+    # A handshake-era server answering server/discover with some other result must not look stateless.
     with pytest.raises(ValidationError):
         t.DiscoverResult.from_wire({})
 

@@ -31,7 +31,7 @@ def fault_peer(mode: str, *args: str, **kwargs: Any) -> StdioTransport:
 
 def connect(transport: Any, **kwargs: Any) -> Client:
     kwargs.setdefault("request_timeout", 10.0)
-    return Client("reliability", "1.0", protocol="legacy", **kwargs).connect(transport)
+    return Client("reliability", "1.0", protocol="handshake", **kwargs).connect(transport)
 
 
 def open_fds() -> set[int]:

@@ -29,7 +29,7 @@ FAST = ReconnectOptions(initial_delay=0.05, max_delay=0.2, max_retries=50)
 
 
 def connect(url: str, **kwargs: object) -> mcp_sync.Client:
-    client = mcp_sync.Client("rel", "1", protocol="legacy", request_timeout=10)
+    client = mcp_sync.Client("rel", "1", protocol="handshake", request_timeout=10)
     return client.connect(StreamableHttpTransport(url, **kwargs))  # type: ignore[arg-type]
 
 
@@ -42,7 +42,7 @@ def test_server_restart_mid_session(leaks) -> None:
     url = f"http://127.0.0.1:{port}/mcp"
     with HttpServer(argv, port):
         plain = connect(url, reconnect=FAST)
-        healing = mcp_sync.Client("rel", "1", protocol="legacy", auto_reinitialize=True)
+        healing = mcp_sync.Client("rel", "1", protocol="handshake", auto_reinitialize=True)
         healing.connect(StreamableHttpTransport(url, reconnect=FAST))
         assert plain.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
         assert healing.list_tools()

@@ -70,7 +70,7 @@ def fuzzed() -> Iterator[tuple[Client, FakeServer, list[BaseException]]]:
     threading.excepthook = lambda args: escaped.append(args.exc_value)  # type: ignore[assignment,return-value]
     server = FakeServer()
     transport = PipeTransport((server.client_r, server.client_w), max_message_bytes=1 << 20)
-    client = Client("fuzz", "1", protocol="legacy", request_timeout=10)
+    client = Client("fuzz", "1", protocol="handshake", request_timeout=10)
     client.connect(transport)
     reported: list[BaseException] = []
     client.on_error(reported.append)

@@ -24,7 +24,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def _client(server: MockServer, **kwargs: object) -> Client:
-    return server.connect(Client("lenient", "1", protocol="legacy", **kwargs))  # type: ignore[arg-type]
+    return server.connect(Client("lenient", "1", protocol="handshake", **kwargs))  # type: ignore[arg-type]
 
 
 def test_a_resource_or_template_without_a_name_is_named_by_its_uri_and_the_rest_kept() -> None:
@@ -60,7 +60,7 @@ def test_a_resource_or_template_without_a_name_is_named_by_its_uri_and_the_rest_
 
 def test_a_handler_returning_none_answers_an_empty_object_never_null() -> None:
     server = MockServer()
-    client = Client("lenient", "1", protocol="legacy")
+    client = Client("lenient", "1", protocol="handshake")
     client.on_sampling(lambda params: None)
     client.on_elicitation(lambda params: None)
     server.connect(client)

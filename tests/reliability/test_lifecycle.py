@@ -57,7 +57,7 @@ def test_a_server_death_closes_the_client_at_once_and_fires_on_close(leaks) -> N
 
 
 def test_on_close_registration_gets_none_after_close_and_can_be_removed(leaks) -> None:
-    client = Client("lifecycle", "1", protocol="legacy")
+    client = Client("lifecycle", "1", protocol="handshake")
     seen: list[object] = []
     remove = client.on_close(lambda cause: seen.append(("removed", cause)))
     client.on_close(lambda cause: seen.append(("kept", cause)))
@@ -93,7 +93,7 @@ def test_server_requests_beyond_the_backlog_are_refused_and_reported(leaks) -> N
         return ["/tmp"]
 
     server = MockServer()
-    client = Client("lifecycle", "1", protocol="legacy", roots=slow_roots)
+    client = Client("lifecycle", "1", protocol="handshake", roots=slow_roots)
     errors: list[BaseException] = []
     client.on_error(errors.append)
     server.connect(client)
@@ -119,7 +119,7 @@ def test_server_requests_beyond_the_backlog_are_refused_and_reported(leaks) -> N
 def test_close_drops_the_callback_backlog_and_no_callback_runs_after_it(leaks) -> None:
     before = set(threading.enumerate())
     server = MockServer()
-    client = Client("lifecycle", "1", protocol="legacy")
+    client = Client("lifecycle", "1", protocol="handshake")
     ran: list[int] = []
     first = threading.Event()
 

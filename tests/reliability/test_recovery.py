@@ -69,7 +69,7 @@ def kill_the_server(client: mcp_sync.Client) -> int:
     return pid
 
 
-@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+@pytest.mark.parametrize("protocol", ["handshake", "auto"])
 def test_a_stdio_server_killed_twice_is_started_again_with_its_handlers_and_roots(
     protocol: str, leaks: Any
 ) -> None:
@@ -113,7 +113,7 @@ def test_a_call_in_flight_when_the_server_dies_fails_and_is_never_sent_again(lea
         release.wait(30)
         return ANSWER
 
-    client = mcp_sync.Client("recovery", "1", protocol="legacy", recovery=FAST, request_timeout=30)
+    client = mcp_sync.Client("recovery", "1", protocol="handshake", recovery=FAST, request_timeout=30)
     client.on_sampling(sampling)
     client.connect(lambda: StdioTransport(sys.executable, [SDK, "stdio"]))
     outcome: list[BaseException] = []
@@ -145,7 +145,7 @@ def test_a_call_made_the_moment_the_server_died_is_sent_on_the_new_one(leaks: An
     """Whether or not the client has seen the death yet, a call made after it succeeds: the
     write to a dead server fails (nothing was sent), so the call is sent again."""
     client = mcp_sync.connect(
-        lambda: StdioTransport(sys.executable, [SDK, "stdio"]), protocol="legacy",
+        lambda: StdioTransport(sys.executable, [SDK, "stdio"]), protocol="handshake",
         recovery=FAST, request_timeout=30,
     )
     for n in range(3):
@@ -181,7 +181,7 @@ def test_a_2026_listen_is_made_again_on_the_new_server(leaks: Any) -> None:
         lambda: StdioTransport(sys.executable, [SDK, "stdio"]), recovery=FAST,
         request_timeout=30,
     )
-    assert client.era == "modern"
+    assert client.era == "stateless"
     changes: queue.Queue[str] = queue.Queue()
     client.listen(tools_list_changed=True, callback=lambda n: changes.put(n.method))
     kill_the_server(client)
@@ -197,7 +197,7 @@ def test_threads_that_find_the_connection_lost_share_one_restart(leaks: Any) -> 
         made.append(1)
         return StdioTransport(sys.executable, [SDK, "stdio"])
 
-    client = mcp_sync.connect(make, protocol="legacy", recovery=FAST, request_timeout=30)
+    client = mcp_sync.connect(make, protocol="handshake", recovery=FAST, request_timeout=30)
     assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
     kill_the_server(client)
     start = threading.Barrier(8)
@@ -214,7 +214,7 @@ def test_threads_that_find_the_connection_lost_share_one_restart(leaks: Any) -> 
 
 def test_a_server_from_a_config_entry_is_started_again(leaks: Any) -> None:
     config = {"mcpServers": {"sdk": {"command": sys.executable, "args": [SDK, "stdio"]}}}
-    client = mcp_sync.connect("sdk", config=config, protocol="legacy", recovery=FAST)
+    client = mcp_sync.connect("sdk", config=config, protocol="handshake", recovery=FAST)
     assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
     kill_the_server(client)
     assert client.call_tool("add", {"a": 2, "b": 2}).text == "4"
@@ -222,7 +222,7 @@ def test_a_server_from_a_config_entry_is_started_again(leaks: Any) -> None:
 
 
 def test_without_a_transport_factory_a_closed_transport_is_not_replaced(leaks: Any) -> None:
-    client = mcp_sync.Client("recovery", "1", protocol="legacy", recovery=FAST)
+    client = mcp_sync.Client("recovery", "1", protocol="handshake", recovery=FAST)
     client.connect(StdioTransport(sys.executable, [SDK, "stdio"]))
     kill_the_server(client)
     with pytest.raises(mcp_sync.InvalidStateError, match="give it a function that returns"):
@@ -240,7 +240,7 @@ def sdk_http_server(port: int | None = None) -> HttpServer:
     return HttpServer([sys.executable, HTTP_FIXTURE, "streamable-http", str(port)], port)
 
 
-@pytest.mark.parametrize("protocol", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
 def test_an_http_server_restarted_on_the_same_port_is_used_again(protocol: str, leaks: Any) -> None:
     with sdk_http_server() as server:
         url = server.url()
@@ -256,7 +256,7 @@ def test_an_http_server_restarted_on_the_same_port_is_used_again(protocol: str, 
     try:
         assert client.call_tool("add", {"a": 2, "b": 2}).structured_content == {"result": 4}
         assert [tool.name for tool in client.list_tools()][:2] == ["add", "count"]
-        assert client.protocol_version == (protocol if protocol != "legacy" else "2025-11-25")
+        assert client.protocol_version == (protocol if protocol != "handshake" else "2025-11-25")
     finally:
         starter.join()
         client.close()
@@ -268,7 +268,7 @@ def test_a_session_the_http_server_forgot_is_renewed_and_the_call_sent_again(lea
     ``SessionExpired`` came back for every call until the client was replaced."""
     with sdk_http_server() as server:
         transport = mcp_sync.StreamableHttpTransport(server.url())
-        client = mcp_sync.Client(protocol="legacy", recovery=True).connect(transport)
+        client = mcp_sync.Client(protocol="handshake", recovery=True).connect(transport)
         for _ in range(2):
             old = transport.session_id
             assert old
@@ -283,7 +283,7 @@ def test_backoff_waits_honour_the_policy_between_refused_attempts(leaks: Any) ->
     """Nothing listens: every attempt is refused, the budget of attempts ends the call."""
     with sdk_http_server() as server:
         client = mcp_sync.connect(
-            server.url(), protocol="legacy", request_timeout=30,
+            server.url(), protocol="handshake", request_timeout=30,
             recovery=Backoff(max_retries=3, initial_delay=0.01, jitter=0),
         )
     with pytest.raises(ConnectionClosed, match=r"could not reconnect \(4 attempts\)"):
@@ -294,7 +294,7 @@ def test_backoff_waits_honour_the_policy_between_refused_attempts(leaks: Any) ->
 def test_close_ends_a_call_that_waits_to_reconnect(leaks: Any) -> None:
     with sdk_http_server() as server:
         client = mcp_sync.connect(
-            server.url(), protocol="legacy", request_timeout=120,
+            server.url(), protocol="handshake", request_timeout=120,
             recovery=Backoff(initial_delay=0.2, max_delay=0.5, max_retries=1000),
         )
     retrying = threading.Event()

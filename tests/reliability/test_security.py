@@ -36,7 +36,7 @@ def mcp_handler(req: Request) -> None:
 
 
 def connect(url: str, **kwargs: object) -> mcp_sync.Client:
-    client = mcp_sync.Client("sec", "1", protocol="legacy", request_timeout=5)
+    client = mcp_sync.Client("sec", "1", protocol="handshake", request_timeout=5)
     return client.connect(StreamableHttpTransport(url, **kwargs))  # type: ignore[arg-type]
 
 
@@ -136,5 +136,5 @@ def test_error_bodies_and_reprs_never_carry_the_bearer_token() -> None:
     with FaultServer(handler) as server:
         transport = StreamableHttpTransport(server.url, auth=BearerToken("t0ken-XYZ"))
         with pytest.raises(HttpError) as raised:
-            mcp_sync.Client("sec", "1", protocol="legacy").connect(transport)
+            mcp_sync.Client("sec", "1", protocol="handshake").connect(transport)
         assert "t0ken-XYZ" not in repr(transport) and "t0ken-XYZ" not in repr(raised.value.headers)

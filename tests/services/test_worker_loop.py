@@ -23,7 +23,7 @@ import mcp_sync
 pytestmark = pytest.mark.timeout(240)
 
 
-@pytest.mark.parametrize("protocol", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize("protocol", ["handshake", "2026-07-28"])
 def test_a_worker_pool_keeps_calling_through_two_server_restarts(protocol: str) -> None:
     leaks = Leaks()
     port = free_port()

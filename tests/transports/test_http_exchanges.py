@@ -81,7 +81,7 @@ def stalled_stream(disconnects: queue.Queue[float | None], framing: str) -> Any:
 
 
 def connect(url: str, **kwargs: Any) -> mcp_sync.Client:
-    client = mcp_sync.Client("t", "1", protocol="legacy", request_timeout=10)
+    client = mcp_sync.Client("t", "1", protocol="handshake", request_timeout=10)
     return client.connect(StreamableHttpTransport(url, open_get_stream=False, **kwargs))
 
 
@@ -172,7 +172,7 @@ def test_legacy_sse_a_post_never_answered_does_not_wedge_later_calls() -> None:
     before = set(client_threads())
     legacy = StuckLegacyServer()
     with FaultServer(legacy) as server:
-        client = mcp_sync.Client("t", "1", protocol="legacy", request_timeout=10)
+        client = mcp_sync.Client("t", "1", protocol="handshake", request_timeout=10)
         client.connect(SseTransport(server.url.replace("/mcp", "/sse")))
         stuck = threading.Thread(
             target=lambda: pytest.raises(ConnectionClosed, client.call_tool, "t"), daemon=True

@@ -29,7 +29,7 @@ def assert_burst_arrives(argv: list[str], port: int, expected: set[str]) -> None
             with lock:
                 seen.append(notification.method)
 
-        client = Client("prestream", "1", protocol="legacy", request_timeout=30)
+        client = Client("prestream", "1", protocol="handshake", request_timeout=30)
         client.on_notification(None, note)
         with client.connect(StreamableHttpTransport(server.url())):
             wait_until(lambda: expected <= set(seen), timeout=10)

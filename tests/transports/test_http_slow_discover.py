@@ -30,8 +30,8 @@ from mcp_sync.transports.http import StreamableHttpTransport
 
 pytestmark = pytest.mark.timeout(60)
 
-MODERN = "2026-07-28"
-DISCOVER_RESULT = discover_result(MODERN)
+STATELESS = "2026-07-28"
+DISCOVER_RESULT = discover_result(STATELESS)
 
 
 def refusal(req: Request, msg: dict[str, Any], how: str) -> None:
@@ -41,11 +41,11 @@ def refusal(req: Request, msg: dict[str, Any], how: str) -> None:
         req.reply(400, "Bad Request: unsupported protocol version")
     else:  # answers with its own era's version, which initialize cannot negotiate
         req.reply_json(jsonrpc.result_response(msg["id"], {
-            "protocolVersion": MODERN, "capabilities": {}, "serverInfo": {"name": "s", "version": "0"},
+            "protocolVersion": STATELESS, "capabilities": {}, "serverInfo": {"name": "s", "version": "0"},
         }))
 
 
-class SlowModernServer:
+class SlowStatelessServer:
     """Answers ``server/discover`` only after it has refused ``initialize``, as a server still
     starting up would (``answers=False``: never)."""
 
@@ -69,7 +69,7 @@ class SlowModernServer:
             if self.reject_first and self.discovers == 1:
                 req.reply_json(jsonrpc.error_response(
                     msg["id"], -32022, "Unsupported protocol version",
-                    {"supported": [MODERN], "requested": "x"}), status=400)
+                    {"supported": [STATELESS], "requested": "x"}), status=400)
                 return
             req.reply_json(jsonrpc.result_response(msg["id"], DISCOVER_RESULT))
         elif msg["method"] == "initialize":
@@ -101,39 +101,39 @@ def test_over_http_a_slow_2026_only_server_is_waited_for_without_an_initialize()
     with FaultServer(cold_start) as server:
         client = mcp_sync.Client("t", "1", probe_timeout=0.2, request_timeout=10)
         with client.connect(StreamableHttpTransport(server.url)):
-            assert client.protocol_version == MODERN
+            assert client.protocol_version == STATELESS
             assert client.list_tools() == []
         assert [r.json["method"] for r in server.of("POST")][:2] == ["server/discover",
                                                                       "tools/list"]
 
 
-@pytest.mark.parametrize("how", ["method-not-found", "http-400", "modern-version"])
+@pytest.mark.parametrize("how", ["method-not-found", "http-400", "stateless-version"])
 def test_a_slow_2026_only_server_is_found_when_initialize_is_refused(how: str) -> None:
-    with FaultServer(SlowModernServer(how)) as server:
+    with FaultServer(SlowStatelessServer(how)) as server:
         client = mcp_sync.Client("t", "1", probe_timeout=0.2, request_timeout=10)
         with client.connect(WindowedTransport(server.url)):
-            assert client.protocol_version == MODERN
+            assert client.protocol_version == STATELESS
             assert client.list_tools() == []
 
 
 def test_a_late_unsupported_version_answer_goes_on_with_a_version_the_server_names() -> None:
-    slow = SlowModernServer("method-not-found", reject_first=True)
+    slow = SlowStatelessServer("method-not-found", reject_first=True)
     with FaultServer(slow) as server:
         client = mcp_sync.Client("t", "1", probe_timeout=0.2, request_timeout=10)
         with client.connect(WindowedTransport(server.url)):
-            assert client.protocol_version == MODERN
+            assert client.protocol_version == STATELESS
             assert slow.discovers == 2
 
 
 def test_the_refusal_is_reported_when_discover_never_comes_in_the_connect_timeout() -> None:
-    with FaultServer(SlowModernServer("method-not-found", answers=False)) as server:
+    with FaultServer(SlowStatelessServer("method-not-found", answers=False)) as server:
         client = mcp_sync.Client("t", "1", probe_timeout=0.2)
         with pytest.raises(RpcError, match="Method not found"):
             client.connect(WindowedTransport(server.url), timeout=1.0)
 
 
-def test_a_modern_version_in_initialize_never_reads_as_unsupported_by_the_client() -> None:
-    with FaultServer(SlowModernServer("modern-version", answers=False)) as server:
+def test_a_stateless_version_in_initialize_never_reads_as_unsupported_by_the_client() -> None:
+    with FaultServer(SlowStatelessServer("stateless-version", answers=False)) as server:
         client = mcp_sync.Client("t", "1", probe_timeout=0.2)
         with pytest.raises(mcp_sync.McpError) as raised:
             client.connect(WindowedTransport(server.url), timeout=1.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from support import wait_until
 
+import mcp_sync
 from mcp_sync import (
     Client,
     MissingClientCapability,
@@ -22,9 +23,9 @@ SUB = "io.modelcontextprotocol/subscriptionId"
 TEXT = {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]}
 
 
-def modern_server(**kwargs):
+def stateless_server(**kwargs):
     kwargs.setdefault("capabilities", {"tools": {}, "resources": {"subscribe": True}, "prompts": {}})
-    return MockServer(eras=("modern",), instructions="hi", **kwargs)
+    return MockServer(eras=("stateless",), instructions="hi", **kwargs)
 
 
 def serve_listen(server):
@@ -42,15 +43,15 @@ def serve_listen(server):
     return listens
 
 
-def test_auto_probes_with_discover_and_goes_modern():
-    server = modern_server()
+def test_auto_probes_with_discover_and_goes_stateless():
+    server = stateless_server()
     client = server.connect(Client("me", "1.0"))
     try:
         probe = server.received[0]
         assert probe["method"] == "server/discover"
         assert probe["params"]["_meta"] == {PV: "2026-07-28", CAPS: {},
                                             INFO: {"name": "me", "version": "1.0"}}
-        assert (client.era, client.protocol_version) == ("modern", "2026-07-28")
+        assert (client.era, client.protocol_version) == ("stateless", "2026-07-28")
         assert client.server_info.name == "mock-server"
         assert client.instructions == "hi"
         assert "initialize" not in server.methods()
@@ -64,7 +65,7 @@ def test_auto_falls_back_to_initialize_for_a_legacy_server():
     client = server.connect(Client())
     try:
         assert server.methods()[:2] == ["server/discover", "initialize"]
-        assert client.era == "legacy"
+        assert client.era == "handshake"
         with pytest.raises(NotSupportedInEra):
             client.discover()
     finally:
@@ -76,26 +77,39 @@ def test_a_silent_server_falls_back_after_the_probe_timeout():
     server.handle("server/discover", lambda p, c: NO_REPLY)
     client = server.connect(Client(probe_timeout=0.1))
     try:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
     finally:
         client.close()
 
 
-def test_legacy_skips_the_probe_and_a_pinned_version_pins_it():
-    server = MockServer(eras=("legacy", "modern"))
-    client = server.connect(Client(protocol="legacy"))
+def test_the_versions_name_the_newest_the_client_speaks_first():
+    assert mcp_sync.LATEST == "2026-07-28" == mcp_sync.SUPPORTED[0]
+    assert "2024-11-05" in mcp_sync.SUPPORTED
+
+
+def test_the_old_name_legacy_still_means_handshake_with_a_deprecation_warning():
+    server = MockServer(eras=("handshake", "stateless"))
+    with pytest.warns(DeprecationWarning, match='protocol="handshake"'):
+        client = Client(protocol="legacy")
+    with server.connect(client):
+        assert server.methods()[0] == "initialize" and client.era == "handshake"
+
+
+def test_handshake_skips_the_probe_and_a_pinned_version_pins_it():
+    server = MockServer(eras=("handshake", "stateless"))
+    client = server.connect(Client(protocol="handshake"))
     try:
-        assert server.methods()[0] == "initialize" and client.era == "legacy"
+        assert server.methods()[0] == "initialize" and client.era == "handshake"
     finally:
         client.close()
-    server = MockServer(eras=("legacy",))
+    server = MockServer(eras=("handshake",))
     with pytest.raises(RpcError) as info:
         server.connect(Client(protocol="2026-07-28"))
     assert info.value.code == -32601  # pinned: no fallback
 
 
 def test_unsupported_version_error_retries_with_an_advertised_version(monkeypatch):
-    server = modern_server(protocol_version="2026-07-28")
+    server = stateless_server(protocol_version="2026-07-28")
     offered = []
 
     def discover(params, ctx):
@@ -106,8 +120,8 @@ def test_unsupported_version_error_retries_with_an_advertised_version(monkeypatc
         return server._discover(params, ctx)
 
     server.handle("server/discover", discover)
-    monkeypatch.setattr("mcp_sync.protocol.versions.MODERN_VERSIONS", ("2027-01-01", "2026-07-28"))
-    monkeypatch.setattr("mcp_sync.protocol.modern.MODERN_VERSIONS", ("2027-01-01", "2026-07-28"))
+    monkeypatch.setattr("mcp_sync.protocol.versions.STATELESS_VERSIONS", ("2027-01-01", "2026-07-28"))
+    monkeypatch.setattr("mcp_sync.protocol.stateless.STATELESS_VERSIONS", ("2027-01-01", "2026-07-28"))
     client = server.connect(Client())
     try:
         assert offered == ["2027-01-01", "2026-07-28"]
@@ -117,7 +131,7 @@ def test_unsupported_version_error_retries_with_an_advertised_version(monkeypatc
 
 
 def test_unsupported_version_with_nothing_shared_is_an_error_not_a_fallback():
-    server = MockServer(eras=("legacy", "modern"))
+    server = MockServer(eras=("handshake", "stateless"))
     server.handle("server/discover", lambda p, c: (_ for _ in ()).throw(
         RpcError(-32022, "Unsupported", {"supported": ["2099-01-01"]})))
     with pytest.raises(UnsupportedProtocolVersion):
@@ -126,7 +140,7 @@ def test_unsupported_version_with_nothing_shared_is_an_error_not_a_fallback():
 
 
 def test_every_request_carries_meta_with_capabilities_only_where_needed():
-    server = modern_server()
+    server = stateless_server()
     server.handle("tools/list", lambda p, c: {"tools": []})
     server.handle("tools/call", lambda p, c: TEXT)
     client = Client("me", "1.0", roots=["/tmp"])
@@ -153,7 +167,7 @@ def test_every_request_carries_meta_with_capabilities_only_where_needed():
 
 
 def test_input_required_rounds_are_fulfilled_by_the_handlers():
-    server = modern_server()
+    server = stateless_server()
     rounds = []
 
     def call(params, ctx):
@@ -194,7 +208,7 @@ def test_input_required_rounds_are_fulfilled_by_the_handlers():
 
 
 def test_request_state_is_omitted_when_the_server_gave_none():
-    server = modern_server()
+    server = stateless_server()
     rounds = []
 
     def call(params, ctx):
@@ -214,7 +228,7 @@ def test_request_state_is_omitted_when_the_server_gave_none():
 
 
 def test_a_missing_handler_names_the_capability_and_rounds_are_capped():
-    server = modern_server()
+    server = stateless_server()
     server.handle("tools/call", lambda p, c: {"resultType": "input_required", "inputRequests": {
         "x": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}}}})
     server.handle("prompts/get", lambda p, c: {"resultType": "input_required", "requestState": "again"})
@@ -233,7 +247,7 @@ def test_a_missing_handler_names_the_capability_and_rounds_are_capped():
 
 
 def test_server_missing_capability_error_is_typed():
-    server = modern_server()
+    server = stateless_server()
     server.handle("tools/call", lambda p, c: (_ for _ in ()).throw(
         RpcError(-32021, "need elicitation", {"requiredCapabilities": {"elicitation": {}}})))
     client = server.connect(Client())
@@ -246,7 +260,7 @@ def test_server_missing_capability_error_is_typed():
 
 
 def test_listen_over_a_stream_transport_demultiplexes_by_subscription_id():
-    server = modern_server()
+    server = stateless_server()
     listens = serve_listen(server)
     client = server.connect(Client())
     try:
@@ -293,8 +307,8 @@ def test_listen_in_the_legacy_era_uses_subscribe_and_list_changed():
         client.close()
 
 
-def test_cancelling_a_modern_request_over_a_stream_sends_cancelled():
-    server = modern_server()
+def test_cancelling_a_stateless_request_over_a_stream_sends_cancelled():
+    server = stateless_server()
     server.handle("tools/call", lambda p, c: NO_REPLY)
     client = server.connect(Client())
     try:
@@ -306,9 +320,9 @@ def test_cancelling_a_modern_request_over_a_stream_sends_cancelled():
         client.close()
 
 
-def test_a_modern_server_too_slow_for_the_probe_is_still_found():
+def test_a_stateless_server_too_slow_for_the_probe_is_still_found():
     """It misses the probe window, refuses initialize with -32022, then answers the probe."""
-    server = modern_server()
+    server = stateless_server()
     probe = {}
 
     def discover(params, ctx):
@@ -323,14 +337,14 @@ def test_a_modern_server_too_slow_for_the_probe_is_still_found():
     server.handle("initialize", initialize)
     client = server.connect(Client(probe_timeout=0.05))
     try:
-        assert client.era == "modern"
+        assert client.era == "stateless"
         assert "notifications/initialized" not in server.methods()
     finally:
         client.close()
 
 
 def test_opt_in_cache_honours_ttl_and_list_changed():
-    server = modern_server()
+    server = stateless_server()
     calls = []
 
     def tools(params, ctx):
@@ -353,7 +367,7 @@ def test_opt_in_cache_honours_ttl_and_list_changed():
         wait_until(lambda: [t.name for t in cached.list_tools()] == ["t2"])
     finally:
         cached.close()
-    uncached = MockServer(eras=("modern",), capabilities={"tools": {}})
+    uncached = MockServer(eras=("stateless",), capabilities={"tools": {}})
     uncached.handle("tools/list", tools)
     client = uncached.connect(Client())
     try:
@@ -367,7 +381,7 @@ def test_opt_in_cache_honours_ttl_and_list_changed():
 def test_a_dropped_listen_stream_is_listened_again():
     from mcp_sync import TransportError
 
-    server = modern_server()
+    server = stateless_server()
     listens = serve_listen(server)
     client = server.connect(Client())
     try:

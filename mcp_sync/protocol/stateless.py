@@ -9,13 +9,13 @@ from typing import Any, Literal, cast
 
 from ..errors import ProtocolError
 from . import meta as keys
-from .versions import MODERN_VERSIONS
+from .versions import STATELESS_VERSIONS
 
 __all__ = [
     "HEADER_MISMATCH",
     "INPUT_METHODS",
     "MISSING_CAPABILITY",
-    "MODERN_ERROR_CODES",
+    "STATELESS_ERROR_CODES",
     "MRTR_METHODS",
     "UNSUPPORTED_VERSION",
     "choose_version",
@@ -29,8 +29,8 @@ __all__ = [
 HEADER_MISMATCH = -32020
 MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
-#: Errors only a 2026-era server sends: seeing one means the server is modern.
-MODERN_ERROR_CODES = frozenset({HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION})
+#: Errors only a 2026-era server sends: seeing one means the server is of the stateless era.
+STATELESS_ERROR_CODES = frozenset({HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION})
 
 #: Requests whose result may be ``input_required``.
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
@@ -67,7 +67,7 @@ def with_meta(params: Mapping[str, Any] | None, meta: Mapping[str, Any]) -> dict
 
 
 def result_type(result: Any) -> Literal["complete", "input_required", "task"]:
-    """The ``resultType`` of a result (absent means complete, as from a legacy server);
+    """The ``resultType`` of a result (absent means complete, as from a handshake-era server);
     ``"task"`` comes from the tasks extension (a task handle instead of the result)."""
     kind = result.get("resultType", "complete") if isinstance(result, dict) else "complete"
     if kind == "complete" or kind == "input_required" or kind == "task":
@@ -98,7 +98,7 @@ def retry_params(
 def choose_version(supported: Iterable[Any]) -> str | None:
     """The newest 2026-era version both sides speak, or None."""
     offered = {v for v in supported if isinstance(v, str)}
-    return next((v for v in MODERN_VERSIONS if v in offered), None)
+    return next((v for v in STATELESS_VERSIONS if v in offered), None)
 
 
 def subscription_id(params: Mapping[str, Any] | None) -> Any:

@@ -25,13 +25,13 @@ from mcp_sync.transports.http import ReconnectOptions, StreamableHttpTransport
 pytestmark = pytest.mark.timeout(30)
 
 FAST = ReconnectOptions(initial_delay=0.05, max_delay=0.5, max_retries=3)
-MODERN = "2026-07-28"
+STATELESS = "2026-07-28"
 META = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/protocolVersion": STATELESS,
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
 }
-DISCOVER_RESULT = discover_result(MODERN)
+DISCOVER_RESULT = discover_result(STATELESS)
 
 
 def b64(text: str) -> str:
@@ -51,7 +51,7 @@ def http_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("mcp-sync-http")]
 
 
-def modern_server(req: Request) -> None:
+def stateless_server(req: Request) -> None:
     """A stateless server that (wrongly) also hands out a session id, to see it ignored."""
     msg = req.rpc_request()
     if msg is None:
@@ -97,14 +97,14 @@ def make() -> Iterator[Any]:
 # -- headers on the wire ------------------------------------------------------------------------
 
 
-def test_discover_probe_before_any_version_is_modern(make: Any) -> None:
-    with FaultServer(modern_server) as server:
+def test_discover_probe_before_any_version_is_stateless(make: Any) -> None:
+    with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url)
         transport.send(request(1, "server/discover"))
         assert inbox.response(1)["result"] == DISCOVER_RESULT
         (post,) = server.of("POST")
         assert mcp_headers(post.headers) == {
-            "mcp-protocol-version": MODERN,
+            "mcp-protocol-version": STATELESS,
             "mcp-method": "server/discover",
         }
         assert post.headers["accept"] == "application/json, text/event-stream"
@@ -129,10 +129,10 @@ def test_exact_headers_after_negotiation(make: Any) -> None:
         }
         return param_headers(schema, message["params"]["arguments"])
 
-    with FaultServer(modern_server) as server:
+    with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url, headers={"X-Custom": "1"})
         transport.set_header_provider(provider)
-        transport.set_protocol_version(MODERN)
+        transport.set_protocol_version(STATELESS)
         arguments = {"region": " Zürich ", "count": 3, "loud": False, "other": "x"}
         transport.send(request(2, "tools/call", name="get_weather", arguments=arguments))
         inbox.response(2)
@@ -149,7 +149,7 @@ def test_exact_headers_after_negotiation(make: Any) -> None:
         posts = server.of("POST")
         assert [mcp_headers(p.headers) for p in posts] == [
             {
-                "mcp-protocol-version": MODERN,
+                "mcp-protocol-version": STATELESS,
                 "mcp-method": "tools/call",
                 "mcp-name": "get_weather",
                 "mcp-param-region": b64(" Zürich "),
@@ -157,26 +157,26 @@ def test_exact_headers_after_negotiation(make: Any) -> None:
                 "mcp-param-loud": "false",
             },
             {
-                "mcp-protocol-version": MODERN,
+                "mcp-protocol-version": STATELESS,
                 "mcp-method": "tools/call",
                 "mcp-name": b64("wetter-für-köln"),
             },
             {
-                "mcp-protocol-version": MODERN,
+                "mcp-protocol-version": STATELESS,
                 "mcp-method": "resources/read",
                 "mcp-name": "file:///tmp/a b.txt",
             },
             {
-                "mcp-protocol-version": MODERN,
+                "mcp-protocol-version": STATELESS,
                 "mcp-method": "resources/read",
                 "mcp-name": b64("file:///tmp/ß"),
             },
             {
-                "mcp-protocol-version": MODERN,
+                "mcp-protocol-version": STATELESS,
                 "mcp-method": "prompts/get",
                 "mcp-name": b64("=?base64?trick?="),
             },
-            {"mcp-protocol-version": MODERN, "mcp-method": "tools/list"},
+            {"mcp-protocol-version": STATELESS, "mcp-method": "tools/list"},
         ]
         assert all(p.headers["x-custom"] == "1" for p in posts)
         assert [m["id"] for m in seen] == [2, 3, 4, 5, 6, 7]
@@ -185,9 +185,9 @@ def test_exact_headers_after_negotiation(make: Any) -> None:
 
 
 def test_no_session_no_get_stream_no_delete(make: Any) -> None:
-    with FaultServer(modern_server) as server:
+    with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url)
-        transport.set_protocol_version(MODERN)
+        transport.set_protocol_version(STATELESS)
         transport.send(request(1, "server/discover"))
         inbox.response(1)
         # a notification, even the handshake era's "initialized", opens no GET stream
@@ -204,7 +204,7 @@ def test_no_session_no_get_stream_no_delete(make: Any) -> None:
         assert len(posts) == 4
         for post in posts:
             assert "mcp-session-id" not in post.headers
-            assert post.headers["mcp-protocol-version"] == MODERN
+            assert post.headers["mcp-protocol-version"] == STATELESS
         methods = sorted(post.headers["mcp-method"] for post in posts)
         assert methods == [
             "notifications/initialized",
@@ -218,9 +218,9 @@ def test_no_session_no_get_stream_no_delete(make: Any) -> None:
 
 
 def test_version_from_meta_wins_over_the_negotiated_one(make: Any) -> None:
-    with FaultServer(modern_server) as server:
+    with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url)
-        transport.set_protocol_version(MODERN)
+        transport.set_protocol_version(STATELESS)
         meta = {**META, "io.modelcontextprotocol/protocolVersion": "2027-01-01"}
         transport.send(jsonrpc.request(1, "server/discover", {"_meta": meta}))
         inbox.response(1)
@@ -228,10 +228,10 @@ def test_version_from_meta_wins_over_the_negotiated_one(make: Any) -> None:
         assert post.headers["mcp-protocol-version"] == "2027-01-01"
 
 
-def test_modern_error_bodies_are_the_requests_errors(make: Any) -> None:
-    with FaultServer(modern_server) as server:
+def test_stateless_error_bodies_are_the_requests_errors(make: Any) -> None:
+    with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url)
-        transport.set_protocol_version(MODERN)
+        transport.set_protocol_version(STATELESS)
         transport.send(request(1, "tools/call", name="unknown_header", arguments={}))
         assert inbox.response(1)["error"]["code"] == -32020
         transport.send(request(2, "nope"))
@@ -250,7 +250,7 @@ def test_broken_stream_is_not_resumed(make: Any) -> None:
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
-        transport.set_protocol_version(MODERN)
+        transport.set_protocol_version(STATELESS)
         transport.send(request(1, "tools/list"))
         error = inbox.error()
         assert isinstance(error, TransportError) and error.request_id == 1
@@ -277,7 +277,7 @@ def test_cancel_closes_the_stream_and_sends_nothing(make: Any) -> None:
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
-        transport.set_protocol_version(MODERN)
+        transport.set_protocol_version(STATELESS)
         controller = AbortController()
         transport.send(request(1, "tools/call", name="slow", arguments={}), controller.signal)
         inbox.wait_for(lambda: inbox.messages)
@@ -295,15 +295,15 @@ def test_provider_cannot_override_protocol_headers(make: Any) -> None:
     def provider(message: dict[str, Any]) -> dict[str, str]:
         return {"mcp-method": "evil", "MCP-PROTOCOL-VERSION": "1999", "X-Trace": "t1"}
 
-    with FaultServer(modern_server) as server:
+    with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url, headers={"x-trace": "static"})
         transport.set_header_provider(provider)
-        transport.set_protocol_version(MODERN)
+        transport.set_protocol_version(STATELESS)
         transport.send(request(1, "tools/list"))
         inbox.response(1)
         (post,) = server.of("POST")
         assert post.headers["mcp-method"] == "tools/list"
-        assert post.headers["mcp-protocol-version"] == MODERN
+        assert post.headers["mcp-protocol-version"] == STATELESS
         assert post.headers["x-trace"] == "t1"  # the provider's beats the static one
 
 
@@ -313,10 +313,10 @@ def test_failing_provider_fails_only_that_request(make: Any) -> None:
             raise RuntimeError("no schema")
         return {}
 
-    with FaultServer(modern_server) as server:
+    with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url)
         transport.set_header_provider(provider)
-        transport.set_protocol_version(MODERN)
+        transport.set_protocol_version(STATELESS)
         transport.send(request(1, "tools/list"))
         error = inbox.error()
         assert error.request_id == 1 and "no schema" in str(error)  # type: ignore[attr-defined]
@@ -326,7 +326,7 @@ def test_failing_provider_fails_only_that_request(make: Any) -> None:
 
 
 def test_handshake_era_keeps_session_and_version_rules(make: Any) -> None:
-    with FaultServer(modern_server) as server:
+    with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url)
         transport.set_header_provider(lambda message: {"X-From-Provider": "yes"})
         transport.send(jsonrpc.request(1, "initialize", {"protocolVersion": "2025-11-25"}))
@@ -363,10 +363,10 @@ def sdk_port() -> Iterator[int]:
 def test_official_sdk_server_stateless(make: Any, sdk_port: int, version_known: bool) -> None:
     transport, inbox = make(f"http://127.0.0.1:{sdk_port}/mcp")
     if version_known:
-        transport.set_protocol_version(MODERN)
+        transport.set_protocol_version(STATELESS)
     transport.send(request(1, "server/discover"))
     discovered = inbox.response(1)["result"]
-    assert MODERN in discovered["supportedVersions"]
+    assert STATELESS in discovered["supportedVersions"]
     assert transport.session_id is None
 
     transport.send(request(2, "tools/call", name="add", arguments={"a": 2, "b": 3}))
@@ -386,7 +386,7 @@ def test_official_sdk_server_stateless(make: Any, sdk_port: int, version_known: 
 
 def test_official_sdk_server_checks_param_headers(make: Any, sdk_port: int) -> None:
     transport, inbox = make(f"http://127.0.0.1:{sdk_port}/mcp")
-    transport.set_protocol_version(MODERN)
+    transport.set_protocol_version(STATELESS)
     transport.send(request(1, "tools/list"))
     tools = {tool["name"]: tool for tool in inbox.response(1)["result"]["tools"]}
     schema = tools["locate"]["inputSchema"]
