@@ -1,4 +1,4 @@
-"""Rows of results, their summary figures and the ratios the issue sets targets for."""
+"""Rows of results, their summary figures and the ratios docs/benchmarks.md sets targets for."""
 
 from __future__ import annotations
 

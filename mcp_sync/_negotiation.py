@@ -3,7 +3,8 @@
 The 2026-07-28 era starts with ``server/discover``; the handshake era (2024-11-05 ..
 2025-11-25) with ``initialize``. In ``"auto"`` mode the client probes with ``server/discover``
 and falls back to ``initialize`` on the same connection when the answer is not a 2026 one
-(CLIENT-NOTES §3.1). The outcome is a :class:`ServerState`; the client core applies it.
+(docs/eras.md says what counts as one). The outcome is a :class:`ServerState`, which the
+client core applies.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Real MCP servers others wrote, installed by `make test` (see tests/peers/ and PEERS.md)."""
+"""Real MCP servers others wrote, installed by `make test` (tests/peers/ lists them)."""
 
 from __future__ import annotations
 
