@@ -24,6 +24,7 @@ from .config import connect_all
 from .errors import (
     Aborted,
     CapabilityError,
+    ConfigError,
     ConnectionClosed,
     GroupError,
     HttpError,
@@ -31,9 +32,11 @@ from .errors import (
     McpError,
     MissingClientCapability,
     NotSupportedInEra,
+    OutputValidationError,
     ProtocolError,
     RequestTimeout,
     RpcError,
+    ServerConnectError,
     ServerStartError,
     SessionExpired,
     SkillVerificationError,
@@ -49,7 +52,6 @@ from .llm import to_llm_content
 from .protocol.jsonrpc import Notification
 from .protocol.types import *  # noqa: F403
 from .protocol.types import __all__ as _types_all
-from .protocol.validation import OutputValidationError
 from .protocol.versions import LATEST, SUPPORTED
 from .shared import SharedClient, shared_client
 from .skills import LoadedSkill
@@ -76,6 +78,7 @@ __all__ = [
     "Backoff",
     "CapabilityError",
     "Client",
+    "ConfigError",
     "ClientGroup",
     "ClientState",
     "ConnectionClosed",
@@ -103,6 +106,7 @@ __all__ = [
     "ProtocolError",
     "RequestTimeout",
     "RpcError",
+    "ServerConnectError",
     "ServerStartError",
     "SessionExpired",
     "SharedClient",

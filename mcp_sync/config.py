@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import McpError
+from .errors import ConfigError, ServerConnectError
 from .group import ClientGroup
 
 if TYPE_CHECKING:
@@ -71,26 +71,6 @@ _TYPES: dict[str, Kind] = {
     "sse": "sse",
 }
 _VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-class ConfigError(McpError, ValueError):
-    """A config file is missing, is not valid JSON, or has an entry of the wrong shape.
-
-    The message names the file and the entry (``mcp.json: server "time": "args" must be a list
-    of strings``); ``server`` is the entry's name when one is at fault.
-    """
-
-    def __init__(self, message: str, *, server: str | None = None) -> None:
-        super().__init__(message)
-        self.server = server
-
-
-class ServerConnectError(McpError):
-    """Connecting one server of a group failed; ``server`` names it, ``__cause__`` says why."""
-
-    def __init__(self, server: str, cause: BaseException) -> None:
-        super().__init__(f"server {server!r}: {cause}")
-        self.server = server
 
 
 @dataclass(frozen=True)

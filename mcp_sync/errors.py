@@ -13,20 +13,30 @@ they come back as results with ``result.is_error`` set.
     ├── Aborted                     the caller's AbortSignal fired (or Ctrl-C)
     ├── ConnectionClosed            the transport closed; carries the cause
     ├── TransportError              I/O failed
+    │   ├── WriteTimeout            a message could not be written in time (also TimeoutError)
     │   ├── ServerStartError        a stdio server could not be started
     │   ├── HttpError               an HTTP status the transport could not use
     │   └── SessionExpired          the server forgot our Mcp-Session-Id (HTTP 404)
     ├── ProtocolError               the peer broke the protocol (bad JSON-RPC, bad result shape)
+    │   ├── InvalidMessage          a JSON value that is not a JSON-RPC 2.0 message
+    │   └── OutputValidationError   a tool's structuredContent does not match its outputSchema
     ├── UnsupportedProtocolVersion  no protocol version both sides speak
     ├── CapabilityError             the server did not advertise what this call needs
     ├── NotSupportedInEra           the negotiated protocol era has no such concept
     ├── InvalidStateError           the client is not in a state that allows the call
+    ├── ConfigError                 an mcpServers config is unreadable or an entry is wrong
+    │                               (also a builtin ValueError)
+    ├── ServerConnectError          one server of a config's group could not be connected
+    ├── StdioServerError            the CLI's command is not an MCP stdio server (it printed
+    │                               something else, e.g. the URL of an HTTP server)
     ├── GroupError                  a ClientGroup was misused (a taken or invalid server name)
     ├── SkillVerificationError      a skill file does not match its entry (digest, size, ...)
     ├── TaskCancelled               the result of a task that was cancelled was asked for
     ├── UnknownName                 a name or URI nobody offers (also a builtin KeyError)
-    └── ToolError                   a tool result with isError, raised where a framework's
-                                    tools signal failure by raising (mcp_sync.integrations)
+    ├── ToolError                   a tool result with isError, raised where a framework's
+    │                               tools signal failure by raising (mcp_sync.integrations)
+    └── OAuthError                  the OAuth client's errors: their own subtree in
+                                    mcp_sync.oauth.errors (loaded with mcp_sync.oauth)
 """
 
 from __future__ import annotations
@@ -38,19 +48,24 @@ from typing import Any
 __all__ = [
     "Aborted",
     "CapabilityError",
+    "ConfigError",
     "ConnectionClosed",
     "GroupError",
     "HttpError",
+    "InvalidMessage",
     "InvalidStateError",
     "McpError",
     "MissingClientCapability",
     "NotSupportedInEra",
+    "OutputValidationError",
     "ProtocolError",
     "RequestTimeout",
     "RpcError",
+    "ServerConnectError",
     "ServerStartError",
     "SessionExpired",
     "SkillVerificationError",
+    "StdioServerError",
     "TaskCancelled",
     "ToolError",
     "TransportError",
@@ -261,6 +276,37 @@ class ProtocolError(McpError):
     """The peer sent something the protocol does not allow, or a result of the wrong shape."""
 
 
+class InvalidMessage(ProtocolError):
+    """A JSON value that is not a valid JSON-RPC 2.0 message.
+
+    ``id`` is the message's id when one could be read, so that the request it answers can fail
+    at once instead of waiting for its timeout.
+    """
+
+    def __init__(self, reason: str, raw: Any, id: str | int | None = None) -> None:
+        shown = repr(raw)
+        if len(shown) > 200:
+            shown = shown[:200] + "..."
+        super().__init__(f"invalid JSON-RPC message ({reason}): {shown}")
+        self.reason = reason
+        self.raw = raw
+        self.id = id
+
+
+class OutputValidationError(ProtocolError):
+    """A tool's structured content does not match its output schema.
+
+    ``path`` is where the first mismatch is, as a JSON-pointer-like string (``/items/0/id``).
+    """
+
+    def __init__(self, tool: str, path: str, message: str) -> None:
+        super().__init__(
+            f"tool {tool!r}: structured content at {path or '/'} is invalid: {message}"
+        )
+        self.tool = tool
+        self.path = path
+
+
 class UnsupportedProtocolVersion(McpError):
     """The server chose, or only supports, protocol versions this client does not speak."""
 
@@ -291,6 +337,36 @@ class NotSupportedInEra(McpError):
 
 class InvalidStateError(McpError):
     """The client is not in a state that allows the call (e.g. not connected yet, or closed)."""
+
+
+class ConfigError(McpError, ValueError):
+    """A config file is missing, is not valid JSON, or has an entry of the wrong shape.
+
+    The message names the file and the entry (``mcp.json: server "time": "args" must be a list
+    of strings``); ``server`` is the entry's name when one is at fault.
+    """
+
+    def __init__(self, message: str, *, server: str | None = None) -> None:
+        super().__init__(message)
+        self.server = server
+
+
+class ServerConnectError(McpError):
+    """Connecting one server of a group failed; ``server`` names it, ``__cause__`` says why."""
+
+    def __init__(self, server: str, cause: BaseException) -> None:
+        super().__init__(f"server {server!r}: {cause}")
+        self.server = server
+
+
+class StdioServerError(McpError):
+    """A stdio command could not be used as an MCP server; the message says what it printed
+    on stdout. ``looks_like_http``: it announced a local URL (an HTTP server); otherwise
+    ``__cause__`` is the error connecting ended with."""
+
+    def __init__(self, message: str, *, looks_like_http: bool) -> None:
+        super().__init__(message)
+        self.looks_like_http = looks_like_http
 
 
 class GroupError(McpError, ValueError):

@@ -9,22 +9,12 @@ import re
 import threading
 from typing import TYPE_CHECKING
 
-from ..errors import McpError, ProtocolError
+from ..errors import ProtocolError, StdioServerError
 
 if TYPE_CHECKING:
     from ..transports.base import Transport
 
 __all__ = ["StdioServerError", "StdoutWatch"]
-
-
-class StdioServerError(McpError):
-    """A stdio command could not be used as an MCP server; the message says what it printed
-    on stdout. ``looks_like_http``: it announced a local URL (an HTTP server); otherwise
-    ``__cause__`` is the error connecting ended with."""
-
-    def __init__(self, message: str, *, looks_like_http: bool) -> None:
-        super().__init__(message)
-        self.looks_like_http = looks_like_http
 
 
 class StdoutWatch:

@@ -22,7 +22,10 @@ client secret, a code or a PKCE verifier.
     ├── InsufficientScopeError    step-up authorization gave up after its retry limit
     ├── ExchangeTimeout           an OAuth endpoint did not answer within ``timeout`` (also a
     │                             ``TimeoutError``)
-    └── CallbackError             the local redirect listener failed (timeout, closed)
+    ├── CallbackError             the local redirect listener failed (timeout, closed)
+    ├── LockTimeout               a shared store's lock stayed taken longer than ``lock_wait``
+    │                             (also a ``TimeoutError``; :mod:`.redis_store`)
+    └── LockLost                  a worker's store lock expired and another worker took it
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ __all__ = [
     "InvalidClientError",
     "InvalidGrantError",
     "IssuerMismatchError",
+    "LockLost",
+    "LockTimeout",
     "OAuthError",
     "PkceNotSupportedError",
     "RegistrationError",
@@ -154,3 +159,11 @@ def token_error(error: str, description: str | None, status: int | None) -> Toke
     if error in ("invalid_client", "unauthorized_client"):
         return InvalidClientError(error, description, status)
     return TokenError(error, description, status)
+
+
+class LockTimeout(OAuthError, TimeoutError):
+    """The store's lock for a server stayed taken for longer than ``lock_wait``."""
+
+
+class LockLost(OAuthError):
+    """This worker's lock expired and another worker took it: its save was refused."""

@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .errors import OAuthError
+from .errors import LockLost, LockTimeout
 from .store import StateStore
 
 if TYPE_CHECKING:
@@ -53,14 +53,6 @@ if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then redis.call('del', KEYS[2]) else redis.call('set', KEYS[2], ARGV[2]) end
 return 1
 """
-
-
-class LockTimeout(OAuthError, TimeoutError):
-    """The store's lock for a server stayed taken for longer than ``lock_wait``."""
-
-
-class LockLost(OAuthError):
-    """This worker's lock expired and another worker took it: its save was refused."""
 
 
 class _Held:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from ..errors import ProtocolError
+from ..errors import InvalidMessage, ProtocolError
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -83,23 +83,6 @@ class ErrorResponse:
 
 
 Message = Request | Notification | Response | ErrorResponse
-
-
-class InvalidMessage(ProtocolError):
-    """A JSON value that is not a valid JSON-RPC 2.0 message.
-
-    ``id`` is the message's id when one could be read, so that the request it answers can fail
-    at once instead of waiting for its timeout.
-    """
-
-    def __init__(self, reason: str, raw: Any, id: RequestId | None = None) -> None:
-        shown = repr(raw)
-        if len(shown) > 200:
-            shown = shown[:200] + "..."
-        super().__init__(f"invalid JSON-RPC message ({reason}): {shown}")
-        self.reason = reason
-        self.raw = raw
-        self.id = id
 
 
 def is_request_id(value: object) -> TypeGuard[RequestId]:

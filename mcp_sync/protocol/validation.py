@@ -10,23 +10,9 @@ from typing import Any, TypeVar
 
 import pydantic
 
-from ..errors import McpError, ProtocolError
+from ..errors import McpError, OutputValidationError, ProtocolError
 
 __all__ = ["OutputValidationError", "parse_result", "validate_structured"]
-
-
-class OutputValidationError(ProtocolError):
-    """A tool's structured content does not match its output schema.
-
-    ``path`` is where the first mismatch is, as a JSON-pointer-like string (``/items/0/id``).
-    """
-
-    def __init__(self, tool: str, path: str, message: str) -> None:
-        super().__init__(
-            f"tool {tool!r}: structured content at {path or '/'} is invalid: {message}"
-        )
-        self.tool = tool
-        self.path = path
 
 
 def validate_structured(tool: str, schema: dict[str, Any], instance: Any) -> None:
