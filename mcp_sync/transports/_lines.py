@@ -1,0 +1,344 @@
+"""Newline-delimited JSON over a pair of file descriptors: the base of the stdio transports.
+
+One JSON text per line, UTF-8, ``\\r\\n`` tolerated, blank lines skipped. A reader thread
+reads the raw fd in 64 KiB chunks and splits them with a
+:class:`~mcp_sync.transports._framing.LineBuffer`. A line longer than ``max_message_bytes`` is
+reported through ``on_error`` and the rest of it is discarded without being buffered; a line
+that is not JSON (or not UTF-8) is reported and reading goes on. Both pipe ends are
+non-blocking and every wait is a ``poll`` that also watches a wake-up pipe, so ``close()`` can
+release a reader or writer (:mod:`~mcp_sync.transports._pipe_writer`) stuck on a pipe that
+some escaped descendant of the server still holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import logging
+import math
+import os
+import select
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..abort import AbortSignal
+from ..errors import ConnectionClosed, ProtocolError
+from ..protocol import jsonrpc
+from ._framing import LineBuffer, Overlong
+from ._pipe_writer import PipeClosed, PipeWriter
+from ._process import EOF_GRACE
+from ._stderr import StderrCapture, StderrListener
+from .base import Transport
+
+__all__ = ["LineTransport", "fd_closer"]
+
+logger = logging.getLogger("mcp_sync.transport.stdio")
+
+_CHUNK = 65536
+_WOKEN = object()  # the reader was told to stop
+_EOF = object()  # the peer closed its end
+#: How long a dying server's stderr gets to reach EOF so that the tail is complete.
+STDERR_DRAIN = 0.5
+
+
+class LineTransport(Transport):
+    """Newline-delimited JSON over a pair of file descriptors; the base of the stdio transports.
+
+    Subclasses open the descriptors in ``start()`` and hand them to :meth:`_attach`, and
+    implement :meth:`_stop_peer` (what to do with the program at the other end) and
+    :meth:`_peer_gone` (the error for an unexpected end).
+    """
+
+    def __init__(
+        self,
+        *,
+        on_stderr: StderrListener | None,
+        max_message_bytes: int,
+        max_stderr_bytes: int,
+        close_timeout: float,
+    ) -> None:
+        super().__init__()
+        if max_message_bytes < 1:
+            raise ValueError("max_message_bytes must be positive")
+        if max_stderr_bytes < 0:
+            raise ValueError("max_stderr_bytes must not be negative")
+        self.max_message_bytes = max_message_bytes
+        self.max_stderr_bytes = max_stderr_bytes
+        self.close_timeout = close_timeout
+        self._started = False
+        self._closing = False  # close() was called
+        self._writer: PipeWriter | None = None
+        self._threads: list[threading.Thread] = []
+        self._stderr = StderrCapture(max_stderr_bytes, on_stderr)
+        self._stderr_thread: threading.Thread | None = None
+        self._has_stderr = False
+        self._teardown_lock = threading.Lock()
+        self._torn_down = False
+        self._wake_r = self._wake_w = -1
+        self._fd_users = 0  # threads and teardown still using the wake pipe
+        self._fd_users_lock = threading.Lock()
+        #: Why the stream ended on its own (the peer left, a message was cut short): what
+        #: every later send raises.
+        self._end_error: ConnectionClosed | None = None
+        self._peer_left = False  # the reader saw the stream end and is shutting down
+        self._ended = threading.Event()  # ... and _end_error says how it ended
+
+    # -- the contract -------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
+        self.send_before(message, math.inf, signal)
+
+    def send_before(
+        self, message: dict[str, Any], deadline: float, signal: AbortSignal | None = None
+    ) -> None:
+        data = jsonrpc.encode(message) + b"\n"
+        writer = self._writer
+        if writer is None:
+            raise self._closed_error()
+        try:
+            writer.write(data, deadline, signal)
+        except PipeClosed as exc:
+            if exc.cause is None:
+                raise self._closed_error() from None
+            raise self._write_failed(exc.cause) from exc.cause
+
+    def close(self) -> None:
+        self._closing = True
+        if self._started:
+            self._teardown()
+            current = threading.current_thread()
+            for thread in self._threads:
+                if thread is not current:
+                    thread.join(10.0)
+                    if thread.is_alive():
+                        logger.warning("%s: thread %s did not stop", self, thread.name)
+        self._fire_close(None)
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last ``max_stderr_bytes`` the server wrote to stderr ("" when not captured)."""
+        return self._stderr.tail
+
+    # -- for subclasses -----------------------------------------------------------------
+
+    def _attach(
+        self,
+        read_fd: int,
+        close_read: Callable[[], None],
+        write_fd: int,
+        close_write: Callable[[], None],
+        stderr: tuple[int, Callable[[], None]] | None = None,
+    ) -> None:
+        """Start the reader threads over these descriptors (made non-blocking here)."""
+        os.set_blocking(read_fd, False)
+        os.set_blocking(write_fd, False)
+        self._wake_r, self._wake_w = os.pipe()
+        self._writer = PipeWriter(write_fd, close_write, self._wake_r, self.kind, self._broken)
+        self._fd_users = 2 + (stderr is not None)  # reader, stderr reader, teardown
+        reader = threading.Thread(
+            target=self._read_main,
+            args=(read_fd, close_read),
+            name=f"mcp-sync-{self.kind}-reader",
+            daemon=True,
+        )
+        self._threads.append(reader)
+        if stderr is not None:
+            os.set_blocking(stderr[0], False)
+            self._has_stderr = True
+            self._stderr_thread = threading.Thread(
+                target=self._stderr_main,
+                args=stderr,
+                name=f"mcp-sync-{self.kind}-stderr",
+                daemon=True,
+            )
+            self._threads.append(self._stderr_thread)
+            self._stderr_thread.start()
+        reader.start()
+
+    def _stop_peer(self, exit_deadline: float) -> None:
+        """Stop the program at the other end; its stdin is closed (or closing is stuck)."""
+
+    def _peer_gone(self, error: OSError | None) -> ConnectionClosed:
+        """The error ``on_close`` gets when the peer ends the stream on its own."""
+        return ConnectionClosed(f"{self.kind} peer closed the connection", cause=error)
+
+    def _end_report(self) -> ConnectionClosed | None:
+        """How the stream ended on its own, once known. A writer that finds the stream gone
+        while the reader is still stopping the peer waits for it, so that the error it raises
+        carries the exit status and the stderr tail (not a bare "closed")."""
+        if self._end_error is None and self._peer_left:
+            self._ended.wait(EOF_GRACE + self.close_timeout + 1.0)
+        error = self._end_error
+        return None if error is None else copy.copy(error)
+
+    def _closed_error(self, cause: OSError | None = None) -> ConnectionClosed:
+        ended = self._end_report()
+        if ended is not None:
+            return ended
+        if cause is None:
+            state = "closed" if self._started else "not started"
+            return ConnectionClosed(f"{self.kind} transport is {state}")
+        return ConnectionClosed(f"cannot write to the {self.kind} peer", cause=cause)
+
+    def _write_failed(self, error: OSError) -> ConnectionClosed:
+        """The error for a write the OS refused (the peer closed its end)."""
+        return self._closed_error(error)
+
+    # -- shutdown -----------------------------------------------------------------------
+
+    def _teardown(self) -> None:
+        """Close stdin, stop the peer, drain stderr, release the threads. Runs once."""
+        with self._teardown_lock:
+            if self._torn_down:
+                return
+            self._torn_down = True
+            exit_deadline = time.monotonic() + EOF_GRACE
+            writer = self._writer
+            assert writer is not None
+            stdin_closed = writer.close(EOF_GRACE)
+            try:
+                self._stop_peer(exit_deadline)
+                stderr_thread = self._stderr_thread
+                if stderr_thread is not None and stderr_thread is not threading.current_thread():
+                    stderr_thread.join(STDERR_DRAIN)  # so that the tail is complete
+            finally:
+                os.write(self._wake_w, b"x")  # release readers and writers still waiting
+                if not stdin_closed:
+                    writer.close()
+                self._release_wake_pipe()
+
+    def _broken(self, reason: str) -> None:
+        """A message was cut short (the writer closed our end): end the connection with the
+        reason, and have the reader thread stop the peer."""
+        self._end_error = broken = ConnectionClosed(reason)
+        os.write(self._wake_w, b"x")  # the reader wakes and stops the peer
+        self._fire_close(copy.copy(broken))  # at once: pending calls need not wait
+
+    def _release_wake_pipe(self) -> None:
+        with self._fd_users_lock:
+            self._fd_users -= 1
+            last = self._fd_users == 0
+        if last:
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def _read_main(self, fd: int, close_read: Callable[[], None]) -> None:
+        try:
+            outcome = self._pump(fd)
+        except BaseException:
+            logger.exception("%s: reader failed", self)
+            outcome = _EOF
+        finally:
+            with contextlib.suppress(OSError):
+                close_read()
+        broken = self._end_error
+        if (outcome is not _WOKEN or broken is not None) and not self._closing:
+            self._peer_left = True
+            try:
+                self._teardown()  # the peer went away on its own: stop what is left of it
+                if broken is None:
+                    error = outcome if isinstance(outcome, OSError) else None
+                    self._end_error = self._peer_gone(error)
+            finally:
+                self._ended.set()
+            if not self._closing:
+                self._fire_close(copy.copy(self._end_error))
+        self._release_wake_pipe()
+
+    def _pump(self, fd: int) -> object:
+        """Read and deliver lines until EOF (returns _EOF), a read error, or a wake-up."""
+        buffer = LineBuffer(self.max_message_bytes)
+        wake = self._wake_r
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        poller.register(wake, select.POLLIN)
+        drained = False  # the last read left the pipe empty (as far as we know)
+        while True:
+            if drained:
+                # Wait first: a read now would most likely fail with EAGAIN, and an
+                # exception and a wasted syscall per message show in the latency.
+                for ready, _ in poller.poll():
+                    if ready == wake:
+                        return _WOKEN
+            try:
+                chunk = os.read(fd, _CHUNK)
+            except BlockingIOError:
+                drained = True
+                continue
+            except OSError as exc:
+                return exc
+            if not chunk:
+                if len(buffer):
+                    self._report(
+                        ProtocolError(
+                            f"stream ended inside a message ({len(buffer)} bytes "
+                            "without a final newline); discarded"
+                        )
+                    )
+                return _EOF
+            drained = len(chunk) < _CHUNK
+            for line in buffer.feed(chunk):
+                if type(line) is Overlong:
+                    self._report_too_long(line.size)
+                else:
+                    self._handle_line(line)  # type: ignore[arg-type]
+
+    def _handle_line(self, line: bytes | bytearray) -> None:
+        """Decode and deliver one line (it ends in ``\\n`` or ``\\r\\n``)."""
+        data: bytes | str = line  # type: ignore[assignment]
+        if type(line) is bytearray:
+            # A line that spanned chunks, handed over by the buffer: turned into text and its
+            # bytes freed before the JSON is parsed, so a big message peaks at twice its size
+            # (text and parsed value), not three times.
+            try:
+                data = line.decode()
+            except UnicodeDecodeError:
+                data = bytes(line)
+            line.clear()
+        try:
+            value = jsonrpc.decode(data)
+        except ProtocolError as exc:
+            if data.strip():  # blank lines are skipped silently
+                self._report(_not_utf8(data) or exc)
+            return
+        if type(value) is dict or type(value) is list:
+            self._deliver(value)
+        else:
+            self._report(ProtocolError(f"not a JSON-RPC message: {data[:200].rstrip()!r}"))
+
+    def _report_too_long(self, size: int) -> None:
+        self._report(
+            ProtocolError(
+                f"incoming message of at least {size} bytes exceeds max_message_bytes "
+                f"({self.max_message_bytes}); the line is discarded"
+            )
+        )
+
+    def _stderr_main(self, fd: int, close_fd: Callable[[], None]) -> None:
+        try:
+            self._stderr.pump(fd, self._wake_r)
+        finally:
+            with contextlib.suppress(OSError):
+                close_fd()
+            self._release_wake_pipe()
+
+
+def _not_utf8(line: bytes | str) -> jsonrpc.InvalidMessage | None:
+    """The report for a line that is not UTF-8, naming the request it answers if its id can
+    be read (that request then fails at once); None for a line that is UTF-8."""
+    if isinstance(line, str):
+        return None
+    try:
+        line.decode()
+    except UnicodeDecodeError as bad:
+        reason = f"not UTF-8: {bad}"
+        return jsonrpc.InvalidMessage(reason, line[:200], jsonrpc.salvage_id(line))
+    return None
+
+
+def fd_closer(fd: int) -> Callable[[], None]:
+    return lambda: os.close(fd)
