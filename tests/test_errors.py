@@ -26,6 +26,7 @@ INTERNAL = {
     "UsageError",  # the CLI's: becomes exit status 2 in its main()
     "Cancelled",  # the HTTP transport's worker pool: a request given up, never raised out
     "TooLarge",  # the HTTP transport's body limit: becomes a TransportError
+    "PipeClosed",  # the stdio transports' pipe writer: becomes a ConnectionClosed
 }
 OPTIONAL = ("mcp_sync.integrations", "mcp_sync.oauth.redis_store", "mcp_sync.pytest_plugin")
 
