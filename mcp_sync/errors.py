@@ -101,13 +101,6 @@ class RpcError(McpError):
             return MissingClientCapability(code, message, data)
         return cls(code, message, data)
 
-    def to_error(self) -> dict[str, Any]:
-        """The JSON-RPC ``error`` object for this error."""
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
 
 class UrlElicitationRequired(RpcError):
     """-32042: the server needs the user to visit URLs before it can answer (2025-11-25).
