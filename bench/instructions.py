@@ -33,6 +33,7 @@ from typing import Any
 
 import mcp_sync
 from mcp_sync.protocol import jsonrpc
+from mcp_sync.transports import MessageOptions
 
 RESULT = {"content": [{"type": "text", "text": "hello"}], "isError": False}
 _RESPONSE = '{"jsonrpc":"2.0","id":%d,"result":' + json.dumps(RESULT, separators=(",", ":")) + "}"
@@ -49,7 +50,13 @@ class CannedTransport(mcp_sync.Transport):
     def close(self) -> None:
         self._fire_close(None)
 
-    def send(self, message: dict[str, Any], signal: mcp_sync.AbortSignal | None = None) -> None:
+    def send(
+        self,
+        message: dict[str, Any],
+        signal: mcp_sync.AbortSignal | None = None,
+        *,
+        options: MessageOptions | None = None,
+    ) -> None:
         jsonrpc.encode(message)  # what a real transport does before writing
         if "id" not in message:
             return

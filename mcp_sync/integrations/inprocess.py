@@ -46,7 +46,7 @@ from pydantic import TypeAdapter
 
 from ..abort import AbortSignal
 from ..errors import ConnectionClosed, ServerStartError
-from ..transports.base import Transport
+from ..transports.base import MessageOptions, Transport
 from ..transports.memory import in_memory_transport_pair
 
 __all__ = ["InProcessTransport", "is_server_object"]
@@ -144,7 +144,13 @@ class InProcessTransport(Transport):
                 f"in-process server {self.name!r} stopped while starting", command=self.name
             ) from (self._failure or exc)
 
-    def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
+    def send(
+        self,
+        message: dict[str, Any],
+        signal: AbortSignal | None = None,
+        *,
+        options: MessageOptions | None = None,
+    ) -> None:
         try:
             self._client_end.send(message, signal)
         except ConnectionClosed as exc:

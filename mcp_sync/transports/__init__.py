@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import Transport
+from .base import MessageOptions, Transport
 from .memory import InMemoryTransport, in_memory_transport_pair
 from .stdio import PipeTransport, StdioTransport
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "InMemoryTransport",
+    "MessageOptions",
     "PipeTransport",
     "ReconnectOptions",
     "SseTransport",

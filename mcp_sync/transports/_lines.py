@@ -30,7 +30,7 @@ from ._framing import LineBuffer, Overlong
 from ._pipe_writer import PipeClosed, PipeWriter
 from ._process import EOF_GRACE
 from ._stderr import StderrCapture, StderrListener
-from .base import Transport
+from .base import MessageOptions, Transport
 
 __all__ = ["LineTransport", "fd_closer"]
 
@@ -87,11 +87,22 @@ class LineTransport(Transport):
 
     # -- the contract -------------------------------------------------------------------
 
-    def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
+    def send(
+        self,
+        message: dict[str, Any],
+        signal: AbortSignal | None = None,
+        *,
+        options: MessageOptions | None = None,
+    ) -> None:
         self.send_before(message, math.inf, signal)
 
     def send_before(
-        self, message: dict[str, Any], deadline: float, signal: AbortSignal | None = None
+        self,
+        message: dict[str, Any],
+        deadline: float,
+        signal: AbortSignal | None = None,
+        *,
+        options: MessageOptions | None = None,
     ) -> None:
         data = jsonrpc.encode(message) + b"\n"
         writer = self._writer

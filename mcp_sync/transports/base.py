@@ -11,7 +11,7 @@ Contract, for someone writing a transport:
     named ``mcp-sync-<kind>-reader`` and daemonic. Raise a :class:`~mcp_sync.errors.McpError`
     naming what failed (a missing command, a refused connection). Called once.
 
-``send(message, signal=None)``
+``send(message, signal=None, *, options=None)``
     Write one message (a JSON-serializable dict). Serialize concurrent writers. Do not start
     writing if ``signal`` is already aborted: the caller has given up. For a request, the
     session aborts ``signal`` once the request settles (answered, timed out, aborted), so a
@@ -19,8 +19,12 @@ Contract, for someone writing a transport:
     message is handed off; a transport whose peer may take long to answer does that waiting on
     its own threads. Raise :class:`~mcp_sync.errors.ConnectionClosed` after close, or a
     :class:`~mcp_sync.errors.TransportError` when this one message cannot be sent.
+    ``options`` (a :class:`MessageOptions`) says what this message needs beyond its bytes;
+    a transport uses what applies to it and ignores the rest (stdio, pipes and the in-memory
+    pair ignore all of it). ``None`` means "nothing special": a message of the session the
+    handshake opened.
 
-``send_before(message, deadline, signal=None)``
+``send_before(message, deadline, signal=None, *, options=None)``
     :meth:`send`, giving up at ``deadline`` (a :func:`time.monotonic` time; ``math.inf``: no
     limit) when the peer does not take the message: raise
     :class:`~mcp_sync.errors.WriteTimeout`. If part of the message was written the stream
@@ -34,7 +38,29 @@ Contract, for someone writing a transport:
     ``on_close`` once, with ``None`` as the cause.
 
 ``set_protocol_version(version)``
-    Tells the transport the negotiated version (HTTP sends it as a header).
+    Tells the transport the version the handshake negotiated (HTTP sends it as a header on
+    the session's later messages).
+
+Per-message options (:class:`MessageOptions`), all of them optional:
+
+``version``
+    This message stands alone at this protocol version (the stateless era, 2026-07-28 on):
+    it carries its version itself and belongs to no session. HTTP sends the version headers
+    of :func:`mcp_sync.protocol.headers.standard_headers` and no ``Mcp-Session-Id``, and does
+    not resume its stream. ``None``: the message belongs to the session the handshake opened.
+``headers``
+    Extra headers for this message (HTTP: the 2026-07-28 ``Mcp-Param-*`` headers of a
+    ``tools/call``). They override the transport's own ``headers=`` but never the headers the
+    transport's protocol sets.
+``opens_session``
+    The handshake completes with this message (``notifications/initialized``): HTTP opens its
+    server-push GET stream with it.
+
+Capabilities the session core reads (class attributes):
+
+``cancels_by_closing_stream``
+    True when a stateless-era request is cancelled by closing its stream (aborting its
+    ``signal``), so the session sends no ``notifications/cancelled`` for it (Streamable HTTP).
 
 Incoming traffic goes to listeners, called on the transport's threads; they must be quick:
 
@@ -59,7 +85,7 @@ Example, a transport over a socket-like object ``conn`` with ``readline``/``writ
                 self._deliver(json.loads(line))
             self._fire_close(None)
 
-        def send(self, message, signal=None):
+        def send(self, message, signal=None, *, options=None):
             if signal is None or not signal.aborted:
                 conn.write(jsonrpc.encode(message) + b"\\n")
 
@@ -70,15 +96,19 @@ Example, a transport over a socket-like object ``conn`` with ``readline``/``writ
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import wraps
 from typing import Any, ClassVar
 
 from ..abort import AbortSignal
 
-__all__ = ["Transport"]
+__all__ = ["MessageOptions", "Transport"]
 
 logger = logging.getLogger("mcp_sync.transport")
 
@@ -89,11 +119,41 @@ CloseListener = Callable[[BaseException | None], None]
 HeaderProvider = Callable[[dict[str, Any]], Mapping[str, str]]
 
 
+@dataclass(frozen=True)
+class MessageOptions:
+    """What a transport must do differently for one message (see the module docstring).
+
+    ``version``: the message stands alone at this (stateless-era) protocol version; ``None``:
+    it belongs to the session the handshake opened. ``headers``: extra headers for it (HTTP).
+    ``opens_session``: the handshake completes with it.
+    """
+
+    version: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    opens_session: bool = False
+
+
 class Transport(ABC):
     """Base class of every transport. Subclasses implement ``start``, ``send`` and ``close``."""
 
     #: Short name used in thread names and messages.
     kind: ClassVar[str] = "transport"
+    #: A stateless-era request is cancelled by closing its stream (aborting its ``signal``),
+    #: not by a ``notifications/cancelled`` message.
+    cancels_by_closing_stream: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in ("send", "send_before"):
+            method = cls.__dict__.get(name)
+            if callable(method) and not _takes_options(method):
+                warnings.warn(
+                    f"{cls.__qualname__}.{name}() takes no options= argument; it is called "
+                    "without one for now (see mcp_sync.transports.base)",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                setattr(cls, name, _dropping_options(method))
 
     def __init__(self) -> None:
         self._message_listeners: tuple[MessageListener, ...] = ()
@@ -111,14 +171,28 @@ class Transport(ABC):
         """Open the connection and start reading."""
 
     @abstractmethod
-    def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
+    def send(
+        self,
+        message: dict[str, Any],
+        signal: AbortSignal | None = None,
+        *,
+        options: MessageOptions | None = None,
+    ) -> None:
         """Write one JSON-RPC message (see the module docstring)."""
 
     def send_before(
-        self, message: dict[str, Any], deadline: float, signal: AbortSignal | None = None
+        self,
+        message: dict[str, Any],
+        deadline: float,
+        signal: AbortSignal | None = None,
+        *,
+        options: MessageOptions | None = None,
     ) -> None:
         """:meth:`send`, ending by ``deadline`` (see the module docstring)."""
-        self.send(message, signal)
+        if options is None:
+            self.send(message, signal)  # (a ``send`` replaced on the instance may not take it)
+        else:
+            self.send(message, signal, options=options)
 
     @abstractmethod
     def close(self) -> None:
@@ -202,3 +276,22 @@ class Transport(ABC):
                 listener(cause)
             except Exception:
                 logger.exception("%s transport: close listener failed", self.kind)
+
+
+def _takes_options(method: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return True  # nothing to go by: trust it
+    return any(p.name == "options" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+def _dropping_options(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` (a ``send`` written before per-message options), called without them: a
+    transport subclassed from an older version keeps working."""
+
+    @wraps(method)
+    def call(*args: Any, options: MessageOptions | None = None, **kwargs: Any) -> Any:
+        return method(*args, **kwargs)
+
+    return call

@@ -3,16 +3,18 @@
 Eras
     In the handshake era (2025-03-26 .. 2025-11-25) the transport keeps the ``Mcp-Session-Id``
     the ``initialize`` response gave, sends it and ``MCP-Protocol-Version`` on every later
-    request, opens the GET stream and DELETEs the session on close. In the stateless era
-    (2026-07-28: the negotiated version is a stateless-era one, or the message's ``params._meta``
-    names one, as the ``server/discover`` probe does before any version is set) every POST
-    carries the headers of :func:`mcp_sync.protocol.headers.standard_headers` instead, and no
-    session id; there is no GET stream, no resumption of a broken response stream and no DELETE.
-    ``Mcp-Method`` / ``Mcp-Name`` go on every POST of both eras: a dual-era client's
-    ``initialize`` is a POST too (the conformance suite checks it there), and servers of the
-    handshake era ignore them (the official Python SDK routes on ``MCP-Protocol-Version``).
-    A POST also carries what ``header_provider(message)`` returns (the client's
-    ``Mcp-Param-*`` headers), in both eras.
+    request, opens the GET stream with the message whose options say ``opens_session`` and
+    DELETEs the session on close. A message whose options carry a ``version`` (the stateless
+    era, 2026-07-28) stands alone: its POST carries the headers of
+    :func:`mcp_sync.protocol.headers.standard_headers` instead, and no session id; there is no
+    GET stream, no resumption of a broken response stream and no DELETE. ``Mcp-Method`` /
+    ``Mcp-Name`` go on every POST of both eras: a dual-era client's ``initialize`` is a POST
+    too (the conformance suite checks it there), and servers of the handshake era ignore them
+    (the official Python SDK routes on ``MCP-Protocol-Version``). A POST also carries the
+    message's ``options.headers`` (the client's ``Mcp-Param-*`` headers), in both eras.
+    A message sent without options (the older contract) gets the era from the negotiated
+    version or its ``params._meta``, its extra headers from ``header_provider(message)``, and
+    opens the GET stream if it is ``notifications/initialized``.
 
 Threads
     ``send()`` never does network I/O on the caller's thread. A request is POSTed, and its
@@ -84,6 +86,7 @@ from ._http_common import (
     same_id,
 )
 from ._sse import EventTooLarge, SseStream
+from .base import MessageOptions
 
 __all__ = ["ReconnectOptions", "StreamableHttpTransport", "fallback_failed", "fallback_to_sse"]
 
@@ -162,6 +165,7 @@ class StreamableHttpTransport(HttpTransportBase):
     """
 
     kind = "http"
+    cancels_by_closing_stream = True
     #: Every request gets an answer: a Streamable HTTP server of any era answers a POST (a
     #: handshake-era one rejects a ``server/discover`` before ``initialize`` at once), so the
     #: era probe waits for that answer, however slow, instead of a short window.
@@ -200,7 +204,13 @@ class StreamableHttpTransport(HttpTransportBase):
         """Prepare the session. Nothing is sent until the first message (``initialize``)."""
         self._open_client()
 
-    def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
+    def send(
+        self,
+        message: dict[str, Any],
+        signal: AbortSignal | None = None,
+        *,
+        options: MessageOptions | None = None,
+    ) -> None:
         if self._closing:
             raise ConnectionClosed(f"HTTP transport to {self.url} is closed")
         if self._http is None:
@@ -214,16 +224,18 @@ class StreamableHttpTransport(HttpTransportBase):
             remove = signal.on_abort(exchange.on_abort) if signal is not None else None
             try:
                 self._workers.submit(
-                    lambda: self._run_request(message, method, request_id, exchange, remove)
+                    lambda: self._run_request(
+                        message, options, method, request_id, exchange, remove
+                    )
                 )
             except BaseException:
                 self._forget(exchange)
                 raise
             return
         waiter = None
-        if self._wants_get_stream(message):
+        if self._wants_get_stream(message, options):
             waiter = threading.Event()
-        self._lane.put((message, signal, waiter))
+        self._lane.put((message, options, signal, waiter))
         if waiter is not None:
             # Return once the GET stream is answered, so that a server request sent right after
             # initialization has a stream to arrive on.
@@ -247,8 +259,13 @@ class StreamableHttpTransport(HttpTransportBase):
 
     # -- eras -----------------------------------------------------------------------------
 
-    def _stateless_version(self, message: dict[str, Any] | None) -> str | None:
+    def _stateless_version(
+        self, message: dict[str, Any] | None, options: MessageOptions | None = None
+    ) -> str | None:
         """The stateless-era version ``message`` is sent with, or None in the handshake era."""
+        if options is not None:
+            return options.version
+        # Without options (a caller of the older contract): the era the messages name.
         version = self.protocol_version
         if version is not None and era_of(version) == "stateless":
             return version
@@ -259,19 +276,25 @@ class StreamableHttpTransport(HttpTransportBase):
             return stated
         return None
 
-    def _wants_get_stream(self, message: dict[str, Any]) -> bool:
+    def _wants_get_stream(self, message: dict[str, Any], options: MessageOptions | None) -> bool:
+        if not self.open_get_stream:
+            return False
+        if options is not None:
+            return options.opens_session and options.version is None
         return (
             message.get("method") == "notifications/initialized"
-            and self.open_get_stream
             and self._stateless_version(message) is None
         )
 
-    def _post_headers(self, message: dict[str, Any], stateless: str | None) -> dict[str, str]:
+    def _post_headers(
+        self, message: dict[str, Any], stateless: str | None, options: MessageOptions | None
+    ) -> dict[str, str]:
         """All headers of the POST of ``message``.
 
-        Precedence, case-insensitively: the transport's ``headers``, then the header
-        provider's, then the protocol's own (``Accept``, ``Content-Type``, session, version,
-        ``Mcp-Method`` / ``Mcp-Name``), which nothing overrides.
+        Precedence, case-insensitively: the transport's ``headers``, then the message's own
+        (``options.headers``; without options, the header provider's), then the protocol's
+        own (``Accept``, ``Content-Type``, session, version, ``Mcp-Method`` / ``Mcp-Name``),
+        which nothing overrides.
         """
         protocol = {"Accept": f"{JSON_TYPE}, {SSE_TYPE}", "Content-Type": JSON_TYPE}
         standard = standard_headers(message, stateless or "")
@@ -285,9 +308,10 @@ class StreamableHttpTransport(HttpTransportBase):
                     protocol[PROTOCOL_VERSION_HEADER] = self.protocol_version
         protocol.update(standard)
         headers = dict(self.headers)
-        provider = self.header_provider
-        if provider is not None:
-            _merge(headers, provider(message))
+        if options is not None:
+            _merge(headers, options.headers)
+        elif self.header_provider is not None:
+            _merge(headers, self.header_provider(message))
         return _merge(headers, protocol)
 
     # -- helpers --------------------------------------------------------------------------
@@ -313,13 +337,14 @@ class StreamableHttpTransport(HttpTransportBase):
     def _run_request(
         self,
         message: dict[str, Any],
+        options: MessageOptions | None,
         method: str,
         request_id: jsonrpc.RequestId,
         exchange: Exchange,
         remove_abort: Callable[[], None] | None,
     ) -> None:
         try:
-            self._request(message, method, request_id, exchange)
+            self._request(message, options, method, request_id, exchange)
         except Cancelled:
             pass
         except Exception as exc:
@@ -333,15 +358,16 @@ class StreamableHttpTransport(HttpTransportBase):
     def _request(
         self,
         message: dict[str, Any],
+        options: MessageOptions | None,
         method: str,
         request_id: jsonrpc.RequestId,
         exchange: Exchange,
     ) -> None:
-        stateless = self._stateless_version(message)
+        stateless = self._stateless_version(message, options)
         fresh = stateless is None and method == "initialize"
         if fresh:
             self.session_id = None  # (re-)initializing: a new session
-        headers = self._post_headers(message, stateless)
+        headers = self._post_headers(message, stateless, options)
         sent_session = "Mcp-Session-Id" in headers
         try:
             response = self._client().open(
@@ -645,23 +671,29 @@ class StreamableHttpTransport(HttpTransportBase):
     # -- notifications and responses ------------------------------------------------------
 
     def _post_message(
-        self, item: tuple[dict[str, Any], AbortSignal | None, Any], advance: Callable[[], None]
+        self,
+        item: tuple[dict[str, Any], MessageOptions | None, AbortSignal | None, Any],
+        advance: Callable[[], None],
     ) -> None:
-        message, signal, waiter = item
+        message, options, signal, waiter = item
         try:
-            if self._wants_get_stream(message) and not self._closing:
+            if self._wants_get_stream(message, options) and not self._closing:
                 # Open the GET stream first: a server that has no event store sends what
                 # follows the initialized notification (list_changed bursts, roots/list) on
                 # that stream at once, and drops it if no stream is open yet.
                 self._start_get_stream()
             if not self._closing and not (signal is not None and signal.aborted):
-                self._post_one(message, signal, advance)
+                self._post_one(message, options, signal, advance)
         finally:
             if waiter is not None:
                 waiter.set()
 
     def _post_one(
-        self, message: dict[str, Any], signal: AbortSignal | None, advance: Callable[[], None]
+        self,
+        message: dict[str, Any],
+        options: MessageOptions | None,
+        signal: AbortSignal | None,
+        advance: Callable[[], None],
     ) -> None:
         try:
             exchange = self._new_exchange()
@@ -671,7 +703,9 @@ class StreamableHttpTransport(HttpTransportBase):
         remove_abort = signal.on_abort(exchange.on_abort) if signal is not None else None
         what = message.get("method") or "a response"
         try:
-            headers = self._post_headers(message, self._stateless_version(message))
+            headers = self._post_headers(
+                message, self._stateless_version(message, options), options
+            )
             sent_session = "Mcp-Session-Id" in headers
             response = self._client().open(
                 "POST",

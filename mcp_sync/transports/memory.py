@@ -9,7 +9,7 @@ from typing import Any
 
 from ..abort import AbortSignal
 from ..errors import ConnectionClosed
-from .base import Transport
+from .base import MessageOptions, Transport
 
 __all__ = ["InMemoryTransport", "in_memory_transport_pair"]
 
@@ -46,7 +46,13 @@ class InMemoryTransport(Transport):
         )
         self._thread.start()
 
-    def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
+    def send(
+        self,
+        message: dict[str, Any],
+        signal: AbortSignal | None = None,
+        *,
+        options: MessageOptions | None = None,
+    ) -> None:
         self.send_raw(message, signal)
 
     def send_raw(self, value: Any, signal: AbortSignal | None = None) -> None:

@@ -42,6 +42,7 @@ from ._http_common import (
     read_limited,
 )
 from ._sse import EventTooLarge, SseStream
+from .base import MessageOptions
 
 __all__ = ["SseTransport"]
 
@@ -110,7 +111,13 @@ class SseTransport(HttpTransportBase):
             self._stop()
             raise error
 
-    def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:
+    def send(
+        self,
+        message: dict[str, Any],
+        signal: AbortSignal | None = None,
+        *,
+        options: MessageOptions | None = None,
+    ) -> None:
         if self._closing or self.closed:
             raise ConnectionClosed(f"SSE transport to {self.url} is closed")
         if self.endpoint is None:

@@ -1,0 +1,234 @@
+"""Per-message options (``MessageOptions``): what the session core tells a transport about one
+message, so the transport never reads ``params._meta`` or method names for it.
+
+The header checks need a server that records what came in (tests/servers/http_faults.py); the
+``Mcp-Param-*`` check runs against the official SDK server, which rejects a call without them.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
+
+from http_faults import FaultServer, Inbox, Request, discover_result, initialize_result
+from support import wait_until
+
+from mcp_sync.abort import AbortSignal
+from mcp_sync.protocol import jsonrpc
+from mcp_sync.protocol.headers import param_headers
+from mcp_sync.transports import (
+    InMemoryTransport,
+    MessageOptions,
+    PipeTransport,
+    SseTransport,
+    StdioTransport,
+    StreamableHttpTransport,
+    Transport,
+    in_memory_transport_pair,
+)
+
+pytestmark = pytest.mark.timeout(30)
+
+STATELESS = "2026-07-28"
+INIT = jsonrpc.request(
+    1,
+    "initialize",
+    {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+)
+
+
+#: What the session core puts in a stateless-era request (the server needs it; the transport
+#: does not read it).
+META = {
+    "io.modelcontextprotocol/protocolVersion": STATELESS,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+}
+
+
+def mcp_headers(headers: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k.startswith("mcp")}
+
+
+def server(req: Request) -> None:
+    """Answers like a server of both eras; hands out a session id on ``initialize`` only."""
+    msg = req.rpc_request()
+    if msg is None:
+        return
+    if msg["method"] == "initialize":
+        result, headers = initialize_result(), {"Mcp-Session-Id": "s-1"}
+    elif msg["method"] == "server/discover":
+        result, headers = discover_result(STATELESS), {}
+    else:
+        result, headers = {"echo": msg["method"]}, {}
+    req.reply_json(jsonrpc.result_response(msg["id"], result), headers=headers)
+
+
+@pytest.fixture
+def http() -> Iterator[tuple[StreamableHttpTransport, Inbox, FaultServer]]:
+    with FaultServer(server) as fault_server:
+        transport = StreamableHttpTransport(fault_server.url)
+        inbox = Inbox(transport)
+        transport.start()
+        try:
+            yield transport, inbox, fault_server
+        finally:
+            transport.close()
+
+
+def test_version_option_sends_a_standalone_stateless_post(http: Any) -> None:
+    transport, inbox, fault_server = http
+    # no params._meta and no negotiated version: only the options say which era this is
+    options = MessageOptions(version=STATELESS, headers={"Mcp-Param-Region": "eu"})
+    transport.send(jsonrpc.request(1, "tools/call", {"name": "get", "arguments": {}}),
+                   options=options)
+    inbox.response(1)
+    (post,) = fault_server.of("POST")
+    assert mcp_headers(post.headers) == {
+        "mcp-protocol-version": STATELESS,
+        "mcp-method": "tools/call",
+        "mcp-name": "get",
+        "mcp-param-region": "eu",
+    }
+
+
+def test_without_a_version_option_the_message_joins_the_session(http: Any) -> None:
+    transport, inbox, fault_server = http
+    transport.send(INIT, options=MessageOptions())
+    inbox.response(1)
+    transport.set_protocol_version("2025-11-25")
+    # params._meta names a stateless version, but the options say "the session's": they win
+    meta = {"io.modelcontextprotocol/protocolVersion": STATELESS}
+    transport.send_before(jsonrpc.request(2, "tools/list", {"_meta": meta}), math.inf,
+                          options=MessageOptions(headers={"X-Extra": "1"}))
+    inbox.response(2)
+    _, post = fault_server.of("POST")
+    assert mcp_headers(post.headers) == {
+        "mcp-session-id": "s-1",
+        "mcp-protocol-version": "2025-11-25",
+        "mcp-method": "tools/list",
+    }
+    assert post.headers["x-extra"] == "1"
+
+
+def test_option_headers_never_override_the_protocols_own(http: Any) -> None:
+    transport, inbox, fault_server = http
+    transport.headers["X-Trace"] = "static"
+    options = MessageOptions(
+        version=STATELESS,
+        headers={"mcp-method": "evil", "MCP-PROTOCOL-VERSION": "1999", "x-trace": "message"},
+    )
+    transport.send(jsonrpc.request(1, "tools/list"), options=options)
+    inbox.response(1)
+    (post,) = fault_server.of("POST")
+    assert post.headers["mcp-method"] == "tools/list"
+    assert post.headers["mcp-protocol-version"] == STATELESS
+    assert post.headers["x-trace"] == "message"  # the message's beat the transport's
+
+
+def test_opens_session_option_opens_the_get_stream_first(http: Any) -> None:
+    transport, inbox, fault_server = http
+    transport.send(INIT)
+    inbox.response(1)
+    transport.set_protocol_version("2025-11-25")
+    initialized = jsonrpc.notification("notifications/initialized")
+    # the method name alone opens nothing when the options do not say so
+    transport.send(initialized, options=MessageOptions())
+    transport.send(jsonrpc.request(2, "ping"))
+    inbox.response(2)
+    assert fault_server.of("GET") == []
+    transport.send(jsonrpc.notification("notifications/roots/list_changed"),
+                   options=MessageOptions(opens_session=True))
+    wait_until(lambda: len(fault_server.of("POST")) == 4)
+    (get,) = fault_server.of("GET")
+    last_post = fault_server.of("POST")[-1]
+    assert last_post.json["method"] == "notifications/roots/list_changed"
+    assert get.time <= last_post.time  # opened before the message went out
+    assert get.headers["mcp-session-id"] == "s-1"
+
+
+@pytest.fixture
+def sdk_port() -> Iterator[int]:
+    pytest.importorskip("mcp.server.mcpserver")
+    from test_http_real_server import run_server
+
+    yield from run_server("streamable-http")
+
+
+def test_official_sdk_server_gets_param_headers_from_options(sdk_port: int) -> None:
+    transport = StreamableHttpTransport(f"http://127.0.0.1:{sdk_port}/mcp")
+    inbox = Inbox(transport)
+    transport.start()
+    try:
+        stateless = MessageOptions(version=STATELESS)
+        transport.send(jsonrpc.request(1, "tools/list", {"_meta": META}), options=stateless)
+        tools = {tool["name"]: tool for tool in inbox.response(1)["result"]["tools"]}
+        arguments = {"region": " Zürich ", "zone": 7}
+        headers = param_headers(tools["locate"]["inputSchema"], arguments)
+        call = jsonrpc.request(2, "tools/call", {"name": "locate", "arguments": arguments, "_meta": META})
+        transport.send(call, options=MessageOptions(version=STATELESS, headers=headers))
+        assert inbox.response(2)["result"]["content"][0]["text"] == " Zürich /7"
+        call = jsonrpc.request(3, "tools/call", {"name": "locate", "arguments": arguments, "_meta": META})
+        transport.send(call, options=stateless)
+        assert inbox.response(3)["error"]["code"] == -32020  # the header is required
+        assert not inbox.errors
+    finally:
+        transport.close()
+
+
+def test_only_streamable_http_cancels_by_closing_the_stream() -> None:
+    assert StreamableHttpTransport.cancels_by_closing_stream
+    for cls in (StdioTransport, PipeTransport, SseTransport, InMemoryTransport):
+        assert not cls.cancels_by_closing_stream, cls
+
+
+def test_in_memory_transport_ignores_options() -> None:
+    client_end, server_end = in_memory_transport_pair()
+    received: list[Any] = []
+    arrived = threading.Event()
+    server_end.on_message(lambda message: (received.append(message), arrived.set()))
+    server_end.start()
+    client_end.start()
+    try:
+        message = jsonrpc.request(1, "ping")
+        client_end.send_before(message, math.inf,
+                               options=MessageOptions(version=STATELESS, opens_session=True))
+        assert arrived.wait(5)
+        assert received == [message]
+    finally:
+        client_end.close()
+
+
+def test_a_transport_written_without_options_keeps_working() -> None:
+    sent: list[dict[str, Any]] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+
+        class OldStyle(Transport):
+            kind = "old"
+
+            def start(self) -> None:
+                pass
+
+            def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:  # type: ignore[override]
+                sent.append(message)
+
+            def close(self) -> None:
+                self._fire_close(None)
+
+    assert [w.category for w in caught] == [DeprecationWarning]
+    assert "OldStyle.send() takes no options=" in str(caught[0].message)
+    transport = OldStyle()
+    transport.send_before(jsonrpc.request(1, "ping"), math.inf,
+                          options=MessageOptions(version=STATELESS))
+    transport.send(jsonrpc.request(2, "ping"), None, options=None)
+    assert [m["id"] for m in sent] == [1, 2]
