@@ -37,17 +37,15 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from ._targets import Kind, ServerConfig
 from .errors import ConfigError, ServerConnectError
 from .group import ClientGroup
 
 if TYPE_CHECKING:
-    from .auth import AuthProvider
     from .client import Client
-    from .transports.base import Transport
 
 __all__ = [
     "ClientGroup",
@@ -60,8 +58,6 @@ __all__ = [
     "parse",
 ]
 
-Kind = Literal["stdio", "http", "sse"]
-
 _TYPES: dict[str, Kind] = {
     "stdio": "stdio",
     "http": "http",
@@ -71,70 +67,6 @@ _TYPES: dict[str, Kind] = {
     "sse": "sse",
 }
 _VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-@dataclass(frozen=True)
-class ServerConfig:
-    """One entry of a config: how to reach one server (variables already expanded)."""
-
-    name: str
-    kind: Kind
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    #: ``type`` as written, or None when the entry had none.
-    declared_type: str | None = None
-
-    def transport(
-        self, *, on_stderr: Any = None, auth: AuthProvider | None = None
-    ) -> Transport | str:
-        """The transport for this entry, or the URL itself when ``connect()`` should pick
-        (Streamable HTTP with the legacy fallback)."""
-        if self.kind == "stdio":
-            from .transports.stdio import StdioTransport
-
-            assert self.command is not None
-            return StdioTransport(
-                self.command, self.args, env=dict(self.env) or None, cwd=self.cwd,
-                on_stderr=on_stderr,
-            )
-        assert self.url is not None
-        if self.kind == "sse":
-            from .transports.sse_legacy import SseTransport
-
-            return SseTransport(self.url, headers=dict(self.headers), auth=auth)
-        if self.declared_type is not None:
-            from .transports.http import StreamableHttpTransport
-
-            return StreamableHttpTransport(self.url, headers=dict(self.headers), auth=auth)
-        return self.url
-
-    def connect(
-        self,
-        *,
-        timeout: float | None = None,
-        auth: AuthProvider | None = None,
-        on_stderr: Any = None,
-        **client_options: Any,
-    ) -> Client:
-        """A new :class:`~mcp_sync.Client` connected to this server."""
-        from ._connect import connect
-
-        first = self.transport(on_stderr=on_stderr, auth=auth)
-        spare = [] if isinstance(first, str) else [first]
-
-        def make() -> Transport:  # recovery= makes a new one after a loss
-            again = spare.pop() if spare else self.transport(on_stderr=on_stderr, auth=auth)
-            assert not isinstance(again, str)
-            return again
-
-        return connect(
-            first if isinstance(first, str) else make, headers=dict(self.headers) or None,
-            auth=auth, timeout=timeout, **client_options,
-        )
 
 
 class Config(Mapping[str, ServerConfig]):

@@ -42,8 +42,8 @@ from .llm import unique_names
 from .protocol.types.skills import SKILLS_EXTENSION
 
 if TYPE_CHECKING:
+    from ._targets import ServerConfig
     from .client import Client
-    from .config import ServerConfig
     from .protocol.types import (
         CallToolResult,
         GetPromptResult,
@@ -280,16 +280,12 @@ class ClientGroup:
 
     @staticmethod
     def _connect(target: Any, timeout: float | None, options: dict[str, Any]) -> Client:
+        from ._targets import open_client
         from .client import Client
-        from .config import ServerConfig
 
         if isinstance(target, Client):
             return target
-        if isinstance(target, ServerConfig):
-            return target.connect(timeout=timeout, **options)
-        from ._connect import connect
-
-        return connect(target, timeout=timeout, **options)
+        return open_client(target, timeout=timeout, client_options=options)
 
     def _forget(self, server: str) -> None:
         """Drop ``server``'s routes (the lock is held)."""

@@ -150,3 +150,44 @@ def test_connect_all_closes_the_others_when_one_fails(tmp_path):
     assert isinstance(info.value.__cause__, mcp_sync.ServerStartError)
     # the time server's client was closed: none of its threads is left
     wait_until(lambda: not [t for t in client_threads() if t not in before and t.is_alive()])
+
+
+def test_a_config_entry_is_a_target_like_a_command(tmp_path):
+    """One builder: connect(), ClientGroup.add() and the entry's own connect() take an entry;
+    connect()'s env=, cwd= and on_stderr= apply to it, over the entry's own."""
+    config = parse({"mcpServers": {"env": {
+        "command": sys.executable, "args": [str(SERVERS / "env_server.py")],
+        "env": {"GREETING": "from config", "KEPT": "kept"}}}})
+    stderr: list[str] = []
+    with mcp_sync.connect(
+        config["env"], env={"GREETING": "from connect"}, cwd=str(tmp_path),
+        on_stderr=stderr.append,
+    ) as client:
+        assert client.call_tool("getenv", {"name": "GREETING"}).text == "from connect"
+        assert client.call_tool("getenv", {"name": "KEPT"}).text == "kept"
+        assert Path(client.call_tool("cwd").text).resolve() == tmp_path.resolve()
+    with mcp_sync.connect("env", config=config, env={"GREETING": "by name"}) as client:
+        assert client.call_tool("getenv", {"name": "GREETING"}).text == "by name"
+    with mcp_sync.ClientGroup() as group:
+        group.add("env", config["env"])
+        assert group.call_tool("env__getenv", {"name": "KEPT"}).text == "kept"
+
+
+def test_an_entry_builds_the_transport_its_type_names():
+    from mcp_sync.transports import StdioTransport
+    from mcp_sync.transports.http import StreamableHttpTransport
+    from mcp_sync.transports.sse_legacy import SseTransport
+
+    config = parse({"mcpServers": {
+        "cmd": {"command": "server", "args": ["--flag"], "env": {"A": "1"}, "cwd": "/tmp"},
+        "plain": {"url": "http://127.0.0.1:9/mcp"},
+        "http": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X-A": "1"}},
+        "sse": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+    }})
+    stdio = config["cmd"].transport()
+    assert isinstance(stdio, StdioTransport)
+    assert (stdio.command, stdio.args, stdio.cwd) == ("server", ("--flag",), "/tmp")
+    assert config["plain"].transport() == "http://127.0.0.1:9/mcp"  # connect() picks
+    http = config["http"].transport()
+    assert isinstance(http, StreamableHttpTransport)
+    assert isinstance(config["sse"].transport(), SseTransport)

@@ -107,7 +107,7 @@ def _headers(raw: Sequence[str]) -> dict[str, str]:
 
 def connect(args: argparse.Namespace, err: IO[str]) -> Client:
     from .._connect import connect as connect_target
-    from ..transports.stdio import StdioTransport
+    from .._connect import transport_for
 
     on_stderr = _LinePrefixer(err, "[server stderr] ") if args.verbose else None
     options: dict[str, Any] = {"name": "mcp-sync-cli"}
@@ -138,11 +138,7 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
             entry = config[name]
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
-        if headers:
-            from dataclasses import replace
-
-            entry = replace(entry, headers={**entry.headers, **headers})
-        return entry.connect(on_stderr=on_stderr, **options)
+        return connect_target(entry, headers=headers or None, on_stderr=on_stderr, **options)
     if args.url:
         auth = None
         if not any(name.lower() == "authorization" for name in headers):
@@ -150,7 +146,7 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
 
             auth = auth_for(args.url)
         return connect_target(args.url, headers=headers or None, auth=auth, **options)
-    transport = StdioTransport(args.command[0], args.command[1:], on_stderr=on_stderr)
+    transport = transport_for(args.command, on_stderr=on_stderr)
     watch = StdoutWatch(transport)
     try:
         return connect_target(transport, **options)

@@ -1,0 +1,211 @@
+"""What ``connect()`` accepts, and the one place each kind of target becomes a transport.
+
+A target is a command (a list, or a string split like a shell would), an ``http(s)://`` URL,
+a :class:`~mcp_sync.transports.base.Transport`, a function making transports, a Python MCP
+server object (served in this process), or one entry of an ``mcpServers`` config
+(:class:`ServerConfig`, defined here because it is a target; :mod:`mcp_sync.config` reads
+files into them). :func:`transport_for` builds a transport from any of them;
+:func:`open_client` connects a new client to one, falling back from Streamable HTTP to the
+2024-11-05 HTTP+SSE transport for a URL that does not say which it is.
+``mcp_sync.connect``, ``ClientGroup.add``, the config's ``connect`` methods and the command
+line all come through here.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .client import Client
+from .errors import McpError
+from .transports.base import Transport
+
+if TYPE_CHECKING:
+    from .auth import AuthProvider
+    from .transports.stdio import StderrListener
+
+__all__ = ["Kind", "ServerConfig", "Target", "open_client", "transport_for"]
+
+Kind = Literal["stdio", "http", "sse"]
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One entry of a config: how to reach one server (variables already expanded)."""
+
+    name: str
+    kind: Kind
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    #: ``type`` as written, or None when the entry had none.
+    declared_type: str | None = None
+
+    def transport(
+        self, *, on_stderr: StderrListener | None = None, auth: AuthProvider | None = None
+    ) -> Transport | str:
+        """The transport for this entry, or the URL itself when ``connect()`` should pick
+        (Streamable HTTP with the legacy fallback)."""
+        if self.url is not None and _fallback_url(self) is not None:
+            return self.url
+        return transport_for(self, on_stderr=on_stderr, auth=auth)
+
+    def connect(
+        self,
+        *,
+        timeout: float | None = None,
+        auth: AuthProvider | None = None,
+        on_stderr: StderrListener | None = None,
+        **client_options: Any,
+    ) -> Client:
+        """A new :class:`~mcp_sync.Client` connected to this server."""
+        return open_client(
+            self, auth=auth, on_stderr=on_stderr, timeout=timeout, client_options=client_options
+        )
+
+
+#: A Python MCP server object: mcp's ``MCPServer`` or ``Server``, fastmcp's ``FastMCP``
+#: (typed loosely: mcp_sync does not import them unless given one).
+ServerObject = Any
+#: What ``connect()`` accepts: a command, a URL, a transport, a function making transports, a
+#: config entry, or a server object to serve in this process.
+Target = str | Sequence[str] | Transport | Callable[[], Transport] | ServerConfig | ServerObject
+
+
+def transport_for(
+    target: Target,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: AuthProvider | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    on_stderr: StderrListener | None = None,
+) -> Transport:
+    """The transport ``connect()`` would use first for ``target`` (a URL: Streamable HTTP).
+
+    ``headers`` and ``auth`` apply to HTTP, ``env`` (merged over this process's environment),
+    ``cwd`` and ``on_stderr`` to a command; for a :class:`ServerConfig` they are merged over
+    the entry's own.
+    """
+    if isinstance(target, Transport):
+        return target
+    if isinstance(target, ServerConfig):
+        if target.kind == "stdio":
+            assert target.command is not None
+            return _stdio(
+                [target.command, *target.args], {**target.env, **(env or {})} or None,
+                cwd or target.cwd, on_stderr,
+            )
+        assert target.url is not None
+        return _http(target.url, target.kind, {**target.headers, **(headers or {})}, auth)
+    if callable(target):
+        made: Transport = target()
+        return made
+    if not isinstance(target, (str, Sequence)):  # a server object, served in this process
+        try:
+            from .integrations.inprocess import InProcessTransport
+        except ImportError as exc:  # without `mcp` installed it cannot be a server object
+            raise TypeError(
+                f"cannot connect to a {type(target).__qualname__}: give a command, a URL, a"
+                " Transport, or an MCP server object (which needs the `mcp` package)"
+            ) from exc
+        return InProcessTransport(target)
+    if isinstance(target, str) and _is_url(target):
+        return _http(target, "http", headers, auth)
+    argv = shlex.split(target) if isinstance(target, str) else list(target)
+    if not argv:
+        raise ValueError("connect() needs a command to run or a URL")
+    return _stdio(argv, env, cwd, on_stderr)
+
+
+def open_client(
+    target: Target,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: AuthProvider | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    on_stderr: StderrListener | None = None,
+    timeout: float | None = None,
+    client_options: Mapping[str, Any],
+) -> Client:
+    """A new :class:`Client` with ``client_options``, connected to ``target``.
+
+    It is given a function making transports (not one transport), so that ``recovery=`` can
+    make a new one after a loss. A URL that does not name its transport whose Streamable
+    HTTP ``initialize`` is refused the way an old server refuses it is tried again over
+    HTTP+SSE; when both fail, the first attempt's error is raised with the second's.
+    """
+
+    def make() -> Transport:
+        return transport_for(
+            target, headers=headers, auth=auth, env=env, cwd=cwd, on_stderr=on_stderr
+        )
+
+    fallback = _fallback_url(target)
+    try:
+        return Client(**client_options).connect(
+            target if isinstance(target, Transport) else make, timeout=timeout
+        )
+    except Exception as exc:
+        if fallback is None:
+            raise
+        from .transports.http import fallback_to_sse
+
+        if not fallback_to_sse(exc):
+            raise
+        primary = exc
+    from .transports.http import fallback_failed
+
+    if isinstance(target, ServerConfig):
+        headers = {**target.headers, **(headers or {})}
+
+    def make_legacy() -> Transport:
+        return _http(fallback, "sse", headers, auth)
+
+    try:
+        return Client(**client_options).connect(make_legacy, timeout=timeout)
+    except McpError as legacy:  # both failed: the first attempt's status goes first
+        raise fallback_failed(primary, legacy) from legacy
+
+
+def _is_url(text: str) -> bool:
+    return text.startswith(("http://", "https://"))
+
+
+def _fallback_url(target: Target) -> str | None:
+    """The URL to try over HTTP+SSE if Streamable HTTP is refused: a URL given as such, or a
+    config entry's URL without a ``type``."""
+    if isinstance(target, str) and _is_url(target):
+        return target
+    if isinstance(target, ServerConfig) and target.declared_type is None:
+        return target.url
+    return None
+
+
+def _http(
+    url: str, kind: Kind, headers: Mapping[str, str] | None, auth: AuthProvider | None
+) -> Transport:
+    if kind == "sse":
+        from .transports.sse_legacy import SseTransport
+
+        return SseTransport(url, headers=headers, auth=auth)
+    from .transports.http import StreamableHttpTransport
+
+    return StreamableHttpTransport(url, headers=headers, auth=auth)
+
+
+def _stdio(
+    argv: Sequence[str],
+    env: Mapping[str, str] | None,
+    cwd: str | None,
+    on_stderr: StderrListener | None,
+) -> Transport:
+    from .transports.stdio import StdioTransport
+
+    return StdioTransport(argv[0], argv[1:], env=env, cwd=cwd, on_stderr=on_stderr)
