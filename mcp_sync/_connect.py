@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._targets import ServerConfig, Target, open_client, transport_for
@@ -13,7 +13,6 @@ if TYPE_CHECKING:
 
     from .auth import AuthProvider
     from .client import Client
-    from .transports.stdio import StderrListener
 
 __all__ = ["ServerConfig", "Target", "connect", "transport_for"]
 
@@ -25,7 +24,7 @@ def connect(
     auth: AuthProvider | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
-    on_stderr: StderrListener | None = None,
+    on_stderr: Callable[[str], None] | None = None,
     timeout: float | None = None,
     config: Config | str | os.PathLike[str] | Mapping[str, Any] | None = None,
     **client_options: Any,

@@ -24,7 +24,6 @@ from .transports.base import Transport
 
 if TYPE_CHECKING:
     from .auth import AuthProvider
-    from .transports.stdio import StderrListener
 
 __all__ = ["Kind", "ServerConfig", "Target", "open_client", "transport_for"]
 
@@ -47,7 +46,7 @@ class ServerConfig:
     declared_type: str | None = None
 
     def transport(
-        self, *, on_stderr: StderrListener | None = None, auth: AuthProvider | None = None
+        self, *, on_stderr: Callable[[str], None] | None = None, auth: AuthProvider | None = None
     ) -> Transport | str:
         """The transport for this entry, or the URL itself when ``connect()`` should pick
         (Streamable HTTP with the legacy fallback)."""
@@ -60,7 +59,7 @@ class ServerConfig:
         *,
         timeout: float | None = None,
         auth: AuthProvider | None = None,
-        on_stderr: StderrListener | None = None,
+        on_stderr: Callable[[str], None] | None = None,
         **client_options: Any,
     ) -> Client:
         """A new :class:`~mcp_sync.Client` connected to this server."""
@@ -84,7 +83,7 @@ def transport_for(
     auth: AuthProvider | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
-    on_stderr: StderrListener | None = None,
+    on_stderr: Callable[[str], None] | None = None,
 ) -> Transport:
     """The transport ``connect()`` would use first for ``target`` (a URL: Streamable HTTP).
 
@@ -130,7 +129,7 @@ def open_client(
     auth: AuthProvider | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
-    on_stderr: StderrListener | None = None,
+    on_stderr: Callable[[str], None] | None = None,
     timeout: float | None = None,
     client_options: Mapping[str, Any],
 ) -> Client:
@@ -204,7 +203,7 @@ def _stdio(
     argv: Sequence[str],
     env: Mapping[str, str] | None,
     cwd: str | None,
-    on_stderr: StderrListener | None,
+    on_stderr: Callable[[str], None] | None,
 ) -> Transport:
     from .transports.stdio import StdioTransport
 
