@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._targets import ServerConfig, Target, open_client, transport_for
+from ._version import __version__
+from .backoff import Backoff
 from .config import Config, resolve
+from .protocol.types import Root
+from .protocol.versions import LATEST_HANDSHAKE
 
 if TYPE_CHECKING:
-    import os
-
     from .auth import AuthProvider
     from .client import Client
 
@@ -27,7 +30,27 @@ def connect(
     on_stderr: Callable[[str], None] | None = None,
     timeout: float | None = None,
     config: Config | str | os.PathLike[str] | Mapping[str, Any] | None = None,
-    **client_options: Any,
+    # The Client's options, as Client() takes them (a test keeps the two in step).
+    name: str = "mcp_sync",
+    version: str = __version__,
+    title: str | None = None,
+    capabilities: Mapping[str, Any] | None = None,
+    protocol_version: str = LATEST_HANDSHAKE,
+    request_timeout: float = 30.0,
+    max_total_timeout: float | None = None,
+    roots: (
+        Sequence[Root | str | os.PathLike[str]]
+        | Callable[[], Sequence[Root | str | os.PathLike[str]]]
+        | None
+    ) = None,
+    strict_capabilities: bool = True,
+    protocol: str = "auto",
+    probe_timeout: float = 2.0,
+    max_input_rounds: int = 8,
+    cache: bool = False,
+    recovery: Backoff | bool | None = None,
+    auto_reinitialize: bool = False,
+    on_close: Callable[[BaseException | None], None] | None = None,
 ) -> Client:
     """Connect a new :class:`Client` to ``target`` and return it, ready to call.
 
@@ -39,8 +62,8 @@ def connect(
     a new transport, an entry of a config (:class:`~mcp_sync.config.ServerConfig`), or a
     Python MCP server object (the official SDK's ``MCPServer``, or
     ``FastMCP`` in mcp 1.x, fastmcp's ``FastMCP``), served in this process by
-    :mod:`mcp_sync.integrations.inprocess`. ``headers`` and ``auth`` apply to HTTP. Other
-    keyword arguments go to :class:`Client`::
+    :mod:`mcp_sync.integrations.inprocess`. ``headers`` and ``auth`` apply to HTTP. The
+    keyword arguments from ``name`` on are :class:`Client`'s options (see there)::
 
         with mcp_sync.connect(["mcp-server-time"], request_timeout=10) as client:
             print(client.list_tools())
@@ -57,6 +80,14 @@ def connect(
         if not isinstance(target, str):
             raise TypeError("with config=, the target is a server name (a string)")
         target = resolve(config)[target]
+    client_options: dict[str, Any] = {
+        "name": name, "version": version, "title": title, "capabilities": capabilities,
+        "protocol_version": protocol_version, "request_timeout": request_timeout,
+        "max_total_timeout": max_total_timeout, "roots": roots,
+        "strict_capabilities": strict_capabilities, "protocol": protocol,
+        "probe_timeout": probe_timeout, "max_input_rounds": max_input_rounds, "cache": cache,
+        "recovery": recovery, "auto_reinitialize": auto_reinitialize, "on_close": on_close,
+    }
     return open_client(
         target, headers=headers, auth=auth, env=env, cwd=cwd, on_stderr=on_stderr, timeout=timeout,
         client_options=client_options,
