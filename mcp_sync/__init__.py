@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from . import _repr
 from ._connect import connect
-from ._handlers import HandlerContext
 from ._tasks import ToolTask
 from ._version import __version__ as __version__
 from .abort import AbortController, AbortSignal
 from .backoff import Backoff
-from .client import Client, ClientState, Subscription
+from .client import Client, ClientState, HandlerContext, Subscription
 from .config import connect_all
 from .errors import (
     Aborted,

@@ -1,5 +1,9 @@
-"""Adapting the user's plain callables into server-request handlers, and the capabilities
-they imply. The client registers these; the session core calls them on the dispatcher thread.
+"""Adapting the user's plain callables into server-request handlers. The client registers
+these on its connection; the session calls them on the dispatcher thread.
+
+A user handler takes ``(params)`` or ``(params, context)``; the context (a
+:class:`~mcp_sync.HandlerContext`) is made by the client, through the ``context`` function
+each adapter is given: this module knows nothing of the client.
 """
 
 from __future__ import annotations
@@ -7,9 +11,8 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .abort import AbortSignal
 from .errors import RpcError
@@ -24,25 +27,16 @@ from .protocol.types import (
     parse_elicit_params,
 )
 
-if TYPE_CHECKING:
-    from .client import Client
+__all__ = [
+    "ContextFactory",
+    "RootsSource",
+    "elicitation_handler",
+    "roots_to_wire",
+    "sampling_handler",
+]
 
-__all__ = ["HandlerContext", "RootsSource", "roots_to_wire"]
-
-
-@dataclass(frozen=True)
-class HandlerContext:
-    """What a handler may want besides the request's params.
-
-    ``signal`` fires when the server cancels the request (or the connection closes); a long
-    handler should check it. ``client`` is the client the request came through: a handler may
-    call it (e.g. list resources while sampling) without deadlock.
-    """
-
-    signal: AbortSignal
-    client: Client
-    method: str
-
+#: ``context(signal, method)``: the second argument of a two-argument user handler.
+ContextFactory = Callable[[AbortSignal, str], Any]
 
 RootLike = Root | str | os.PathLike[str]
 RootsSource = Sequence[RootLike] | Callable[[], Sequence[RootLike]]
@@ -75,7 +69,7 @@ def _arity(handler: Callable[..., Any]) -> int:
     return 2 if len(positional) >= 2 else 1
 
 
-def call_user(handler: Callable[..., Any], params: Any, context: HandlerContext) -> Any:
+def call_user(handler: Callable[..., Any], params: Any, context: Any) -> Any:
     """Call a user handler with ``(params)`` or ``(params, context)``, as it was written."""
     return handler(params, context) if _arity(handler) == 2 else handler(params)
 
@@ -85,19 +79,8 @@ def _to_wire(result: Any) -> Any:
     return to_wire() if callable(to_wire) else result
 
 
-ClientRef = Callable[[], "Client | None"]
-
-
-def _alive(client: ClientRef) -> Client:
-    """The client behind a weak reference (the session's threads must not keep it alive)."""
-    target = client()
-    if target is None:
-        raise RpcError(jsonrpc.INTERNAL_ERROR, "the client is gone")
-    return target
-
-
 def sampling_handler(
-    client: ClientRef, user: Callable[..., Any], tools: bool
+    context: ContextFactory, user: Callable[..., Any], tools: bool
 ) -> Callable[[dict[str, Any], AbortSignal], Any]:
     """A ``sampling/createMessage`` handler around the user's typed callable."""
 
@@ -107,8 +90,7 @@ def sampling_handler(
             raise RpcError(
                 jsonrpc.INVALID_PARAMS, "this client did not declare tools support in sampling"
             )
-        context = HandlerContext(signal, _alive(client), "sampling/createMessage")
-        result = call_user(user, typed, context)
+        result = call_user(user, typed, context(signal, "sampling/createMessage"))
         if isinstance(result, dict):
             result = CreateMessageResult.from_wire(result)
         return _to_wire(result)
@@ -117,7 +99,7 @@ def sampling_handler(
 
 
 def elicitation_handler(
-    client: ClientRef, form: Callable[..., Any] | None, url: Callable[..., Any] | None
+    context: ContextFactory, form: Callable[..., Any] | None, url: Callable[..., Any] | None
 ) -> Callable[[dict[str, Any], AbortSignal], Any]:
     """An ``elicitation/create`` handler dispatching on the request's mode."""
 
@@ -127,8 +109,7 @@ def elicitation_handler(
         if user is None:
             mode = "url" if isinstance(typed, ElicitRequestURLParams) else "form"
             raise RpcError(jsonrpc.INVALID_PARAMS, f"elicitation mode {mode!r} is not supported")
-        context = HandlerContext(signal, _alive(client), "elicitation/create")
-        result = call_user(user, typed, context)
+        result = call_user(user, typed, context(signal, "elicitation/create"))
         if isinstance(result, dict):
             result = ElicitResult.from_wire(result)
         if isinstance(typed, ElicitRequestFormParams) and isinstance(result, ElicitResult):

@@ -89,7 +89,7 @@ _INTERRUPT_SLICE = 0.05
 _DRAIN_TIMEOUT = 5.0
 
 
-class _Pending:
+class PendingRequest:
     """One request awaiting its answer; ``future`` settles exactly once."""
 
     __slots__ = (
@@ -131,9 +131,6 @@ class _Pending:
         self.cancel_reason: str | None = None
 
 
-PendingRequest = _Pending
-
-
 class Session:
     """Correlates requests and responses over one transport. Owned by a ``Client``."""
 
@@ -149,7 +146,7 @@ class Session:
         #: requests fail: the owner's state must already say "closed" when a caller wakes.
         self.before_close: Callable[[BaseException | None], None] | None = None
         self._ids = itertools.count(1)
-        self._pending: dict[RequestId, _Pending] = {}
+        self._pending: dict[RequestId, PendingRequest] = {}
         self._inbound: dict[RequestId, AbortController] = {}
         self._handlers: dict[str, RequestHandler] = {}
         self._listeners: dict[str | None, tuple[NotificationListener, ...]] = {}
@@ -204,14 +201,14 @@ class Session:
         timeout: float | None = None,
         max_total_timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
-    ) -> _Pending:
+    ) -> PendingRequest:
         """Send a request without waiting: its ``future`` settles when it is answered.
 
         For long-lived requests (``subscriptions/listen``); end one with :meth:`cancel`.
         """
         self._check_open()
         request_id = next(self._ids)
-        pending = _Pending(request_id, method, timeout, max_total_timeout, on_progress)
+        pending = PendingRequest(request_id, method, timeout, max_total_timeout, on_progress)
         if on_progress is not None:
             params = dict(params or {})
             meta = dict(params.get("_meta") or {})
@@ -235,7 +232,7 @@ class Session:
             raise
         return pending
 
-    def result(self, pending: _Pending, timeout: float) -> Any:
+    def result(self, pending: PendingRequest, timeout: float) -> Any:
         """Wait up to ``timeout`` for a request started with :meth:`begin`. On timeout raise
         :class:`RequestTimeout` and leave the request pending: its answer may still come."""
         done, _ = futures.wait([pending.future], timeout)
@@ -243,11 +240,11 @@ class Session:
             raise RequestTimeout(pending.method, timeout)
         return pending.future.result()
 
-    def forget(self, pending: _Pending) -> None:
+    def forget(self, pending: PendingRequest) -> None:
         """Stop waiting for a request's answer, sending nothing."""
         self._settle(pending, error=Aborted("no longer needed"))
 
-    def cancel(self, pending: _Pending, reason: str) -> None:
+    def cancel(self, pending: PendingRequest, reason: str) -> None:
         """Give up on a request started with :meth:`begin` and cancel it on the wire."""
         self._settle_locally(pending, Aborted(reason), reason)
         self._send_cancel(pending, True)
@@ -261,7 +258,7 @@ class Session:
         deadline = math.inf if timeout is None else time.monotonic() + timeout
         self.transport.send_before(jsonrpc.notification(method, params), deadline)
 
-    def _wait(self, pending: _Pending, cancellable: bool) -> Any:
+    def _wait(self, pending: PendingRequest, cancellable: bool) -> Any:
         future = pending.future
         # Only the main thread gets KeyboardInterrupt, and a signal does not always interrupt
         # its wait: there it waits in short slices so Ctrl-C is seen promptly.
@@ -312,7 +309,7 @@ class Session:
         if self.dispatcher.submit(drained.set):
             drained.wait(_DRAIN_TIMEOUT)
 
-    def _send_cancel(self, pending: _Pending, cancellable: bool) -> None:
+    def _send_cancel(self, pending: PendingRequest, cancellable: bool) -> None:
         reason = pending.cancel_reason
         if reason is None or not cancellable or not self.cancel_on_wire or self._closed:
             return
@@ -323,13 +320,15 @@ class Session:
             )
         )
 
-    def _settle_locally(self, pending: _Pending, error: BaseException, reason: object) -> None:
+    def _settle_locally(
+        self, pending: PendingRequest, error: BaseException, reason: object
+    ) -> None:
         """Give up on a request from our side (timeout, abort, Ctrl-C)."""
         if self._settle(pending, error=error):
             pending.cancel_reason = str(reason)
 
     def _settle(
-        self, pending: _Pending, result: Any = None, error: BaseException | None = None
+        self, pending: PendingRequest, result: Any = None, error: BaseException | None = None
     ) -> bool:
         # dict.pop is atomic: whoever pops the entry settles the request, exactly once.
         if self._pending.pop(pending.id, None) is None:

@@ -10,7 +10,8 @@
   client answers those with ``tasks/update``. There is no ``tasks/result`` and no
   ``tasks/list``: :meth:`Client.list_tasks` lists the tasks this client started.
 
-:class:`ToolTask` hides the difference: ``wait()`` polls at the server's interval (answering
+:class:`Tasks` holds one client's task operations (the client's task methods delegate to
+it); :class:`ToolTask` hides the difference: ``wait()`` polls at the server's interval (answering
 its questions with the client's handlers in the 2026 era), ``result()`` returns the
 :class:`CallToolResult`, ``cancel()`` asks the server to stop.
 """
@@ -19,25 +20,30 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
+from ._connection import Connection, ProgressHandler
 from .abort import AbortSignal
 from .errors import RequestTimeout, RpcError, TaskCancelled
 from .protocol import meta as meta_keys
-from .protocol.types import TASKS_EXTENSION, CallToolResult, GetTaskResult, Task
+from .protocol import stateless
+from .protocol.jsonrpc import INVALID_PARAMS
+from .protocol.types import (
+    TASKS_EXTENSION,
+    CallToolResult,
+    CancelTaskResult,
+    CreateTaskResult,
+    GetTaskResult,
+    ListTasksResult,
+    Task,
+    TaskMetadata,
+)
+from .protocol.validation import parse_result
 
-if TYPE_CHECKING:
-    from .client import Client
-
-__all__ = ["TERMINAL_STATUSES", "ToolTask", "extension_meta", "started_tasks"]
+__all__ = ["TERMINAL_STATUSES", "Tasks", "ToolTask", "extension_meta"]
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
-
-#: The 2026 tasks each client started (task id -> None, in order): what list_tasks() lists
-#: there, since the extension has no tasks/list.
-_started: weakref.WeakKeyDictionary[Client, dict[str, None]] = weakref.WeakKeyDictionary()
-_started_lock = threading.Lock()
 
 
 def extension_meta(capabilities: dict[str, Any]) -> dict[str, Any]:
@@ -47,20 +53,138 @@ def extension_meta(capabilities: dict[str, Any]) -> dict[str, Any]:
     return {meta_keys.CLIENT_CAPABILITIES: {**capabilities, "extensions": extensions}}
 
 
-def started_tasks(client: Client) -> list[str]:
-    """The ids of the 2026 tasks ``client`` started, oldest first."""
-    with _started_lock:
-        return list(_started.get(client, {}))
+class Tasks:
+    """The task operations of one client, over its connection, in either era."""
 
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        #: The 2026 tasks this client started (id -> None, in order): what :meth:`list`
+        #: lists there, since the extension has no tasks/list.
+        self._started: dict[str, None] = {}
+        self._started_lock = threading.Lock()
 
-def remember(client: Client, task_id: str) -> None:
-    with _started_lock:
-        _started.setdefault(client, {})[task_id] = None
+    def call_tool(
+        self,
+        params: dict[str, Any],
+        task: TaskMetadata | Mapping[str, Any] | Literal[True],
+        timeout: float | None,
+        signal: AbortSignal | None,
+        on_progress: ProgressHandler | None,
+    ) -> ToolTask:
+        """``tools/call`` as a task: a 2025-11-25 core task (``task`` sent as asked), or in
+        the stateless era one of the tasks extension, which the server may answer at once."""
+        connection = self._connection
+        if not connection.is_stateless:
+            connection.require("tools/call", "tasks.requests.tools.call")
+            if task is True:
+                params["task"] = {}
+            elif isinstance(task, TaskMetadata):
+                params["task"] = task.to_wire()
+            else:
+                params["task"] = dict(task)
+            created = connection.call(
+                "tools/call",
+                params,
+                CreateTaskResult,
+                timeout=timeout,
+                signal=signal,
+                on_progress=on_progress,
+            )
+            return ToolTask(self, created.task)
+        connection.require_extension("tools/call", TASKS_EXTENSION)
+        params["_meta"] = extension_meta(connection.stateless.capabilities_for("tools/call"))
+        raw = connection.request(
+            "tools/call", params, timeout=timeout, signal=signal, on_progress=on_progress
+        )
+        if stateless.result_type(raw) != "task":
+            return ToolTask(self, _completed_at_once(raw), extension=True)
+        state = parse_result("tools/call", GetTaskResult, raw)
+        with self._started_lock:
+            self._started[state.task_id] = None
+        return ToolTask(self, state, extension=True)
 
+    def get(self, task_id: str, timeout: float | None, signal: AbortSignal | None) -> GetTaskResult:
+        params: dict[str, Any] = {"taskId": task_id}
+        if self._connection.is_stateless:
+            params["_meta"] = extension_meta({})
+        return self._connection.call(
+            "tasks/get", params, GetTaskResult, timeout=timeout, signal=signal
+        )
 
-def forget(client: Client, task_id: str) -> None:
-    with _started_lock:
-        _started.get(client, {}).pop(task_id, None)
+    def result(
+        self, task_id: str, timeout: float | None, signal: AbortSignal | None
+    ) -> CallToolResult:
+        if self._connection.is_stateless:
+            task = ToolTask(self, self.get(task_id, None, signal), extension=True)
+            return task.result(timeout=timeout, signal=signal)
+        return self._connection.call(
+            "tasks/result", {"taskId": task_id}, CallToolResult, timeout=timeout, signal=signal
+        )
+
+    def list(
+        self,
+        timeout: float | None,
+        signal: AbortSignal | None,
+        on_progress: ProgressHandler | None,
+    ) -> list[Task]:
+        connection = self._connection
+        if not connection.is_stateless:
+            connection.require("tasks/list", "tasks.list")
+            return connection.all_items(
+                "tasks/list", ListTasksResult, "tasks", timeout, signal, on_progress
+            )
+        with self._started_lock:
+            started = list(self._started)
+        tasks: list[Task] = []
+        for task_id in started:
+            try:
+                tasks.append(self.get(task_id, timeout, signal))
+            except RpcError as exc:
+                if exc.code != INVALID_PARAMS:
+                    raise
+                with self._started_lock:  # expired or purged by the server
+                    self._started.pop(task_id, None)
+        return tasks
+
+    def cancel(
+        self, task_id: str, timeout: float | None, signal: AbortSignal | None
+    ) -> CancelTaskResult:
+        connection = self._connection
+        if not connection.is_stateless:
+            connection.require("tasks/cancel", "tasks.cancel")
+            return connection.call(
+                "tasks/cancel",
+                {"taskId": task_id},
+                CancelTaskResult,
+                timeout=timeout,
+                signal=signal,
+            )
+        params = {"taskId": task_id, "_meta": extension_meta({})}
+        connection.request("tasks/cancel", params, timeout=timeout, signal=signal)
+        state = self.get(task_id, timeout, signal)
+        return CancelTaskResult.from_wire(state.to_wire())
+
+    def update(
+        self,
+        task_id: str,
+        input_responses: Mapping[str, Any],
+        timeout: float | None,
+        signal: AbortSignal | None,
+    ) -> None:
+        self._connection.require_era("stateless", "tasks/update (the 2026 tasks extension)")
+        params = {
+            "taskId": task_id,
+            "inputResponses": dict(input_responses),
+            "_meta": extension_meta({}),
+        }
+        self._connection.request("tasks/update", params, timeout=timeout, signal=signal)
+
+    def answer_input_requests(
+        self, input_requests: Mapping[str, Any], signal: AbortSignal | None
+    ) -> dict[str, Any]:
+        connection = self._connection
+        session = connection.connected_session(connection.request_timeout)
+        return connection.stateless.fulfil_input_requests(session, dict(input_requests), signal)
 
 
 class ToolTask:
@@ -70,8 +194,8 @@ class ToolTask:
     already ``done``, its ``task_id`` empty, and :meth:`result` returns that answer.
     """
 
-    def __init__(self, client: Client, task: Task, *, extension: bool = False) -> None:
-        self._client = client
+    def __init__(self, tasks: Tasks, task: Task, *, extension: bool = False) -> None:
+        self._tasks = tasks
         self.task = task
         #: True for a task of the 2026 tasks extension, False for a 2025-11-25 core task.
         self.extension = extension
@@ -93,7 +217,7 @@ class ToolTask:
     def refresh(self, *, timeout: float | None = None, signal: AbortSignal | None = None) -> Task:
         """Ask the server for the task's current state (``tasks/get``)."""
         if self.task_id:
-            self.task = self._client.get_task(self.task_id, timeout=timeout, signal=signal)
+            self.task = self._tasks.get(self.task_id, timeout, signal)
         return self.task
 
     def wait(self, *, timeout: float | None = None, signal: AbortSignal | None = None) -> Task:
@@ -130,7 +254,7 @@ class ToolTask:
         result with ``is_error``). A task that failed raises the :class:`RpcError` it failed
         with; a cancelled one raises :class:`TaskCancelled`."""
         if not self.extension:
-            return self._client.get_task_result(self.task_id, timeout=timeout, signal=signal)
+            return self._tasks.result(self.task_id, timeout, signal)
         self.wait(timeout=timeout, signal=signal)
         if self.task.status == "completed":
             return CallToolResult.from_wire(self.task.result or {})
@@ -147,7 +271,7 @@ class ToolTask:
         """Ask the server to cancel the task (``tasks/cancel``); returns the state it reports
         (in the 2026 era cancelling is cooperative: the task may still finish)."""
         if self.task_id:  # empty when the server answered at once: nothing to cancel
-            self.task = self._client.cancel_task(self.task_id, timeout=timeout, signal=signal)
+            self.task = self._tasks.cancel(self.task_id, timeout, signal)
         return self.task
 
     def _answer(self, signal: AbortSignal | None) -> None:
@@ -156,14 +280,14 @@ class ToolTask:
         fresh = {key: request for key, request in asked.items() if key not in self._answered}
         if not fresh:
             return
-        responses = self._client.answer_input_requests(fresh, signal=signal)
-        self._client.update_task(self.task_id, responses, signal=signal)
+        responses = self._tasks.answer_input_requests(fresh, signal)
+        self._tasks.update(self.task_id, responses, None, signal)
         self._answered.update(fresh)
 
     def __repr__(self) -> str:
         return f"<ToolTask {self.task_id or '(answered at once)'} {self.status}>"
 
 
-def completed_at_once(raw: dict[str, Any]) -> GetTaskResult:
+def _completed_at_once(raw: dict[str, Any]) -> GetTaskResult:
     """The state of a 2026 task-enabled call the server answered with its result at once."""
     return GetTaskResult(task_id="", status="completed", result=raw)

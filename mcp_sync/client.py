@@ -13,50 +13,125 @@ Handlers and callbacks run on the client's dispatcher thread, one at a time, in 
 
 from __future__ import annotations
 
+import logging
+import threading
+import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, overload
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar, overload
 
-from ._core import ClientState, Subscription
-from ._handlers import RootsSource
-from ._listen import StatelessListen, listen_filters
-from ._negotiation import ServerState
-from ._tasks import ToolTask
-from ._tasks_and_skills import TasksAndSkills
-from .abort import AbortSignal
-from .errors import (
-    InvalidStateError,
-    RpcError,
+from . import _handlers, skills
+from ._connection import (
+    ClientState,
+    CloseCallback,
+    Connection,
+    ProgressHandler,
+    RestoreSend,
+    TransportSource,
 )
-from .protocol import stateless, versions
+from ._handlers import RootsSource
+from ._lifecycle import weak_callback
+from ._negotiation import ServerState
+from ._stateless import listen_filters
+from ._tasks import Tasks, ToolTask
+from ._version import __version__
+from .abort import AbortSignal
+from .backoff import Backoff
+from .errors import InvalidStateError, McpError, RpcError, UnsupportedProtocolVersion
+from .protocol import jsonrpc, stateless, versions
 from .protocol.jsonrpc import Notification
 from .protocol.types import (
     CallToolResult,
+    CancelTaskResult,
     CompleteResult,
-    CreateTaskResult,
+    DiscoverResult,
     GetPromptResult,
+    GetSkillResult,
+    GetTaskResult,
+    Implementation,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
+    ListSkillsResult,
     ListToolsResult,
     LoggingLevel,
     LoggingMessageNotificationParams,
-    ProgressNotificationParams,
     Prompt,
     PromptReference,
     ReadResourceResult,
     Resource,
     ResourceTemplate,
     ResourceTemplateReference,
+    ServerCapabilities,
+    Skill,
+    Task,
     TaskMetadata,
+    TaskStatusNotificationParams,
     Tool,
 )
+from .protocol.types.skills import SKILLS_EXTENSION
+from .skills import LoadedSkill
 
-__all__ = ["Client", "ClientState", "ServerState", "Subscription"]
+__all__ = ["Client", "ClientState", "HandlerContext", "ServerState", "Subscription"]
 
-ProgressHandler = Callable[[ProgressNotificationParams], None]
+logger = logging.getLogger("mcp_sync")
+
+_C = TypeVar("_C", bound="Client")
+_V = TypeVar("_V")
 
 
-class Client(TasksAndSkills):
+class Subscription:
+    """A live subscription; ``cancel()`` ends it (idempotent). Also a context manager."""
+
+    def __init__(self, cancel: Callable[[], None]) -> None:
+        self._cancel: Callable[[], None] | None = cancel
+
+    def cancel(self) -> None:
+        """End the subscription."""
+        cancel, self._cancel = self._cancel, None
+        if cancel is not None:
+            cancel()
+
+    @property
+    def active(self) -> bool:
+        return self._cancel is not None
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.cancel()
+
+
+@dataclass(frozen=True)
+class HandlerContext:
+    """What a handler may want besides the request's params.
+
+    ``signal`` fires when the server cancels the request (or the connection closes); a long
+    handler should check it. ``client`` is the client the request came through: a handler may
+    call it (e.g. list resources while sampling) without deadlock.
+    """
+
+    signal: AbortSignal
+    client: Client
+    method: str
+
+
+class _Option(Generic[_V]):
+    """A client option kept by its connection (read and set through the client)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, client: Client | None, owner: type) -> _V:
+        return getattr(client._connection, self._name)  # type: ignore[union-attr,no-any-return]
+
+    def __set__(self, client: Client, value: _V) -> None:
+        setattr(client._connection, self._name, value)
+
+
+class Client:
     """A synchronous MCP client. Connect it to a transport, then call it from any thread.
 
     >>> client = Client("my-app", "1.0")                                  # doctest: +SKIP
@@ -91,6 +166,291 @@ class Client(TasksAndSkills):
       None) or underneath, such as a stdio server that exits (see :meth:`on_close`).
     """
 
+    request_timeout: _Option[float] = _Option()
+    max_total_timeout: _Option[float | None] = _Option()
+    strict_capabilities: _Option[bool] = _Option()
+    probe_timeout: _Option[float] = _Option()
+    client_info: _Option[Implementation] = _Option()
+    #: The ``recovery=`` policy, or None when a lost connection ends the client.
+    recovery: _Option[Backoff | None] = _Option()
+
+    def __init__(
+        self,
+        name: str = "mcp_sync",
+        version: str = __version__,
+        *,
+        title: str | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        protocol_version: str = versions.LATEST_HANDSHAKE,
+        request_timeout: float = 30.0,
+        max_total_timeout: float | None = None,
+        roots: RootsSource | None = None,
+        strict_capabilities: bool = True,
+        protocol: str = "auto",
+        probe_timeout: float = 2.0,
+        max_input_rounds: int = 8,
+        cache: bool = False,
+        recovery: Backoff | bool | None = None,
+        auto_reinitialize: bool = False,
+        on_close: CloseCallback | None = None,
+    ) -> None:
+        if protocol_version not in versions.HANDSHAKE_VERSIONS:
+            raise UnsupportedProtocolVersion(protocol_version, versions.HANDSHAKE_VERSIONS)
+        if protocol == "legacy":
+            warnings.warn(
+                'protocol="legacy" is now protocol="handshake"', DeprecationWarning, stacklevel=2
+            )
+            protocol = "handshake"
+        if protocol not in ("auto", "handshake") and not versions.is_supported(protocol):
+            raise UnsupportedProtocolVersion(protocol, versions.SUPPORTED)
+        if protocol in versions.HANDSHAKE_VERSIONS:
+            protocol_version = protocol
+        if recovery is True or (not recovery and auto_reinitialize):
+            recovery = Backoff()
+        self._connection = Connection(
+            Implementation(name=name, version=version, title=title)
+            if title is not None
+            else Implementation(name=name, version=version),
+            protocol=protocol,
+            handshake_version=protocol_version,
+            request_timeout=request_timeout,
+            max_total_timeout=max_total_timeout,
+            strict_capabilities=strict_capabilities,
+            probe_timeout=probe_timeout,
+            max_input_rounds=max_input_rounds,
+            cache=cache,
+            recovery=recovery if isinstance(recovery, Backoff) else None,
+            on_close=on_close,
+        )
+        self._tasks = Tasks(self._connection)
+        self._extra_capabilities = dict(capabilities or {})
+        self._roots = roots
+        self._sampling: tuple[Callable[..., Any], bool, bool] | None = None
+        self._elicitation: dict[str, Callable[..., Any]] = {}
+        self._subscriptions: dict[str, list[Callable[[str], None]]] = {}
+        self._subscriptions_lock = threading.Lock()
+        self._tool_cache: dict[str, Tool] = {}
+        self._connection.on_notification(
+            "notifications/resources/updated", weak_callback(self._on_resource_updated)
+        )
+        self._connection.on_reconnect(weak_callback(self._resubscribe))
+
+    @property
+    def max_input_rounds(self) -> int:
+        """How many 2026 ``input_required`` rounds one call may take."""
+        return self._connection.stateless.max_input_rounds
+
+    @max_input_rounds.setter
+    def max_input_rounds(self, rounds: int) -> None:
+        self._connection.stateless.max_input_rounds = rounds
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    @property
+    def state(self) -> ClientState:
+        """``"idle"``, ``"connecting"``, ``"connected"``, ``"disconnected"`` or ``"closed"``.
+
+        ``"closed"`` as soon as the connection ends, whether by :meth:`close` or underneath
+        (a stdio server that exits, a stream that drops for good). A closed client stays
+        closed: connect a new :class:`~mcp_sync.Client`. With ``recovery=``, a connection
+        that ends underneath leaves the client ``"disconnected"`` instead, until the next call
+        reconnects it.
+        """
+        return self._connection.state
+
+    @property
+    def auto_reinitialize(self) -> bool:
+        """True when ``recovery=`` is on (``auto_reinitialize=True`` is its older name)."""
+        return self._connection.recovery is not None
+
+    def on_close(self, callback: CloseCallback) -> Callable[[], None]:
+        """Call ``callback(cause)`` once when the connection ends; returns a remover.
+
+        ``cause`` is None after :meth:`close`, else why the connection ended (for a stdio
+        server that died, a :class:`~mcp_sync.errors.ConnectionClosed` with ``exit_status``
+        and ``stderr_tail``). The callback runs after the client has shut down (its threads
+        ended, the server stopped), on no lock: on the thread that called :meth:`close`, or on
+        a short-lived ``mcp-sync-closer`` thread when the connection ended underneath. It may
+        call the client, and build and connect a new one. Also the ``on_close=`` option.
+        """
+        return self._connection.on_close(callback)
+
+    def connect(self: _C, transport: TransportSource, *, timeout: float | None = None) -> _C:
+        """Start ``transport`` and agree on a protocol version. Returns the client.
+
+        ``transport`` is a :class:`Transport`, or a function returning a new one: with
+        ``recovery=``, the client calls it again to replace a connection that closed (a stdio
+        server that exited). Given a transport object, recovery can only re-initialize on it.
+
+        With ``protocol="auto"`` (the default) the client first probes with
+        ``server/discover`` (2026-07-28, the stateless era); a server that does not answer it
+        as a 2026-era server (within ``probe_timeout``, except over Streamable HTTP, where
+        every server answers) gets the ``initialize`` handshake on the same connection.
+        ``protocol="handshake"`` skips the probe; a version pins it.
+
+        Raises :class:`UnsupportedProtocolVersion` (after closing) when no version is shared.
+        """
+        self._install_handlers()
+        wait = self.request_timeout if timeout is None else timeout
+        self._connection.connect(transport, self.capabilities(), wait)
+        return self
+
+    def close(self) -> None:
+        """Close the connection: pending calls fail with ``ConnectionClosed``, the transport
+        stops (a stdio server is shut down) and the client's threads end; then the ``on_close``
+        callbacks run. Idempotent; safe from any thread, a handler included."""
+        self._connection.close()
+
+    def __enter__(self: _C) -> _C:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        server = self._connection.server
+        info = server.server_info if server else None
+        name = info.name if info else None
+        return f"<mcp_sync.Client {self.state} server={name!r}>"
+
+    # -- what the server told us --------------------------------------------------------
+
+    @property
+    def server_info(self) -> Implementation | None:
+        """The server's name, version and title (from the handshake, or in the 2026 era from
+        ``server/discover`` and the latest result that carried it)."""
+        return self._connection.initialized().server_info
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities:
+        return self._connection.initialized().capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's usage instructions, if it gave any."""
+        return self._connection.initialized().instructions
+
+    @property
+    def protocol_version(self) -> str:
+        """The negotiated protocol version."""
+        return self._connection.initialized().protocol_version
+
+    @property
+    def era(self) -> versions.Era:
+        """``"handshake"`` (handshake) or ``"stateless"`` (stateless, 2026-07-28+)."""
+        return self._connection.initialized().era
+
+    def discover(
+        self, *, timeout: float | None = None, signal: AbortSignal | None = None
+    ) -> DiscoverResult:
+        """Ask the server again what it supports (``server/discover``, 2026 era only)."""
+        connection = self._connection
+        connection.require_era("stateless", "server/discover")
+        result = connection.call(
+            "server/discover", None, DiscoverResult, timeout=timeout, signal=signal
+        )
+        state = connection.initialized()
+        connection.server = ServerState(
+            state.protocol_version,
+            result.capabilities,
+            result.server_info or state.server_info,
+            result.instructions,
+            result,
+        )
+        return result
+
+    # -- capabilities and handlers ------------------------------------------------------
+
+    def capabilities(self) -> dict[str, Any]:
+        """The client capabilities this client declares, from its handlers and options."""
+        caps: dict[str, Any] = {}
+        if self._roots is not None:
+            caps["roots"] = {"listChanged": True}
+        if self._sampling is not None:
+            _, tools, context = self._sampling
+            sampling: dict[str, Any] = {}
+            if tools:
+                sampling["tools"] = {}
+            if context:
+                sampling["context"] = {}
+            caps["sampling"] = sampling
+        if self._elicitation:
+            caps["elicitation"] = {mode: {} for mode in sorted(self._elicitation)}
+        for key, value in self._extra_capabilities.items():
+            caps[key] = value
+        return caps
+
+    def _install_handlers(self) -> None:
+        """Give the connection a handler for each server request this client answers."""
+        connection = self._connection
+        if self._roots is not None:
+            roots = self._roots
+            connection.set_handler(
+                "roots/list", lambda _params, _signal: {"roots": _handlers.roots_to_wire(roots)}
+            )
+        if self._sampling is not None:
+            user, tools, _ = self._sampling
+            connection.set_handler(
+                "sampling/createMessage",
+                _handlers.sampling_handler(self._context_factory(), user, tools),
+            )
+        if self._elicitation:
+            connection.set_handler(
+                "elicitation/create",
+                _handlers.elicitation_handler(
+                    self._context_factory(),
+                    self._elicitation.get("form"),
+                    self._elicitation.get("url"),
+                ),
+            )
+
+    def _context_factory(self) -> _handlers.ContextFactory:
+        """Make a handler's :class:`HandlerContext`; the client is held weakly (the session's
+        threads must not keep it alive)."""
+        client_ref = weakref.ref(self)
+
+        def context(signal: AbortSignal, method: str) -> HandlerContext:
+            client = client_ref()
+            if client is None:
+                raise RpcError(jsonrpc.INTERNAL_ERROR, "the client is gone")
+            return HandlerContext(signal, client, method)
+
+        return context
+
+    def _before_connect(self, what: str) -> None:
+        if self.state != "idle":
+            raise InvalidStateError(
+                f"register {what} before connect(): capabilities are declared in the handshake"
+            )
+
+    # -- generic requests ---------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> Any:
+        """Send any request and return its raw result (a dict). For methods the typed API
+        does not cover."""
+        return self._connection.request(
+            method, params, timeout=timeout, signal=signal, on_progress=on_progress
+        )
+
+    def notify(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        """Send a notification. Raises :class:`~mcp_sync.errors.WriteTimeout` when a server
+        that stopped reading has not taken it within ``timeout`` (default ``request_timeout``)."""
+        self._connection.notify(method, params, timeout)
+
     def on_sampling(
         self, handler: Callable[..., Any], *, tools: bool = False, context: bool = False
     ) -> None:
@@ -119,13 +479,12 @@ class Client(TasksAndSkills):
     def set_roots(self, roots: RootsSource) -> None:
         """Replace the roots (a list of :class:`Root`, paths or URIs, or a callable returning
         one) and tell the server with ``notifications/roots/list_changed``."""
-        if self._roots is None and self._state != "idle":
+        if self._roots is None and self.state != "idle":
             raise InvalidStateError("the roots capability was not declared at connect()")
         self._roots = roots
-        if self._state == "connected":
-            assert self._session is not None
-            self._install_handlers(self._session)
-            if not self._stateless():  # 2026: the server asks for roots when it needs them
+        if self.state == "connected":
+            self._install_handlers()
+            if not self._connection.is_stateless:  # 2026: the server asks when it needs them
                 self.notify("notifications/roots/list_changed")
 
     def on_notification(
@@ -135,19 +494,12 @@ class Client(TasksAndSkills):
 
         Returns a function that removes the callback.
         """
-        entry = (method, callback)
-        self._listeners.append(entry)
-        if self._session is not None:
-            self._listener_removers[id(entry)] = self._session.add_listener(method, callback)
-        return lambda: self._remove_listener(self._listeners, entry)
+        return self._connection.on_notification(method, callback)
 
     def on_error(self, callback: Callable[[BaseException], None]) -> Callable[[], None]:
         """Call ``callback(error)`` for problems that do not end the connection (a garbled
         message, a transport hiccup). Without a callback they are logged."""
-        self._error_listeners.append(callback)
-        if self._session is not None:
-            self._listener_removers[id(callback)] = self._session.add_error_listener(callback)
-        return lambda: self._remove_listener(self._error_listeners, callback)
+        return self._connection.on_error(callback)
 
     def on_log(
         self, callback: Callable[[LoggingMessageNotificationParams], None]
@@ -184,12 +536,12 @@ class Client(TasksAndSkills):
         :class:`Subscription` to stop.
         """
         uris = list(resource_subscriptions)
-        if self._stateless():
+        if self._connection.is_stateless:
             filters = listen_filters(
                 tools_list_changed, prompts_list_changed, resources_list_changed, uris
             )
-            listener = StatelessListen(self, filters, callback)
-            listener.start(self.request_timeout if timeout is None else timeout)
+            wait = self.request_timeout if timeout is None else timeout
+            listener = self._connection.stateless.listen(filters, callback, wait)
             return Subscription(listener.cancel)
         stops: list[Callable[[], None]] = []
         kinds = {
@@ -221,7 +573,7 @@ class Client(TasksAndSkills):
     def ping(self, *, timeout: float | None = None, signal: AbortSignal | None = None) -> None:
         """Check that the server answers (``ping``; ``server/discover`` in the 2026 era,
         which has no ping)."""
-        method = "server/discover" if self._stateless() else "ping"
+        method = "server/discover" if self._connection.is_stateless else "ping"
         self.request(method, timeout=timeout, signal=signal)
 
     def set_logging_level(
@@ -236,12 +588,12 @@ class Client(TasksAndSkills):
         In the 2026 era the level travels in each request's ``_meta`` and the messages come
         on that request's stream; nothing is sent now.
         """
-        if self._stateless():
-            self._log_level = level
+        if self._connection.is_stateless:
+            self._connection.log_level = level
             return
-        self._require("logging/setLevel", "logging")
+        self._connection.require("logging/setLevel", "logging")
         self.request("logging/setLevel", {"level": level}, timeout=timeout, signal=signal)
-        self._log_level = level  # sent again if the client reconnects
+        self._connection.log_level = level  # sent again if the client reconnects
 
     # -- tools --------------------------------------------------------------------------
 
@@ -253,12 +605,12 @@ class Client(TasksAndSkills):
         on_progress: ProgressHandler | None = None,
     ) -> list[Tool]:
         """Every tool the server offers (all pages)."""
-        self._require("tools/list", "tools")
-        tools = list(
-            self._all_pages("tools/list", ListToolsResult, "tools", timeout, signal, on_progress)
+        self._connection.require("tools/list", "tools")
+        tools = self._connection.all_items(
+            "tools/list", ListToolsResult, "tools", timeout, signal, on_progress
         )
-        if self._stateless():
-            tools = [tool for tool in tools if self._headers_valid(tool)]
+        if self._connection.is_stateless:
+            tools = self._connection.stateless.accept_tools(tools)
         self._tool_cache = {tool.name: tool for tool in tools}
         return tools
 
@@ -271,8 +623,10 @@ class Client(TasksAndSkills):
         on_progress: ProgressHandler | None = None,
     ) -> ListToolsResult:
         """One page of tools; pass the previous page's ``next_cursor`` to get the next."""
-        self._require("tools/list", "tools")
-        return self._page("tools/list", ListToolsResult, cursor, timeout, signal, on_progress)
+        self._connection.require("tools/list", "tools")
+        return self._connection.page(
+            "tools/list", ListToolsResult, cursor, timeout, signal, on_progress
+        )
 
     @overload
     def call_tool(
@@ -320,29 +674,12 @@ class Client(TasksAndSkills):
         of the ``io.modelcontextprotocol/tasks`` extension (where the server decides: it may
         answer at once, and the handle is then done; ``ttl`` is not sent).
         """
-        self._require("tools/call", "tools")
+        self._connection.require("tools/call", "tools")
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
         if task is not None:
-            if self._stateless():
-                return self._call_tool_as_task(params, timeout, signal, on_progress)
-            self._require("tools/call", "tasks.requests.tools.call")
-            if task is True:
-                params["task"] = {}
-            elif isinstance(task, TaskMetadata):
-                params["task"] = task.to_wire()
-            else:
-                params["task"] = dict(task)
-            created = self._call(
-                "tools/call",
-                params,
-                CreateTaskResult,
-                timeout=timeout,
-                signal=signal,
-                on_progress=on_progress,
-            )
-            return ToolTask(self, created.task)
+            return self._tasks.call_tool(params, task, timeout, signal, on_progress)
         try:
-            result = self._call(
+            result = self._connection.call(
                 "tools/call",
                 params,
                 CallToolResult,
@@ -351,11 +688,11 @@ class Client(TasksAndSkills):
                 on_progress=on_progress,
             )
         except RpcError as exc:
-            if exc.code != stateless.HEADER_MISMATCH or not self._stateless():
+            if exc.code != stateless.HEADER_MISMATCH or not self._connection.is_stateless:
                 raise
             # The tool's x-mcp-header annotations changed since we listed it: list, retry once.
             self.list_tools(timeout=timeout, signal=signal)
-            result = self._call(
+            result = self._connection.call(
                 "tools/call",
                 params,
                 CallToolResult,
@@ -387,11 +724,9 @@ class Client(TasksAndSkills):
         on_progress: ProgressHandler | None = None,
     ) -> list[Resource]:
         """Every resource the server lists (all pages)."""
-        self._require("resources/list", "resources")
-        return list(
-            self._all_pages(
-                "resources/list", ListResourcesResult, "resources", timeout, signal, on_progress
-            )
+        self._connection.require("resources/list", "resources")
+        return self._connection.all_items(
+            "resources/list", ListResourcesResult, "resources", timeout, signal, on_progress
         )
 
     def list_resources_page(
@@ -403,8 +738,8 @@ class Client(TasksAndSkills):
         on_progress: ProgressHandler | None = None,
     ) -> ListResourcesResult:
         """One page of resources."""
-        self._require("resources/list", "resources")
-        return self._page(
+        self._connection.require("resources/list", "resources")
+        return self._connection.page(
             "resources/list", ListResourcesResult, cursor, timeout, signal, on_progress
         )
 
@@ -416,16 +751,14 @@ class Client(TasksAndSkills):
         on_progress: ProgressHandler | None = None,
     ) -> list[ResourceTemplate]:
         """Every resource template (all pages)."""
-        self._require("resources/templates/list", "resources")
-        return list(
-            self._all_pages(
-                "resources/templates/list",
-                ListResourceTemplatesResult,
-                "resource_templates",
-                timeout,
-                signal,
-                on_progress,
-            )
+        self._connection.require("resources/templates/list", "resources")
+        return self._connection.all_items(
+            "resources/templates/list",
+            ListResourceTemplatesResult,
+            "resource_templates",
+            timeout,
+            signal,
+            on_progress,
         )
 
     def list_resource_templates_page(
@@ -437,8 +770,8 @@ class Client(TasksAndSkills):
         on_progress: ProgressHandler | None = None,
     ) -> ListResourceTemplatesResult:
         """One page of resource templates."""
-        self._require("resources/templates/list", "resources")
-        return self._page(
+        self._connection.require("resources/templates/list", "resources")
+        return self._connection.page(
             "resources/templates/list",
             ListResourceTemplatesResult,
             cursor,
@@ -456,8 +789,8 @@ class Client(TasksAndSkills):
         on_progress: ProgressHandler | None = None,
     ) -> ReadResourceResult:
         """Read a resource's contents."""
-        self._require("resources/read", "resources")
-        return self._call(
+        self._connection.require("resources/read", "resources")
+        return self._connection.call(
             "resources/read",
             {"uri": uri},
             ReadResourceResult,
@@ -479,13 +812,13 @@ class Client(TasksAndSkills):
         Returns a :class:`Subscription`; ``cancel()`` it (or call
         :meth:`unsubscribe_resource`) to stop. The server is asked once per URI.
         """
-        if self._stateless():
+        if self._connection.is_stateless:
             return self.listen(
                 resource_subscriptions=[uri],
                 callback=lambda n: callback(str((n.params or {}).get("uri", uri))),
                 timeout=timeout,
             )
-        self._require("resources/subscribe", "resources.subscribe")
+        self._connection.require("resources/subscribe", "resources.subscribe")
         with self._subscriptions_lock:
             callbacks = self._subscriptions.setdefault(uri, [])
             first = not callbacks
@@ -515,8 +848,30 @@ class Client(TasksAndSkills):
         """Stop every subscription to ``uri``."""
         with self._subscriptions_lock:
             self._subscriptions.pop(uri, None)
-        if self._state == "connected":
+        if self.state == "connected":
             self.request("resources/unsubscribe", {"uri": uri}, timeout=timeout, signal=signal)
+
+    def _on_resource_updated(self, notification: Notification) -> None:
+        uri = (notification.params or {}).get("uri")
+        if not isinstance(uri, str):
+            return
+        with self._subscriptions_lock:
+            callbacks = list(self._subscriptions.get(uri, ()))
+        for callback in callbacks:
+            try:
+                callback(uri)
+            except Exception:
+                logger.exception("resource update callback for %s raised", uri)
+
+    def _resubscribe(self, send: RestoreSend) -> None:
+        """After a reconnection: the new session has none of the old one's subscriptions."""
+        with self._subscriptions_lock:
+            uris = list(self._subscriptions)
+        for uri in uris:
+            try:
+                send("resources/subscribe", {"uri": uri})
+            except McpError as exc:
+                logger.warning("after reconnecting, resources/subscribe failed: %s", exc)
 
     # -- prompts and completion ---------------------------------------------------------
 
@@ -528,11 +883,9 @@ class Client(TasksAndSkills):
         on_progress: ProgressHandler | None = None,
     ) -> list[Prompt]:
         """Every prompt the server offers (all pages)."""
-        self._require("prompts/list", "prompts")
-        return list(
-            self._all_pages(
-                "prompts/list", ListPromptsResult, "prompts", timeout, signal, on_progress
-            )
+        self._connection.require("prompts/list", "prompts")
+        return self._connection.all_items(
+            "prompts/list", ListPromptsResult, "prompts", timeout, signal, on_progress
         )
 
     def list_prompts_page(
@@ -544,8 +897,10 @@ class Client(TasksAndSkills):
         on_progress: ProgressHandler | None = None,
     ) -> ListPromptsResult:
         """One page of prompts."""
-        self._require("prompts/list", "prompts")
-        return self._page("prompts/list", ListPromptsResult, cursor, timeout, signal, on_progress)
+        self._connection.require("prompts/list", "prompts")
+        return self._connection.page(
+            "prompts/list", ListPromptsResult, cursor, timeout, signal, on_progress
+        )
 
     def get_prompt(
         self,
@@ -557,11 +912,11 @@ class Client(TasksAndSkills):
         on_progress: ProgressHandler | None = None,
     ) -> GetPromptResult:
         """Render a prompt with ``arguments``."""
-        self._require("prompts/get", "prompts")
+        self._connection.require("prompts/get", "prompts")
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)
-        return self._call(
+        return self._connection.call(
             "prompts/get",
             params,
             GetPromptResult,
@@ -586,7 +941,7 @@ class Client(TasksAndSkills):
         ``context`` holds the values of arguments already filled in.
         """
         if versions.at_least(self.protocol_version, "2025-03-26"):
-            self._require("completion/complete", "completions")
+            self._connection.require("completion/complete", "completions")
         wire_ref = ref.to_wire() if hasattr(ref, "to_wire") else dict(ref)
         params: dict[str, Any] = {
             "ref": wire_ref,
@@ -594,11 +949,139 @@ class Client(TasksAndSkills):
         }
         if context is not None:
             params["context"] = {"arguments": dict(context)}
-        return self._call(
+        return self._connection.call(
             "completion/complete",
             params,
             CompleteResult,
             timeout=timeout,
             signal=signal,
             on_progress=on_progress,
+        )
+
+    # -- skills (extension io.modelcontextprotocol/skills) ------------------------------
+
+    def list_skills(
+        self,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> list[Skill]:
+        """Every skill the server lists (all pages): entries only, no file is read.
+
+        A listing may be partial; :meth:`get_skill` reaches any skill by URI.
+        """
+        self._connection.require_extension("skills/list", SKILLS_EXTENSION)
+        return self._connection.all_items(
+            "skills/list", ListSkillsResult, "skills", timeout, signal, on_progress
+        )
+
+    def get_skill(
+        self,
+        uri: str,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> Skill:
+        """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
+        self._connection.require_extension("skills/get", SKILLS_EXTENSION)
+        return self._connection.call(
+            "skills/get",
+            {"uri": uri},
+            GetSkillResult,
+            timeout=timeout,
+            signal=signal,
+            on_progress=on_progress,
+        ).skill
+
+    def load_skill(
+        self,
+        skill: Skill | str,
+        *,
+        allow_dynamic: bool = False,
+        origin: str | None = None,
+        timeout: float | None = None,
+    ) -> LoadedSkill:
+        """Load a skill: read its ``SKILL.md`` and verify it against the entry.
+
+        ``skill`` is an entry from :meth:`list_skills` or the URI of a ``SKILL.md`` (its
+        entry is fetched with :meth:`get_skill` first). Raises
+        :class:`~mcp_sync.errors.SkillVerificationError` when the content does not match
+        the entry (size, digest or frontmatter); a dynamic skill needs ``allow_dynamic``.
+        ``origin`` labels the server in :meth:`LoadedSkill.for_model` (default: the
+        server's name). See :mod:`mcp_sync.skills`.
+        """
+        entry = self.get_skill(skill, timeout=timeout) if isinstance(skill, str) else skill
+        if origin is None:
+            origin = self.server_info.name if self.server_info else "server"
+
+        def read(uri: str) -> ReadResourceResult:
+            return self.read_resource(uri, timeout=timeout)
+
+        return skills.load(entry, origin, read, allow_dynamic=allow_dynamic)
+
+    # -- tasks (2025-11-25 core, or the 2026 extension io.modelcontextprotocol/tasks) ---
+
+    def get_task(
+        self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
+    ) -> GetTaskResult:
+        """The current state of a task (``tasks/get``); from the 2026 extension, with the
+        result or error once it ended and the server's questions while it needs input."""
+        return self._tasks.get(task_id, timeout, signal)
+
+    def get_task_result(
+        self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
+    ) -> CallToolResult:
+        """Block until a tool task ends and return its result (``tasks/result``; in the
+        2026 era, polling ``tasks/get``, with ``timeout`` for the whole wait)."""
+        return self._tasks.result(task_id, timeout, signal)
+
+    def list_tasks(
+        self,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> list[Task]:
+        """Every task the server knows for this client (``tasks/list``, all pages). The 2026
+        extension has no ``tasks/list``: there, the tasks this client started that the
+        server still knows, each as ``tasks/get`` reports it."""
+        return self._tasks.list(timeout, signal, on_progress)
+
+    def cancel_task(
+        self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
+    ) -> CancelTaskResult:
+        """Ask the server to cancel a task (``tasks/cancel``) and return its state. In the
+        2026 era cancelling is cooperative: the state may still say working."""
+        return self._tasks.cancel(task_id, timeout, signal)
+
+    def update_task(
+        self,
+        task_id: str,
+        input_responses: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+    ) -> None:
+        """Answer an input_required 2026 task's questions (``tasks/update``); the keys are
+        those of its ``input_requests``. :meth:`ToolTask.wait` does this by itself."""
+        self._tasks.update(task_id, input_responses, timeout, signal)
+
+    def answer_input_requests(
+        self, input_requests: Mapping[str, Any], *, signal: AbortSignal | None = None
+    ) -> dict[str, Any]:
+        """Answer a 2026 ``inputRequests`` map (sampling, elicitation, roots requests by key)
+        with this client's handlers; returns the ``inputResponses`` to send back."""
+        return self._tasks.answer_input_requests(input_requests, signal)
+
+    def on_task_status(
+        self, callback: Callable[[TaskStatusNotificationParams], None]
+    ) -> Callable[[], None]:
+        """Call ``callback(status)`` for each ``notifications/tasks/status`` (2025-11-25;
+        2026 servers send task status only on a ``subscriptions/listen`` stream, which this
+        client does not request: poll with :meth:`ToolTask.wait`)."""
+        return self.on_notification(
+            "notifications/tasks/status",
+            lambda n: callback(TaskStatusNotificationParams.from_wire(n.params or {})),
         )

@@ -45,14 +45,17 @@ def test_four_threads_making_their_first_call_at_once_share_one_client() -> None
 
 
 def test_a_client_that_closed_is_replaced_on_the_next_call() -> None:
+    servers: list[mcp_sync.StdioTransport] = []
+
     @mcp_sync.shared_client
     def client() -> mcp_sync.Client:  # no recovery=: the helper replaces a dead client
-        return mcp_sync.connect(SDK, protocol="handshake", request_timeout=30)
+        servers.append(mcp_sync.StdioTransport(SDK[0], SDK[1:]))
+        return mcp_sync.Client(protocol="handshake", request_timeout=30).connect(servers[-1])
 
     first = client()
     died = threading.Event()
     first.on_close(lambda _cause: died.set())
-    os.kill(first._transport.pid, signal.SIGKILL)  # type: ignore[union-attr]
+    os.kill(servers[0].pid, signal.SIGKILL)  # type: ignore[arg-type]
     assert died.wait(30) and first.state == "closed"
     second = client()
     assert second is not first

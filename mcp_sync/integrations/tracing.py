@@ -46,7 +46,7 @@ from .. import _hooks
 from ..errors import RpcError
 
 if TYPE_CHECKING:
-    from .._core import ClientCore
+    from .._negotiation import ServerState
     from ..transports.base import Transport
 
 __all__ = ["instrument", "instrumented", "uninstrument"]
@@ -77,7 +77,7 @@ def instrumented() -> bool:
 
 def _traced(
     tracer: trace.Tracer,
-    client: ClientCore,
+    server: ServerState | None,
     transport: Transport | None,
     method: str,
     params: dict[str, Any] | None,
@@ -91,7 +91,7 @@ def _traced(
         set_status_on_exception=False,
     ) as span:
         if span.is_recording():
-            span.set_attributes(_attributes(client, transport, method, params, target))
+            span.set_attributes(_attributes(server, transport, method, params, target))
         carrier: dict[str, str] = {}
         propagate.inject(carrier)
         if carrier:
@@ -123,7 +123,7 @@ def _target(method: str, params: dict[str, Any] | None) -> str | None:
 
 
 def _attributes(
-    client: ClientCore,
+    server: ServerState | None,
     transport: Transport | None,
     method: str,
     params: dict[str, Any] | None,
@@ -138,12 +138,11 @@ def _attributes(
             attributes["gen_ai.prompt.name"] = target
     if method in _RESOURCE_METHODS and params and isinstance(params.get("uri"), str):
         attributes["mcp.resource.uri"] = params["uri"]
-    try:
-        attributes["mcp.protocol.version"] = client.protocol_version
-        attributes["mcp_sync.era"] = client.era
-        info = client.server_info
-    except Exception:  # not initialized (a request sent by the handshake itself)
-        info = None
+    info = None
+    if server is not None:  # None for a request of the handshake itself
+        attributes["mcp.protocol.version"] = server.protocol_version
+        attributes["mcp_sync.era"] = server.era
+        info = server.server_info
     if info is not None:
         attributes["mcp_sync.server.name"] = info.name
     if transport is not None:

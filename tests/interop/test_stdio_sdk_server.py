@@ -32,6 +32,7 @@ def client(request, sdk_server_cmd, tmp_path):
     c.on_elicitation(lambda params: ElicitResult(action="accept", content={"name": "Ada"}))
     c.connect(StdioTransport(sdk_server_cmd[0], sdk_server_cmd[1:]))
     c.sampled = answered
+    c.asked_for = request.param
     yield c
     c.close()
 
@@ -41,7 +42,7 @@ def test_both_eras_are_negotiated(client):
     assert client.instructions.startswith("A fixture server")
     expected = "2025-11-25" if client.era == "handshake" else "2026-07-28"
     assert client.protocol_version == expected
-    assert client.era == ("handshake" if client._protocol == "handshake" else "stateless")
+    assert client.era == ("handshake" if client.asked_for == "handshake" else "stateless")
 
 
 def test_tools_structured_output_and_errors(client):

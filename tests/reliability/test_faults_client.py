@@ -131,7 +131,7 @@ def test_ctrl_c_at_every_stage_of_a_call_leaves_the_client_usable(leaks) -> None
     KeyboardInterrupt; afterwards nothing is pending and answers still correlate."""
     assert threading.current_thread() is threading.main_thread()
     client = connect(fault_peer("slow"))
-    session = client._session
+    session = client._connection.current_session()
     assert session is not None
     interrupted = answered = 0
     for step in range(40):

@@ -101,7 +101,8 @@ def _healthy(client: Client, escaped: list[BaseException], server: FakeServer) -
     _drain(client, server)
     client.ping(timeout=10)
     assert not escaped, escaped
-    assert client._session is not None and not client._session._pending
+    session = client._connection.current_session()
+    assert session is not None and not session._pending
     readers = [t for t in threading.enumerate() if t.name == "mcp-sync-pipe-reader"]
     assert readers and all(t.is_alive() for t in readers)
 

@@ -1,0 +1,625 @@
+"""The connection behind a :class:`~mcp_sync.Client`: one object that owns the session over a
+transport and everything about its life.
+
+- **Lifecycle**: :meth:`Connection.connect` (start the transport, negotiate an era),
+  :meth:`Connection.close` and the close ladder, the state, the ``on_close`` callbacks, the
+  finaliser of a connection its client dropped unclosed.
+- **What the server said** (:attr:`Connection.server`, a :class:`ServerState`) and the
+  capability checks made against it.
+- **Handlers and listeners** the client registered, installed on every session it makes.
+- **Recovery** (``recovery=``): a lost connection replaced on the next call.
+- **The request path**, one concern per method::
+
+      request -> _send_handling_recovery -> _send_in_era -> send_once
+                 (lost connection:            (stateless era:      (the hook, then
+                  reconnect, re-send if       _stateless.py)        the session)
+                  the server did not run it)
+
+The client (:mod:`mcp_sync.client`) holds one and builds the public API on this interface;
+nothing here knows the client. The stateless-era logic lives in :mod:`mcp_sync._stateless`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
+
+import pydantic
+
+from . import _dispatch, _hooks
+from ._lifecycle import Live, close_unreachable, stop_connection, watch_fork, weak_callback
+from ._negotiation import Offer, ServerState, negotiate
+from ._recovery import Reconnector, dropped_in_flight, refused_unprocessed
+from ._session import CLOSED_HINT, RequestHandler, Session
+from ._stateless import StatelessEra
+from .abort import AbortSignal
+from .backoff import Backoff
+from .errors import (
+    CapabilityError,
+    ConnectionClosed,
+    InvalidStateError,
+    McpError,
+    NotSupportedInEra,
+)
+from .protocol import versions
+from .protocol.jsonrpc import Notification
+from .protocol.pagination import follow_cursors
+from .protocol.types import Implementation, ProgressNotificationParams
+from .protocol.validation import parse_result
+from .transports.base import Transport
+
+__all__ = [
+    "ClientState",
+    "CloseCallback",
+    "Connection",
+    "RestoreSend",
+    "TransportSource",
+]
+
+logger = logging.getLogger("mcp_sync")
+
+ClientState = Literal["idle", "connecting", "connected", "disconnected", "closed"]
+#: ``callback(cause)``: the connection ended; ``cause`` is None after ``close()``.
+CloseCallback = Callable[[BaseException | None], None]
+#: What ``connect()`` takes: a transport, or a function making one (needed to recover).
+TransportSource = Transport | Callable[[], Transport]
+ProgressHandler = Callable[[ProgressNotificationParams], None]
+RawProgress = Callable[[dict[str, Any]], None]
+#: ``send(method, params)``: a request on the new session, for what a reconnection restores.
+RestoreSend = Callable[[str, "dict[str, Any] | None"], Any]
+_Model = TypeVar("_Model", bound=pydantic.BaseModel)
+_T = TypeVar("_T")
+
+
+def _typed_progress(user: ProgressHandler) -> RawProgress:
+    """Adapt a user's progress handler to the raw params the session hands over."""
+
+    def progress(raw: dict[str, Any]) -> None:
+        user(ProgressNotificationParams.from_wire(raw))
+
+    return progress
+
+
+class Connection:
+    """A client's connection to one server, through every reconnection; see the module
+    docstring. Thread-safe."""
+
+    def __init__(
+        self,
+        client_info: Implementation,
+        *,
+        protocol: str,
+        handshake_version: str,
+        request_timeout: float,
+        max_total_timeout: float | None,
+        strict_capabilities: bool,
+        probe_timeout: float,
+        max_input_rounds: int,
+        cache: bool,
+        recovery: Backoff | None,
+        on_close: CloseCallback | None,
+    ) -> None:
+        self.client_info = client_info
+        self.protocol = protocol  # "auto", "handshake" or a version to pin
+        self.handshake_version = handshake_version
+        self.request_timeout = request_timeout
+        self.max_total_timeout = max_total_timeout
+        self.strict_capabilities = strict_capabilities
+        self.probe_timeout = probe_timeout
+        self.recovery = recovery
+        #: What the client declares (from its handlers); set by :meth:`connect`.
+        self.client_capabilities: dict[str, Any] = {}
+        #: The log level asked for: restored after a reconnection, sent in stateless ``_meta``.
+        self.log_level: str | None = None
+        #: What the server told us (None until the negotiation settles).
+        self.server: ServerState | None = None
+        self.forked = False
+        self.stateless = StatelessEra(self, max_input_rounds=max_input_rounds, cache=cache)
+        self._reconnector = Reconnector(recovery) if recovery is not None else None
+        self._transport_factory: Callable[[], Transport] | None = None
+        self._generation = 0  # connections made so far (recovery counts them)
+        self._handlers: dict[str, RequestHandler] = {}
+        self._listeners: list[tuple[str | None, Callable[[Notification], None]]] = []
+        self._error_listeners: list[Callable[[BaseException], None]] = []
+        self._listener_removers: dict[int, Callable[[], None]] = {}
+        self._restorers: list[Callable[[RestoreSend], None]] = []
+        self._state: ClientState = "idle"
+        self._state_lock = threading.Lock()
+        self._close_callbacks: list[CloseCallback] = [] if on_close is None else [on_close]
+        self._close_lock = threading.Lock()  # serializes the shutdown ladder
+        self._shut_down = False  # the ladder has run to its end
+        self._close_notified = False  # the close callbacks have been handed out
+        self._close_cause: BaseException | None = None
+        self._closer: threading.Thread | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._live = Live()
+        self._unwatch_fork: Callable[[], None] | None = None
+        self._session: Session | None = None
+        self._transport: Transport | None = None
+        self._dispatcher: _dispatch.Dispatcher | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    @property
+    def state(self) -> ClientState:
+        return self._state
+
+    def on_close(self, callback: CloseCallback) -> Callable[[], None]:
+        """Call ``callback(cause)`` once when the connection ends; returns a remover."""
+        self._close_callbacks.append(callback)
+
+        def remove() -> None:
+            if callback in self._close_callbacks:
+                self._close_callbacks.remove(callback)
+
+        return remove
+
+    def connect(
+        self, transport: TransportSource, capabilities: dict[str, Any], timeout: float
+    ) -> None:
+        """Start ``transport`` (or the one ``transport()`` makes) and negotiate an era,
+        declaring ``capabilities``; on failure the connection is closed."""
+        with self._state_lock:
+            if self._state != "idle":
+                hint = f"; {CLOSED_HINT}" if self._state == "closed" else ""
+                raise InvalidStateError(f"cannot connect: the client is {self._state}{hint}")
+            self._state = "connecting"
+        self.client_capabilities = capabilities
+        self._unwatch_fork = watch_fork(self)
+        if not isinstance(transport, Transport):
+            self._transport_factory = transport
+            transport = transport()
+        self._transport = transport
+        self._dispatcher = _dispatch.Dispatcher()
+        session = self._session = self._new_session(transport)
+        self._finalizer = weakref.finalize(self, close_unreachable, self._live)
+        self._finalizer.atexit = False  # at exit, the process module stops the servers
+        try:
+            transport.start()
+            self._apply(session, negotiate(session, self._offer(), timeout))
+        except BaseException:
+            self.close()
+            raise
+        with self._state_lock:
+            if self._state == "connecting":
+                self._state = "connected"
+
+    def _new_session(self, transport: Transport) -> Session:
+        """A session over ``transport`` with every handler and listener registered here."""
+        assert self._dispatcher is not None
+        session = Session(transport, self._dispatcher)
+        # The transport's threads reach the session: what it holds of this object is weak.
+        session.before_close = weak_callback(self._closed_underneath)
+        session.inline_listener = weak_callback(self.stateless.route_inline)
+        session.add_listener(None, weak_callback(self.stateless.on_notification))
+        removers = self._listener_removers
+        removers.clear()
+        for entry in self._listeners:
+            removers[id(entry)] = session.add_listener(*entry)
+        for error_listener in self._error_listeners:
+            removers[id(error_listener)] = session.add_error_listener(error_listener)
+        for method, handler in self._handlers.items():
+            session.set_handler(method, handler)
+        self._live.session, self._live.transport = session, transport
+        self._live.dispatcher = self._dispatcher
+        return session
+
+    def _offer(self) -> Offer:
+        return Offer(
+            self.protocol,
+            self.handshake_version,
+            self.client_info.to_wire(),
+            self.client_capabilities,
+            self.probe_timeout,
+        )
+
+    def _apply(self, session: Session, state: ServerState) -> None:
+        """Use what the negotiation settled."""
+        self.server = state
+        if state.era == "stateless":
+            session.transport.set_protocol_version(state.protocol_version)
+            session.transport.set_header_provider(weak_callback(self.stateless.param_headers, {}))
+            # Over HTTP a 2026-era request is cancelled by closing its stream, nothing more.
+            session.cancel_on_wire = session.transport.kind != "http"
+
+    def close(self) -> None:
+        """Fail what is pending, stop the transport, end the threads, then run the
+        ``on_close`` callbacks. Idempotent; safe from any thread, a handler included."""
+        with self._state_lock:
+            self._state = "closed"
+        if self._reconnector is not None:
+            self._reconnector.stop()
+        self._shut_down_and_notify(None)
+
+    def _closed_underneath(self, cause: BaseException | None) -> None:
+        """The transport ended on its own (called on its thread, before pending calls fail):
+        the connection is closed at once; a closer thread shuts it down and tells the user.
+        With ``recovery=`` a connected one is "disconnected" instead: the next call
+        reconnects."""
+        with self._state_lock:
+            if self._state == "closed":
+                return  # our own close()
+            if self._reconnector is not None and self._state in ("connected", "disconnected"):
+                self._state = "disconnected"
+                return
+            self._state = "closed"
+            closer = threading.Thread(
+                target=self._shut_down_and_notify,
+                args=(cause,),
+                name="mcp-sync-closer",
+                daemon=True,
+            )
+            closer.start()  # before close() can see it and join it
+            self._closer = closer
+
+    def _shut_down_and_notify(self, cause: BaseException | None) -> None:
+        closer = self._closer
+        current = threading.current_thread()
+        # After close() returns, no on_close callback is still running. is_alive() first:
+        # join() raises for a thread whose start was not seen (seen under load in the CLI).
+        if closer is not None and closer is not current and closer.is_alive():
+            closer.join()
+        dispatcher = self._dispatcher
+        in_handler = dispatcher is not None and dispatcher.on_dispatcher_thread()
+        # A handler's close() while another thread closes returns: that thread finishes.
+        if not self._close_lock.acquire(blocking=not in_handler):
+            return
+        try:
+            if not self._shut_down:
+                self._shut_down_ladder(cause)
+                self._shut_down = True
+            callbacks = [] if self._close_notified else list(self._close_callbacks)
+            self._close_notified = True
+            cause = self._close_cause
+        finally:
+            self._close_lock.release()
+        for callback in callbacks:
+            try:
+                callback(cause)
+            except Exception:
+                logger.exception("mcp_sync: on_close callback raised")
+
+    def _shut_down_ladder(self, cause: BaseException | None) -> None:
+        """Fail what is pending, stop the transport, end the threads (under the close lock)."""
+        if self._unwatch_fork is not None:
+            self._unwatch_fork()
+        finalizer = self._finalizer
+        if finalizer is not None:
+            finalizer.detach()
+        session = self._session
+        if session is not None:
+            session.fail_all(cause)
+            self._close_cause = session.close_cause
+        stop_connection(session, self._transport, self._dispatcher)
+
+    # -- what the server said -----------------------------------------------------------
+
+    def initialized(self) -> ServerState:
+        """The server's state; raises :class:`InvalidStateError` before it is known."""
+        if self.server is None:
+            raise InvalidStateError(f"the client is {self._state}: call connect() first")
+        return self.server
+
+    @property
+    def is_stateless(self) -> bool:
+        """True once a stateless-era (2026-07-28+) version was agreed."""
+        server = self.server
+        return server is not None and server.era == "stateless"
+
+    def require(self, method: str, capability: str) -> None:
+        """Raise CapabilityError unless the server advertised ``capability`` (dotted path)."""
+        if self.strict_capabilities and not self.initialized().has(capability):
+            raise CapabilityError(method, capability)
+
+    def require_extension(self, method: str, extension: str) -> None:
+        """Raise CapabilityError unless the server declared ``extension``."""
+        extensions = self.initialized().wire_capabilities.get("extensions") or {}
+        if self.strict_capabilities and extension not in extensions:
+            raise CapabilityError(method, f"extensions.{extension}")
+
+    def require_era(self, era: versions.Era, what: str) -> None:
+        """Raise NotSupportedInEra unless the agreed version is of ``era``."""
+        version = self.initialized().protocol_version
+        actual = versions.era_of(version)
+        if actual != era:
+            raise NotSupportedInEra(f"{what} does not exist in protocol {version} ({actual} era)")
+
+    # -- handlers and listeners (kept across reconnections) -----------------------------
+
+    def set_handler(self, method: str, handler: RequestHandler) -> None:
+        """Answer server requests of ``method`` with ``handler``, on this session and the
+        next ones."""
+        self._handlers[method] = handler
+        session = self._session
+        if session is not None:
+            session.set_handler(method, handler)
+
+    def on_notification(
+        self, method: str | None, callback: Callable[[Notification], None]
+    ) -> Callable[[], None]:
+        """Call ``callback(notification)`` for notifications of ``method`` (None: all), on
+        the dispatcher thread; returns a remover."""
+        entry = (method, callback)
+        self._listeners.append(entry)
+        if self._session is not None:
+            self._listener_removers[id(entry)] = self._session.add_listener(method, callback)
+        return lambda: self._remove_listener(self._listeners, entry)
+
+    def on_error(self, callback: Callable[[BaseException], None]) -> Callable[[], None]:
+        """Call ``callback(error)`` for problems that do not end the connection."""
+        self._error_listeners.append(callback)
+        if self._session is not None:
+            self._listener_removers[id(callback)] = self._session.add_error_listener(callback)
+        return lambda: self._remove_listener(self._error_listeners, callback)
+
+    def on_reconnect(self, restore: Callable[[RestoreSend], None]) -> None:
+        """After a reconnection in the handshake era, call ``restore(send)`` to tell the new
+        session what the old one had (resource subscriptions)."""
+        self._restorers.append(restore)
+
+    def _remove_listener(self, registry: list[Any], entry: Any) -> None:
+        """Forget a listener, and take it off the current session (whichever connection that
+        is after a recovery)."""
+        if entry in registry:
+            registry.remove(entry)
+        remove_live = self._listener_removers.pop(id(entry), None)
+        if remove_live is not None:
+            remove_live()
+
+    # -- requests -----------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> Any:
+        """Send a request and return its raw result (``params`` is copied, not changed)."""
+        body = dict(params) if params is not None else None
+        progress = None if on_progress is None else _typed_progress(on_progress)
+        return self._send_handling_recovery(method, body, timeout, signal, progress)
+
+    def call(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        result_type: type[_Model],
+        *,
+        timeout: float | None,
+        signal: AbortSignal | None,
+        on_progress: ProgressHandler | None = None,
+    ) -> _Model:
+        """A request whose result is parsed into ``result_type``."""
+        raw = self.request(method, params, timeout=timeout, signal=signal, on_progress=on_progress)
+        return parse_result(method, result_type, raw)
+
+    def page(
+        self,
+        method: str,
+        result_type: type[_Model],
+        cursor: str | None,
+        timeout: float | None,
+        signal: AbortSignal | None,
+        on_progress: ProgressHandler | None = None,
+    ) -> _Model:
+        """One page of a paginated list (the first for ``cursor`` None)."""
+        params = {"cursor": cursor} if cursor else None
+        return self.call(
+            method, params, result_type, timeout=timeout, signal=signal, on_progress=on_progress
+        )
+
+    def all_items(
+        self,
+        method: str,
+        result_type: type[_Model],
+        key: str,
+        timeout: float | None,
+        signal: AbortSignal | None,
+        on_progress: ProgressHandler | None = None,
+    ) -> list[Any]:
+        """The ``key`` items of every page of a paginated list."""
+
+        def fetch(cursor: str | None) -> _Model:
+            return self.page(method, result_type, cursor, timeout, signal, on_progress)
+
+        pages = follow_cursors(method, fetch, lambda p: getattr(p, "next_cursor", None))
+        return [item for page in pages for item in getattr(page, key)]
+
+    def _send_handling_recovery(
+        self,
+        method: str,
+        body: dict[str, Any] | None,
+        timeout: float | None,
+        signal: AbortSignal | None,
+        progress: RawProgress | None,
+    ) -> Any:
+        """With ``recovery=``, a request the server certainly did not run is sent again once
+        the connection is back; one that was out when it broke fails."""
+        wait = self.request_timeout if timeout is None else timeout
+        session = self.connected_session(wait)
+        generation = self._generation
+        try:
+            return self._send_in_era(session, method, body, wait, signal, progress)
+        except McpError as exc:
+            if self._reconnector is None:
+                raise
+            if not refused_unprocessed(exc):
+                if dropped_in_flight(exc) and self._state != "closed":
+                    # Not the session's "closed for good": with recovery= the next call heals.
+                    raise ConnectionClosed(
+                        f"the connection broke while {method} was out (not sent again: it may "
+                        "have run); the next call reconnects",
+                        cause=exc,
+                        exit_status=getattr(exc, "exit_status", None),
+                        stderr_tail=getattr(exc, "stderr_tail", None),
+                    ) from exc
+                raise
+            deadline = time.monotonic() + wait
+            logger.info("%s was refused unprocessed (%s); reconnecting", method, exc)
+        session = self._recover(generation, deadline)
+        return self._send_in_era(
+            session, method, body, deadline - time.monotonic(), signal, progress
+        )
+
+    def _send_in_era(
+        self,
+        session: Session,
+        method: str,
+        body: dict[str, Any] | None,
+        wait: float,
+        signal: AbortSignal | None,
+        progress: RawProgress | None,
+    ) -> Any:
+        if self.is_stateless:
+            return self.stateless.request(session, method, body, wait, signal, progress)
+        return self.send_once(session, method, body, wait, signal, progress)
+
+    def send_once(
+        self,
+        session: Session,
+        method: str,
+        body: dict[str, Any] | None,
+        wait: float,
+        signal: AbortSignal | None,
+        progress: RawProgress | None,
+    ) -> Any:
+        """One request on ``session``, through the request hook when one is installed."""
+        hook = _hooks.around_request  # None unless instrumented (tracing)
+        if hook is not None:
+
+            def send(params: dict[str, Any] | None) -> Any:
+                return session.request(
+                    method,
+                    params,
+                    timeout=wait,
+                    max_total_timeout=self.max_total_timeout,
+                    signal=signal,
+                    on_progress=progress,
+                )
+
+            return hook(self.server, self._transport, method, body, send)
+        return session.request(
+            method,
+            body,
+            timeout=wait,
+            max_total_timeout=self.max_total_timeout,
+            signal=signal,
+            on_progress=progress,
+        )
+
+    def notify(
+        self, method: str, params: Mapping[str, Any] | None = None, timeout: float | None = None
+    ) -> None:
+        """Send a notification (``timeout``: for the write, default ``request_timeout``)."""
+        body = dict(params) if params is not None else None
+        wait = self.request_timeout if timeout is None else timeout
+        self.connected_session().notify(method, body, wait)
+
+    def connected_session(self, wait: float | None = None) -> Session:
+        """The live session; with ``recovery=``, a lost one is replaced first (within
+        ``wait`` seconds, default ``request_timeout``)."""
+        if self.forked:
+            raise InvalidStateError(
+                "this client was created before fork(): its threads and pipes did not survive; "
+                "create the client in the child process, after the fork"
+            )
+        session = self._session
+        if self._state != "connected" or session is None or session.closed:
+            lost = session is not None and self._state in ("connected", "disconnected")
+            if lost and self._reconnector is not None:
+                deadline = time.monotonic() + (self.request_timeout if wait is None else wait)
+                return self._recover(self._generation, deadline)
+            if self._state in ("closed", "connected") and session is not None and session.closed:
+                raise session.closed_error()
+            if self._state == "closed":
+                raise InvalidStateError(f"the client is closed: {CLOSED_HINT}")
+            raise InvalidStateError(f"the client is {self._state}: call connect() first")
+        return session
+
+    def current_session(self) -> Session | None:
+        """The session of the current connection, live or not (None before connect)."""
+        return self._session
+
+    def submit(self, job: Callable[[], None]) -> None:
+        """Run ``job`` on the dispatcher thread (where handlers and callbacks run)."""
+        if self._dispatcher is not None:
+            self._dispatcher.submit(job)
+
+    # -- recovery (the ``recovery=`` option; policy in mcp_sync/_recovery.py) ------------
+
+    def _recover(self, generation: int, deadline: float) -> Session:
+        """Replace the connection lost since connection number ``generation`` (or wait for
+        the thread already doing it); return the live session."""
+        assert self._reconnector is not None
+
+        def healthy() -> bool:
+            session = self._session
+            return self._generation != generation and session is not None and not session.closed
+
+        self._reconnector.run(healthy, self._reopen, deadline, "lost the connection to the server")
+        session = self._session
+        assert session is not None
+        return session
+
+    def _reopen(self, timeout: float) -> None:
+        """One attempt: a new transport when the old one closed (a stdio server exited),
+        else the handshake again on the same one (an HTTP server that forgot the session)."""
+        session, transport = self._session, self._transport
+        assert session is not None and transport is not None
+        if session.closed or transport.closed:
+            factory = self._transport_factory
+            if factory is None:
+                raise InvalidStateError(
+                    "the connection closed and recovery cannot replace it: connect() was given "
+                    "a transport object; give it a function that returns a new transport"
+                )
+            session.detach()
+            transport.close()  # already closed: this reaps the process and joins its threads
+            transport = factory()
+            session = self._new_session(transport)
+            try:
+                transport.start()
+                state = negotiate(session, self._offer(), timeout)
+            except BaseException:
+                session.fail_all(None)
+                transport.close()
+                session.detach()
+                raise
+        else:
+            state = negotiate(session, self._offer(), timeout)
+        with self._state_lock:
+            if self._state == "closed":  # close() ran meanwhile and closed the old transport
+                transport.close()
+                raise ConnectionClosed("the client was closed while reconnecting")
+            self._session, self._transport = session, transport
+            self._state = "connected"
+        self._apply(session, state)
+        self._generation += 1
+        logger.info("reconnected to the server (connection %d)", self._generation + 1)
+        self._restore(session)
+
+    def _restore(self, session: Session) -> None:
+        """What the old connection had that the server forgot: live ``subscriptions/listen``
+        requests (stateless era), resource subscriptions and the log level (handshake era)."""
+        stateless_era = self.is_stateless
+        self.stateless.reconnected(stateless_era)
+        if stateless_era:
+            return
+
+        def send(method: str, params: dict[str, Any] | None) -> Any:
+            return self.send_once(session, method, params, self.request_timeout, None, None)
+
+        for restore in list(self._restorers):
+            restore(send)
+        if self.log_level is not None:
+            try:
+                send("logging/setLevel", {"level": self.log_level})
+            except McpError as exc:
+                logger.warning("after reconnecting, logging/setLevel failed: %s", exc)

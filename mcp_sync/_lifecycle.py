@@ -1,0 +1,115 @@
+"""The parts of a connection's life that must work without the connection itself: the
+finaliser of a client dropped unclosed, the fork hook, weak callbacks for the transport's
+threads, and the shutdown steps they share with ``close()``.
+
+None of this may hold the connection strongly: the transport's threads and the garbage
+collector reach it, and a strong reference from them would keep an unreachable client alive.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import warnings
+import weakref
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+from . import _dispatch
+from ._session import Session
+from .transports.base import Transport
+
+__all__ = ["Live", "close_unreachable", "stop_connection", "watch_fork", "weak_callback"]
+
+logger = logging.getLogger("mcp_sync")
+
+_T = TypeVar("_T")
+
+
+class _ForkAware(Protocol):
+    #: Set in a child process made by ``fork()``: the threads and pipes did not survive.
+    forked: bool
+
+
+_watched: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def watch_fork(owner: _ForkAware) -> Callable[[], None]:
+    """Set ``owner.forked`` in a child process made by ``fork()``; returns an unwatcher."""
+    _watched.add(owner)
+    return lambda: _watched.discard(owner)
+
+
+def _mark_forked() -> None:
+    for owner in list(_watched):
+        owner.forked = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_mark_forked)
+
+
+def weak_callback(method: Callable[[Any], _T], default: Any = None) -> Callable[[Any], _T]:
+    """``method`` (bound) held weakly: a callback kept by the transport's threads must not keep
+    its owner alive (an unreachable client is collected and its finaliser closes it). Once
+    the owner is gone the callback returns ``default``."""
+    ref = weakref.WeakMethod(method)
+
+    def call(arg: Any) -> _T:
+        target = ref()
+        return default if target is None else target(arg)
+
+    return call
+
+
+def stop_connection(
+    session: Session | None, transport: Transport | None, dispatcher: _dispatch.Dispatcher | None
+) -> None:
+    """Stop the transport and end the connection's threads, finishing every step even when
+    one is interrupted (Ctrl-C): a second ``close()`` then resumes what is left."""
+    try:
+        if transport is not None:
+            try:
+                transport.close()
+            except Exception:
+                logger.exception("closing the transport failed")
+    finally:
+        try:
+            if session is not None:
+                session.detach()
+        finally:
+            if dispatcher is not None:
+                dispatcher.stop()
+
+
+class Live:
+    """What the finaliser must stop: the current session (recovery replaces it)."""
+
+    __slots__ = ("dispatcher", "session", "transport")
+
+    def __init__(self) -> None:
+        self.session: Session | None = None
+        self.transport: Transport | None = None
+        self.dispatcher: _dispatch.Dispatcher | None = None
+
+
+def close_unreachable(live: Live) -> None:
+    """The finaliser of a connection whose client was dropped without ``close()`` (it must
+    not refer to either).
+
+    The garbage collector may run it on any thread, in the middle of anything, one of the
+    connection's own threads holding one of its locks included: the shutdown runs on a thread
+    of its own."""
+    warnings.warn(
+        "unclosed <mcp_sync.Client>: call close() or use 'with'", ResourceWarning, stacklevel=2
+    )
+    threading.Thread(
+        target=_stop_live, args=(live,), name="mcp-sync-finalizer", daemon=True
+    ).start()
+
+
+def _stop_live(live: Live) -> None:
+    if live.session is not None:
+        live.session.fail_all(None)
+    stop_connection(live.session, live.transport, live.dispatcher)

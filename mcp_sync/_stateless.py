@@ -1,0 +1,353 @@
+"""What only the 2026-07-28 (stateless) era does on the client side, in one place.
+
+A stateless-era request stands alone: it carries the client's version, capabilities and info
+in its ``_meta``; a result may be ``input_required`` (the server asks for sampling, elicitation
+or roots and the client sends the request again with the answers); list and read results may
+be cached for their ``ttlMs``; over HTTP a ``tools/call`` carries ``Mcp-Param-*`` headers
+computed from the tool's schema; change notifications come through ``subscriptions/listen``.
+
+:class:`StatelessEra` holds that logic and its state for one connection; the connection
+(:mod:`mcp_sync._connection`) hands its stateless-era requests here and stays era-neutral.
+What it needs from the connection is the small :class:`Link` interface. The pure rules (the
+shape of ``_meta``, of a retry) are in :mod:`mcp_sync.protocol.stateless`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
+
+import pydantic
+
+from ._cache import ResultCache
+from ._negotiation import ServerState
+from ._session import PendingRequest, Session
+from .abort import AbortController, AbortSignal
+from .errors import (
+    McpError,
+    MissingClientCapability,
+    ProtocolError,
+    RequestTimeout,
+    TransportError,
+)
+from .protocol import headers, stateless
+from .protocol.jsonrpc import Notification
+from .protocol.meta import SERVER_INFO as SERVER_INFO_KEY
+from .protocol.types import TASKS_EXTENSION, Implementation, Tool
+
+__all__ = ["Link", "StatelessEra", "StatelessListen", "listen_filters"]
+
+logger = logging.getLogger("mcp_sync")
+
+ProgressCallback = Callable[[dict[str, Any]], None]
+NotificationCallback = Callable[[Notification], None]
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+
+
+class Link(Protocol):
+    """What the stateless-era logic needs of the connection it serves."""
+
+    server: ServerState | None
+    client_info: Implementation
+    #: The capabilities the client declares (its handlers and options).
+    client_capabilities: dict[str, Any]
+    log_level: str | None
+    request_timeout: float
+
+    @property
+    def state(self) -> str: ...
+
+    def connected_session(self, wait: float | None = None) -> Session: ...
+
+    def current_session(self) -> Session | None: ...
+
+    def submit(self, job: Callable[[], None]) -> None: ...
+
+    def send_once(
+        self,
+        session: Session,
+        method: str,
+        body: dict[str, Any] | None,
+        wait: float,
+        signal: AbortSignal | None,
+        progress: ProgressCallback | None,
+    ) -> Any: ...
+
+
+class StatelessEra:
+    """The stateless-era side of one connection: requests, their input rounds, the cache,
+    the tools' parameter headers and the live ``subscriptions/listen`` requests."""
+
+    def __init__(self, link: Link, *, max_input_rounds: int, cache: bool) -> None:
+        self._link = link
+        self.max_input_rounds = max_input_rounds
+        self.cache = ResultCache() if cache else None
+        #: The tools as last listed, by name: their schemas give ``Mcp-Param-*`` headers.
+        self._tools: dict[str, Tool] = {}
+        self._listens: dict[Any, StatelessListen] = {}  # by request id
+        self._active_listens: set[StatelessListen] = set()  # not cancelled: restarted on recovery
+
+    # -- requests -----------------------------------------------------------------------
+
+    def request(
+        self,
+        session: Session,
+        method: str,
+        body: dict[str, Any] | None,
+        wait: float,
+        signal: AbortSignal | None,
+        progress: ProgressCallback | None,
+    ) -> Any:
+        """One request: from the cache, or sent with ``_meta`` and as many ``input_required``
+        rounds as the server asks for (each round its own request)."""
+        cache = self.cache
+        if cache is not None:
+            cached = cache.get(method, body)
+            if cached is not None:
+                return cached
+        key_params = body
+        body = stateless.with_meta(body, self.meta(method))
+        send = self._link.send_once
+        for _ in range(self.max_input_rounds + 1):
+            raw = send(session, method, body, wait, signal, progress)
+            self._note_server_info(raw)
+            kind = stateless.result_type(raw)
+            if kind == "task" and not stateless.declares_extension(body, TASKS_EXTENSION):
+                raise ProtocolError(f"{method}: the server answered with a task unasked")
+            if kind != "input_required":
+                if cache is not None and kind == "complete":
+                    cache.put(method, key_params, raw)
+                return raw
+            responses = self.fulfil_input_requests(session, raw.get("inputRequests"), signal)
+            body = stateless.retry_params(body, responses, raw.get("requestState"))
+        raise ProtocolError(
+            f"{method}: the server still asks for input after {self.max_input_rounds} rounds"
+        )
+
+    def meta(self, method: str) -> dict[str, Any]:
+        """The ``_meta`` of a stateless-era request of ``method``."""
+        link = self._link
+        server = link.server
+        assert server is not None
+        return stateless.request_meta(
+            server.protocol_version,
+            self.capabilities_for(method),
+            link.client_info.to_wire(),
+            link.log_level,
+        )
+
+    def capabilities_for(self, method: str | None) -> dict[str, Any]:
+        """What one request may need: the handlers' capabilities for requests that may come
+        back ``input_required``, nothing for the rest."""
+        if method not in stateless.MRTR_METHODS:
+            return {}
+        caps = dict(self._link.client_capabilities)
+        if "roots" in caps:
+            caps["roots"] = {}
+        return caps
+
+    def fulfil_input_requests(
+        self, session: Session, requests: Any, signal: AbortSignal | None
+    ) -> dict[str, Any]:
+        """Answer an ``inputRequests`` map with the registered handlers, on the calling
+        thread."""
+        if not isinstance(requests, dict):
+            return {}
+        responses: dict[str, Any] = {}
+        for key, request in requests.items():
+            method = request.get("method") if isinstance(request, dict) else None
+            handler = session.handler(method) if isinstance(method, str) else None
+            if handler is None:
+                capability = stateless.INPUT_METHODS.get(str(method), str(method))
+                raise MissingClientCapability(
+                    stateless.MISSING_CAPABILITY,
+                    f"the server asks for {method} but this client has no {capability} handler"
+                    f" (register one with on_{capability}() or roots=)",
+                    {"requiredCapabilities": {capability: {}}},
+                )
+            responses[key] = handler(
+                request.get("params") or {}, signal or AbortController().signal
+            )
+        return responses
+
+    def _note_server_info(self, raw: Any) -> None:
+        """A result's ``_meta`` may carry newer server info: keep it."""
+        meta = raw.get("_meta") if isinstance(raw, dict) else None
+        info = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
+        link = self._link
+        state = link.server
+        if (
+            isinstance(info, dict)
+            and state is not None
+            and info != (state.server_info.to_wire() if state.server_info else None)
+        ):
+            with contextlib.suppress(pydantic.ValidationError):
+                new_info = Implementation.from_wire(info)
+                link.server = dataclasses.replace(state, server_info=new_info)
+
+    # -- tools and their parameter headers ----------------------------------------------
+
+    def accept_tools(self, tools: Iterable[Tool]) -> list[Tool]:
+        """The listed tools minus those with invalid ``x-mcp-header`` annotations (dropped,
+        with a warning); remembered for their parameter headers."""
+        accepted = [tool for tool in tools if _headers_valid(tool)]
+        self._tools = {tool.name: tool for tool in accepted}
+        return accepted
+
+    def param_headers(self, message: dict[str, Any]) -> Mapping[str, str]:
+        """``Mcp-Param-*`` headers of a ``tools/call`` over HTTP (from the schema of the tool
+        as last listed)."""
+        if message.get("method") != "tools/call":
+            return {}
+        params = message.get("params") or {}
+        tool = self._tools.get(str(params.get("name")))
+        arguments = params.get("arguments")
+        if tool is None or not isinstance(arguments, dict):
+            return {}
+        return headers.param_headers(tool.input_schema, arguments)
+
+    # -- notifications, listen, recovery ------------------------------------------------
+
+    def route_inline(self, notification: Notification) -> None:
+        """On the reader thread: a ``subscriptions/listen`` acknowledgement (quick)."""
+        listener = self._listens.get(stateless.subscription_id(notification.params))
+        if listener is not None:
+            listener.deliver(notification)
+
+    def on_notification(self, notification: Notification) -> None:
+        """On the dispatcher thread: stale cache entries, the listen callbacks."""
+        if self.cache is not None:
+            self.cache.invalidate(notification.method, notification.params)
+        listener = self._listens.get(stateless.subscription_id(notification.params))
+        if listener is not None:
+            listener.notify_user(notification)
+
+    def listen(
+        self, filters: dict[str, Any], callback: NotificationCallback, timeout: float
+    ) -> StatelessListen:
+        """Start a ``subscriptions/listen`` request; returns once the server acknowledged."""
+        listener = StatelessListen(self, filters, callback)
+        listener.start(timeout)
+        return listener
+
+    def reconnected(self, era_is_stateless: bool) -> None:
+        """The connection was replaced: the cache may be stale, the listens forgotten."""
+        if self.cache is not None:
+            self.cache.clear()
+        if era_is_stateless:
+            for listen in list(self._active_listens):
+                listen.restart()  # before the call that reconnected goes out
+
+
+def _headers_valid(tool: Tool) -> bool:
+    problems = headers.tool_header_problems(tool.input_schema)
+    if problems:
+        logger.warning(
+            "dropping tool %r: invalid x-mcp-header annotations: %s",
+            tool.name,
+            "; ".join(problems),
+        )
+    return not problems
+
+
+def listen_filters(
+    tools: bool, prompts: bool, resources: bool, uris: Iterable[str]
+) -> dict[str, Any]:
+    """The ``notifications`` filter of a ``subscriptions/listen`` request."""
+    filters: dict[str, Any] = {}
+    if tools:
+        filters["toolsListChanged"] = True
+    if prompts:
+        filters["promptsListChanged"] = True
+    if resources:
+        filters["resourcesListChanged"] = True
+    uri_list = list(uris)
+    if uri_list:
+        filters["resourceSubscriptions"] = uri_list
+    return filters
+
+
+class StatelessListen:
+    """One ``subscriptions/listen`` request, re-issued when its stream drops.
+
+    Its notifications carry its id in ``_meta`` (stdio) or arrive on its response stream
+    (HTTP); the era object routes them here by that id.
+    """
+
+    def __init__(
+        self, era: StatelessEra, filters: dict[str, Any], callback: NotificationCallback
+    ) -> None:
+        self._era = era
+        self._link = era._link
+        self._filters = filters
+        self._callback = callback
+        self._pending: PendingRequest | None = None
+        self._acknowledged = threading.Event()
+        self._cancelled = False
+
+    def start(self, timeout: float) -> None:
+        """Send the request and wait for the server's acknowledgement."""
+        self._acknowledged.clear()
+        session = self._link.connected_session()
+        self._era._active_listens.add(self)
+        params = stateless.with_meta(
+            {"notifications": self._filters}, self._era.meta("subscriptions/listen")
+        )
+        pending = session.begin("subscriptions/listen", params)
+        self._pending = pending
+        self._era._listens[pending.id] = self
+        pending.future.add_done_callback(lambda _f: self._ended(pending))
+        if not self._acknowledged.wait(timeout) and not pending.future.done():
+            self.cancel()
+            raise RequestTimeout("subscriptions/listen", timeout)
+        if pending.future.done() and not self._acknowledged.is_set():
+            error = pending.future.exception()
+            raise (
+                error
+                if error is not None
+                else ProtocolError("subscriptions/listen ended before it was acknowledged")
+            )
+
+    def deliver(self, notification: Notification) -> None:
+        """Route one notification of this subscription (reader thread for the ack)."""
+        if notification.method == ACKNOWLEDGED:
+            self._acknowledged.set()
+
+    def notify_user(self, notification: Notification) -> None:
+        """Hand a notification to the user's callback (dispatcher thread)."""
+        if notification.method != ACKNOWLEDGED and not self._cancelled:
+            self._callback(notification)
+
+    def _ended(self, pending: PendingRequest) -> None:
+        self._era._listens.pop(pending.id, None)
+        if self._cancelled or self._link.state != "connected":
+            return
+        error = pending.future.exception()
+        if not isinstance(error, TransportError):
+            return  # cancelled by us, refused, or ended by the server with a result
+        logger.debug("subscriptions/listen dropped (%s); listening again", error)
+        self._link.submit(self._restart)
+
+    def restart(self) -> None:
+        """Listen again (after the client reconnected): the server forgot the old request."""
+        if not self._cancelled:
+            self._restart()
+
+    def _restart(self) -> None:
+        try:
+            self.start(self._link.request_timeout)
+        except McpError as exc:
+            logger.warning("could not listen again after a drop: %s", exc)
+
+    def cancel(self) -> None:
+        """End the subscription: ``notifications/cancelled`` on stdio, stream closed on HTTP."""
+        self._cancelled = True
+        self._era._active_listens.discard(self)
+        pending, self._pending = self._pending, None
+        session = self._link.current_session()
+        if pending is not None and session is not None and not session.closed:
+            session.cancel(pending, "unsubscribed")
