@@ -124,8 +124,16 @@ class _Option(Generic[_V]):
     def __set_name__(self, owner: type, name: str) -> None:
         self._name = name
 
-    def __get__(self, client: Client | None, owner: type) -> _V:
-        return getattr(client._connection, self._name)  # type: ignore[union-attr,no-any-return]
+    @overload
+    def __get__(self, client: None, owner: type) -> _Option[_V]: ...
+
+    @overload
+    def __get__(self, client: Client, owner: type) -> _V: ...
+
+    def __get__(self, client: Client | None, owner: type) -> _V | _Option[_V]:
+        if client is None:
+            return self
+        return getattr(client._connection, self._name)  # type: ignore[no-any-return]
 
     def __set__(self, client: Client, value: _V) -> None:
         setattr(client._connection, self._name, value)
