@@ -21,7 +21,7 @@ Threads
     response (JSON or an SSE stream) read, by a worker from a small pool of daemon threads
     (``mcp-sync-http-worker-N``; idle ones exit after a while), so a long tool call never holds up
     another. Notifications and responses go through one ordered lane on the same pool (one at a
-    time, in ``send()`` order; see :class:`~mcp_sync.transports._http_common.Lane`) and expect
+    time, in ``send()`` order; see :class:`~mcp_sync.transports._http.workers.Lane`) and expect
     202. The server-push GET stream has its own thread, ``mcp-sync-http-reader``. It is opened
     (its response headers in) before ``notifications/initialized`` is POSTed: a server without
     an event store sends what follows that notification (``list_changed`` bursts, ``roots/list``)
@@ -29,14 +29,14 @@ Threads
 
 Releasing a blocked reader
     Every HTTP exchange can be cut short from another thread (see
-    :mod:`mcp_sync.transports._http_common`). When the session aborts a request's ``signal``
+    :mod:`mcp_sync.transports._http.exchange`). When the session aborts a request's ``signal``
     before the answer came, its exchange is shut down at once; after the answer, the reader is
     left ``_LINGER`` seconds to see the stream end so the connection goes back to the pool.
     ``close()`` shuts every exchange down and joins every thread.
 
 Retries
     A POST is sent again only when it provably never reached the server (see "Retries" in
-    :mod:`mcp_sync.transports._http_common`). The GET stream, and the resumption of a POST's
+    :mod:`mcp_sync.transports._http.client`). The GET stream, and the resumption of a POST's
     SSE stream (GET with ``Last-Event-ID``), reconnect after network errors and HTTP 408, 429
     and 5xx, with the delay from ``Retry-After``, else the stream's ``retry`` field, else
     exponential backoff (:class:`ReconnectOptions`); errors of auth, session and protocol are
@@ -64,21 +64,17 @@ from ..errors import ConnectionClosed, HttpError, McpError, SessionExpired, Tran
 from ..protocol import jsonrpc, meta
 from ..protocol.headers import PROTOCOL_VERSION_HEADER, standard_headers
 from ..protocol.versions import era_of
-from ._http_common import (
-    ACK_TIMEOUT,
+from ._http.base import ACK_TIMEOUT, HttpTransportBase
+from ._http.client import SAFE_TO_RESEND, HttpClient, describe_connection_error
+from ._http.exchange import Cancelled, Exchange
+from ._http.responses import (
     ERROR_BODY_LIMIT,
     JSON_TYPE,
     MIB,
-    SAFE_TO_RESEND,
     SSE_TYPE,
-    Cancelled,
-    Exchange,
-    HttpClient,
-    HttpTransportBase,
     TooLarge,
     body_reader,
     content_type,
-    describe_connection_error,
     error_for_request,
     jsonrpc_error_in,
     parse_retry_after,

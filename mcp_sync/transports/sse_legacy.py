@@ -8,7 +8,7 @@ each POST with 2xx; the next message is POSTed once the previous one was answere
 ``LANE_STALL`` seconds after it was written, so a POST the server never answers holds up
 nothing for long. Such a POST is
 released by its request's abort signal (the session aborts it on timeout), or, for a
-notification or a response, after :data:`~mcp_sync.transports._http_common.ACK_TIMEOUT`.
+notification or a response, after :data:`~mcp_sync.transports._http.base.ACK_TIMEOUT`.
 The end of the stream ends the connection (``on_close`` with a
 :class:`~mcp_sync.errors.ConnectionClosed`).
 """
@@ -27,17 +27,14 @@ from ..abort import AbortSignal
 from ..auth import AuthProvider
 from ..errors import ConnectionClosed, HttpError, McpError, TransportError
 from ..protocol import jsonrpc
-from ._http_common import (
-    ACK_TIMEOUT,
+from ._http.base import ACK_TIMEOUT, HttpTransportBase
+from ._http.client import SAFE_TO_RESEND, describe_connection_error
+from ._http.exchange import Cancelled, Exchange
+from ._http.responses import (
     ERROR_BODY_LIMIT,
     MIB,
-    SAFE_TO_RESEND,
-    Cancelled,
-    Exchange,
-    HttpTransportBase,
     body_reader,
     content_type,
-    describe_connection_error,
     error_for_request,
     read_limited,
 )

@@ -1,0 +1,13 @@
+"""HTTP plumbing shared by the Streamable HTTP and legacy HTTP+SSE transports, one job a module.
+
+- :mod:`.exchange`: an HTTP exchange another thread can cut short, and the urllib3 connections
+  that report their sockets to it.
+- :mod:`.workers`: the worker pool and the in-order lane outgoing messages take.
+- :mod:`.client`: the ``requests`` client: settings resolved once, auth, redirects, the one
+  safe retry.
+- :mod:`.responses`: reading responses (content types, limited bodies, ``Retry-After``,
+  JSON-RPC error bodies).
+- :mod:`.base`: what both transports are made of.
+
+Nothing here knows MCP beyond JSON-RPC messages and which MCP requests only read.
+"""
