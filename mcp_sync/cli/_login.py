@@ -40,10 +40,10 @@ def auth_for(url: str) -> AuthProvider | None:
     path = store_path()
     if not path.exists():
         return None
-    from ..oauth import OAuthProvider, adapt
+    from ..oauth import OAuthProvider
 
     provider = OAuthProvider(url, store=_store())
-    return adapt(provider) if provider.tokens is not None else None
+    return provider if provider.tokens is not None else None
 
 
 def login(

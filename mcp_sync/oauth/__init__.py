@@ -2,7 +2,7 @@
 
 It plugs into the HTTP transports through :class:`mcp_sync.auth.AuthProvider`::
 
-    from mcp_sync.oauth import CallbackServer, FileStateStore, OAuthProvider, adapt
+    from mcp_sync.oauth import CallbackServer, FileStateStore, OAuthProvider
 
     with CallbackServer.listen() as callbacks:
         provider = OAuthProvider(
@@ -10,7 +10,7 @@ It plugs into the HTTP transports through :class:`mcp_sync.auth.AuthProvider`::
             store=FileStateStore("~/.config/my-app/oauth.json"),
             on_redirect=callbacks.redirect_handler(),
         )
-        with mcp_sync.connect("https://example.com/mcp", auth=adapt(provider)) as client:
+        with mcp_sync.connect("https://example.com/mcp", auth=provider) as client:
             print(client.list_tools())
 
 Discovery (:mod:`.discovery`), PKCE (:mod:`.pkce`), client registration

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 
 import requests
 
-from ..auth import UnauthorizedContext
+from ..auth import AuthProvider, UnauthorizedContext
 from ._http import Limits, limits, origin
 from .discovery import ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, supported_by, take_nonce
@@ -28,8 +28,9 @@ __all__ = ["MachineProvider"]
 logger = logging.getLogger("mcp_sync.oauth")
 
 
-class MachineProvider(ABC):
-    """Base of :class:`ClientCredentialsProvider` and :class:`JwtBearerProvider`."""
+class MachineProvider(AuthProvider):
+    """Base of :class:`ClientCredentialsProvider` and :class:`JwtBearerProvider`, which are
+    :class:`~mcp_sync.auth.AuthProvider` s: pass one as ``auth=``."""
 
     #: Appended to the store key: each kind of provider keeps its own tokens.
     kind = "machine"
@@ -84,12 +85,18 @@ class MachineProvider(ABC):
         return self._tokens
 
     def check_url(self, url: str) -> None:
+        """Raise :class:`OAuthError` if ``url`` is not on this provider's server's origin."""
         if origin(url) != origin(self.server_url):
             raise OAuthError(
                 f"this provider holds credentials for {self.server_url}; not sent to {url}"
             )
 
+    def bind(self, url: str) -> None:
+        """Refuse a server on another origin than ``server_url`` (see :meth:`check_url`)."""
+        self.check_url(url)
+
     def token(self) -> str | None:
+        """The current access token, fetched again first when it is about to expire."""
         tokens = self._tokens
         if tokens is not None and tokens.refresh_due(self.refresh_margin) and self._server:
             try:
@@ -99,7 +106,7 @@ class MachineProvider(ABC):
                 logger.warning("the %s grant failed: %s", self.kind, type(exc).__name__)
         return tokens.access_token if tokens is not None else None
 
-    def authorization_headers(self, method: str, url: str) -> dict[str, str]:
+    def authorization(self, method: str, url: str) -> dict[str, str]:
         """``Authorization: Bearer``, or ``DPoP`` with a fresh proof for a DPoP-bound token."""
         token = self.token()
         tokens = self._tokens
@@ -107,7 +114,8 @@ class MachineProvider(ABC):
             return {}
         return authorization_headers(token, tokens.token_type, self._proof_key, method, url)
 
-    def handle_challenge(self, ctx: UnauthorizedContext) -> bool:
+    def on_unauthorized(self, ctx: UnauthorizedContext) -> bool:
+        """A 401 (or a 403 asking for more scope): run the grant again; True to retry."""
         self.check_url(ctx.url)
         if ctx.params.get("error") == "use_dpop_nonce":
             return take_nonce(self._proof_key, ctx)
@@ -133,6 +141,10 @@ class MachineProvider(ABC):
                 scope = " ".join(supported) if supported else None
             self._fetch(self._scope(scope))
             return True
+
+    # The names these had before OAuth providers were AuthProviders.
+    authorization_headers = authorization
+    handle_challenge = on_unauthorized
 
     def _scope(self, challenged: str | None) -> str | None:
         if self.scope is not None:

@@ -1,8 +1,10 @@
-"""``adapt()``: an OAuth token source as the :class:`~mcp_sync.auth.AuthProvider` a transport
-takes (``mcp_sync.connect(url, auth=adapt(provider))``)."""
+"""``adapt()``, deprecated: the OAuth providers are :class:`~mcp_sync.auth.AuthProvider` s
+themselves (``mcp_sync.connect(url, auth=provider)``). It stays for code written before, and
+still wraps a third-party :class:`TokenSource` that is not an ``AuthProvider``."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Protocol
 
 from ..auth import AuthProvider, UnauthorizedContext
@@ -11,9 +13,9 @@ __all__ = ["TokenSource", "adapt"]
 
 
 class TokenSource(Protocol):
-    """What :func:`adapt` needs: :class:`OAuthProvider`, :class:`ClientCredentialsProvider`,
-    :class:`JwtBearerProvider`. An ``authorization_headers(method, url)`` method, when
-    present, gives each request's headers (DPoP); else ``token()`` is sent as a bearer token.
+    """The interface :func:`adapt` wrapped: ``token()``, ``handle_challenge(ctx)`` and
+    ``server_url``; an ``authorization_headers(method, url)`` method, when present, gives each
+    request's headers (DPoP). Write an :class:`~mcp_sync.auth.AuthProvider` instead.
     """
 
     server_url: str
@@ -51,9 +53,18 @@ class _Adapter(AuthProvider):
         return f"<oauth.adapt({self.source!r})>"
 
 
-def adapt(provider: TokenSource) -> AuthProvider:
-    """The :class:`~mcp_sync.auth.AuthProvider` to give a transport or ``mcp_sync.connect``::
+def adapt(provider: TokenSource | AuthProvider) -> AuthProvider:
+    """Deprecated (a ``DeprecationWarning``): pass the provider itself as ``auth=``.
 
-    client = mcp_sync.connect(url, auth=mcp_sync.oauth.adapt(provider))
+    An :class:`~mcp_sync.auth.AuthProvider` (every provider of :mod:`mcp_sync.oauth`) comes
+    back unchanged; any other :class:`TokenSource` is wrapped as one.
     """
+    warnings.warn(
+        "mcp_sync.oauth.adapt() is no longer needed: OAuth providers are AuthProviders, "
+        "pass the provider itself as auth=",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    if isinstance(provider, AuthProvider):
+        return provider
     return _Adapter(provider)

@@ -6,7 +6,7 @@
         provider = OAuthProvider(
             url, callbacks.redirect_url, on_redirect=callbacks.redirect_handler()
         )
-        client = mcp_sync.connect(url, auth=adapt(provider))
+        client = mcp_sync.connect(url, auth=provider)
 
 ``wait_for_callback(state)`` registers interest in one redirect *before* the browser is sent
 off, so that a fast redirect is never missed; ``PendingCallback.wait()`` blocks for it.

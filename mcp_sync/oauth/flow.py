@@ -17,10 +17,16 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
 import requests
 
 from . import pkce
-from ._http import exchange
+from ._http import exchange, origin, post
 from .discovery import ServerMetadata
 from .dpop import DPoPKey
-from .errors import AuthorizationDenied, IssuerMismatchError, TokenError, token_error
+from .errors import (
+    AuthorizationDenied,
+    IssuerMismatchError,
+    StateMismatchError,
+    TokenError,
+    token_error,
+)
 from .registration import ClientInfo
 
 __all__ = [
@@ -28,10 +34,12 @@ __all__ = [
     "PendingAuthorization",
     "TokenSet",
     "check_callback",
+    "check_landed",
     "client_credentials_grant",
     "exchange_code",
     "jwt_bearer_grant",
     "refresh",
+    "revoke",
     "start_authorization",
 ]
 
@@ -238,6 +246,21 @@ def check_callback(pending: PendingAuthorization, result: CallbackResult) -> str
     if not result.code:
         raise AuthorizationDenied("invalid_request", "the redirect carried no code")
     return result.code
+
+
+def check_landed(landed_url: str | None, redirect_uri: str) -> None:
+    """A pasted redirect URL must be the redirect URI's origin and path (a query alone passes):
+    else :class:`StateMismatchError`, and the code is not used."""
+    if landed_url is None or "://" not in landed_url:
+        return
+    same = origin(landed_url) == origin(redirect_uri) and (
+        urlsplit(landed_url).path.rstrip("/") == urlsplit(redirect_uri).path.rstrip("/")
+    )
+    if not same:
+        raise StateMismatchError(
+            f"the pasted URL is not this client's redirect URI ({redirect_uri}); "
+            "the code was not used"
+        )
 
 
 def client_authentication(
@@ -456,3 +479,41 @@ def _machine_grant(
         resource=resource,
         dpop=dpop,
     )
+
+
+def revoke(
+    session: requests.Session, server: ServerMetadata, client: ClientInfo, tokens: TokenSet
+) -> None:
+    """Revoke the refresh and access tokens at ``server`` (RFC 7009), when it has a revocation
+    endpoint. A failure is logged, not raised: the caller forgets the tokens either way."""
+    if not server.revocation_endpoint:
+        return
+    client = _revocation_client(client, server)
+    for value, hint in (
+        (tokens.refresh_token, "refresh_token"), (tokens.access_token, "access_token")
+    ):
+        if not value:
+            continue
+        data = {"token": value, "token_type_hint": hint}
+        headers = client_authentication(client, server, data, None)
+        try:
+            post(session, server.revocation_endpoint, "revocation endpoint", data=data,
+                 headers=headers)
+        except requests.RequestException as exc:
+            logger.warning(
+                "revocation at %s failed: %s", server.revocation_endpoint, type(exc).__name__
+            )
+
+
+def _revocation_client(client: ClientInfo, server: ServerMetadata) -> ClientInfo:
+    """The client as it authenticates at the revocation endpoint: as at the token endpoint,
+    unless ``revocation_endpoint_auth_methods_supported`` rules that method out."""
+    methods = server.raw.get("revocation_endpoint_auth_methods_supported")
+    if client.client_secret is None or not isinstance(methods, list) or not methods:
+        return client
+    if client.token_endpoint_auth_method in methods:
+        return client
+    for method in ("client_secret_basic", "client_secret_post"):
+        if method in methods:
+            return replace(client, token_endpoint_auth_method=method)
+    return client

@@ -1,6 +1,7 @@
-"""``OAuthProvider``: the MCP authorization client, and ``adapt()`` to plug it into a transport.
+"""``OAuthProvider``: the MCP authorization client, an :class:`~mcp_sync.auth.AuthProvider`
+(``mcp_sync.connect(url, auth=provider)``).
 
-What happens on a challenge from the MCP server (``AuthProvider.on_unauthorized``):
+What happens on a challenge from the MCP server (:meth:`OAuthProvider.on_unauthorized`):
 
 - 401 carrying a token that is no longer ours: another thread (or process, through the store)
   already replaced it; retry.
@@ -24,15 +25,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit
 
 import requests
 
-from ..auth import UnauthorizedContext
-from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, post, require_secure
-from .adapter import TokenSource, adapt
+from ..auth import AuthProvider, UnauthorizedContext
+from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, require_secure
 from .discovery import Discovery, ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, supported_by, take_nonce
 from .errors import (
@@ -48,15 +46,16 @@ from .flow import (
     PendingAuthorization,
     TokenSet,
     check_callback,
-    client_authentication,
+    check_landed,
     exchange_code,
     refresh,
+    revoke,
     start_authorization,
 )
 from .registration import ClientInfo, ClientMetadata, select_client
 from .store import MemoryStateStore, StateStore
 
-__all__ = ["OAuthProvider", "RedirectHandler", "TokenSource", "adapt"]
+__all__ = ["OAuthProvider", "RedirectHandler"]
 
 logger = logging.getLogger("mcp_sync.oauth")
 
@@ -67,8 +66,10 @@ _PENDING_TTL = 900.0
 _MAX_PENDING = 8
 
 
-class OAuthProvider:
-    """The MCP authorization client (authorization code + PKCE) for one MCP server.
+class OAuthProvider(AuthProvider):
+    """The MCP authorization client (authorization code + PKCE) for one MCP server, an
+    :class:`~mcp_sync.auth.AuthProvider`: pass it as ``auth=`` to ``mcp_sync.connect`` or a
+    transport.
 
     ``server_url``: the MCP server; tokens are bound to it and never sent to another origin.
     ``redirect_url``: where the authorization server sends the browser back
@@ -162,14 +163,17 @@ class OAuthProvider:
                 logger.info("refreshing the token for %s failed (%s)", self.server_url, exc.error)
                 return None
             except Exception as exc:  # the 401 that follows will try again and report it
-                logger.warning(
-                    "refreshing the token for %s failed: %s", self.server_url, type(exc).__name__
-                )
+                logger.warning("refreshing the token for %s failed: %s", self.server_url,
+                               type(exc).__name__)
                 return tokens.access_token
             return fresh.access_token if fresh is not None else None
         return tokens.access_token
 
-    def authorization_headers(self, method: str, url: str) -> dict[str, str]:
+    def bind(self, url: str) -> None:
+        """Refuse a server on another origin than ``server_url`` (see :meth:`check_url`)."""
+        self.check_url(url)
+
+    def authorization(self, method: str, url: str) -> dict[str, str]:
         """The headers for one request to the MCP server: ``Authorization: Bearer``, or for a
         DPoP-bound token ``Authorization: DPoP`` and a fresh ``DPoP`` proof."""
         token = self.token()
@@ -179,7 +183,7 @@ class OAuthProvider:
         key = self._dpop_key() if tokens.token_type == "DPoP" else None
         return authorization_headers(token, tokens.token_type, key, method, url)
 
-    def handle_challenge(self, ctx: UnauthorizedContext) -> bool:
+    def on_unauthorized(self, ctx: UnauthorizedContext) -> bool:
         """Handle a 401 / 403 insufficient_scope; True to retry the request (see module doc)."""
         self.check_url(ctx.url)
         if ctx.params.get("error") == "use_dpop_nonce":
@@ -196,11 +200,8 @@ class OAuthProvider:
             discovery = self._discover(ctx.resource_metadata)
             self._remember(discovery)
             if current is not None and current.issuer != discovery.server.issuer:
-                logger.info(
-                    "%s now uses the authorization server %s",
-                    self.server_url,
-                    discovery.server.issuer,
-                )
+                logger.info("%s now uses the authorization server %s", self.server_url,
+                            discovery.server.issuer)
                 self._set_tokens(None)
                 current = None
             if current is not None and current.refresh_token:
@@ -208,16 +209,17 @@ class OAuthProvider:
                     if self._refresh(current.access_token) is not None:
                         return True
                 except InvalidGrantError:
-                    logger.info(
-                        "the refresh token for %s was refused: signing in again", self.server_url
-                    )
+                    logger.info("the refresh token for %s was refused: signing in again",
+                                self.server_url)
                 except InvalidClientError:
-                    logger.info(
-                        "the client registration for %s was refused: registering again",
-                        self.server_url,
-                    )
+                    logger.info("the client registration for %s was refused: registering again",
+                                self.server_url)
             scope = self._initial_scope(ctx.scope, discovery)
             return self._authorize(discovery, scope)
+
+    # The names these had before OAuth providers were AuthProviders.
+    authorization_headers = authorization
+    handle_challenge = on_unauthorized
 
     # -- public operations ----------------------------------------------------------------
 
@@ -229,10 +231,8 @@ class OAuthProvider:
     def check_url(self, url: str) -> None:
         """Raise :class:`OAuthError` if ``url`` is not on this provider's server's origin."""
         if origin(url) != origin(self.server_url):
-            raise OAuthError(
-                f"this OAuthProvider holds credentials for {self.server_url}; "
-                f"they are not sent to {url}"
-            )
+            raise OAuthError(f"this OAuthProvider holds credentials for {self.server_url}; "
+                             f"they are not sent to {url}")
 
     def start_authorization(self, *, scope: str | None = None) -> str:
         """Begin a sign-in without waiting for a challenge; returns the authorization URL.
@@ -285,30 +285,8 @@ class OAuthProvider:
             if tokens is not None and tokens.issuer is not None:
                 server = self._server(state, tokens.issuer)
                 client = self._client(state, server) if server is not None else None
-                if server is not None and server.revocation_endpoint and client is not None:
-                    for value, hint in (
-                        (tokens.refresh_token, "refresh_token"),
-                        (tokens.access_token, "access_token"),
-                    ):
-                        if value:
-                            data = {"token": value, "token_type_hint": hint}
-                            headers = client_authentication(
-                                _revocation_client(client, server), server, data, None
-                            )
-                            try:
-                                post(
-                                    self.session,
-                                    server.revocation_endpoint,
-                                    "revocation endpoint",
-                                    data=data,
-                                    headers=headers,
-                                )
-                            except requests.RequestException as exc:
-                                logger.warning(
-                                    "revocation at %s failed: %s",
-                                    server.revocation_endpoint,
-                                    type(exc).__name__,
-                                )
+                if server is not None and client is not None:
+                    revoke(self.session, server, client, tokens)
             state.pop("tokens", None)
             self._save(state)
             self._tokens = None
@@ -394,12 +372,18 @@ class OAuthProvider:
         value = (state.get("authorizationServers") or {}).get(issuer)
         return ServerMetadata.from_json(value) if isinstance(value, dict) else None
 
+    @staticmethod
+    def _stored_client(state: Mapping[str, Any], issuer: str) -> ClientInfo | None:
+        """The registration stored for ``issuer``, unless its secret has expired."""
+        stored = (state.get("clients") or {}).get(issuer)
+        client = ClientInfo.from_json(stored) if isinstance(stored, dict) else None
+        expired = client is not None and 0 < (client.secret_expires_at or 0) < time.time()
+        return None if expired else client
+
     def _client(self, state: Mapping[str, Any], server: ServerMetadata) -> ClientInfo | None:
-        stored = (state.get("clients") or {}).get(server.issuer)
-        if isinstance(stored, dict):
-            client = ClientInfo.from_json(stored)
-            if not (client.secret_expires_at and client.secret_expires_at < time.time()):
-                return client
+        stored = self._stored_client(state, server.issuer)
+        if stored is not None:
+            return stored
         pre = self._pre_registered
         if pre is not None and pre.issuer in (None, server.issuer):
             return select_client(
@@ -424,15 +408,7 @@ class OAuthProvider:
                 self._save(state)
 
     def _client_for(self, server: ServerMetadata) -> ClientInfo:
-        state = self._load()
-        stored = (state.get("clients") or {}).get(server.issuer)
-        stored_client = ClientInfo.from_json(stored) if isinstance(stored, dict) else None
-        if (
-            stored_client is not None
-            and stored_client.secret_expires_at
-            and stored_client.secret_expires_at < time.time()
-        ):
-            stored_client = None
+        stored_client = self._stored_client(self._load(), server.issuer)
         client = select_client(
             self.session,
             server,
@@ -557,7 +533,7 @@ class OAuthProvider:
                         "the redirect's state matches no sign-in this client started "
                         "(or that sign-in was already finished)"
                     )
-                _check_landed(landed_url, str(raw.get("redirectUri") or ""))
+                check_landed(landed_url, str(raw.get("redirectUri") or ""))
                 del pending_all[result.state]
                 state["pending"] = pending_all
                 self._save(state)
@@ -624,31 +600,3 @@ class OAuthProvider:
             self._set_tokens(fresh)
             logger.info("refreshed the token for %s", self.server_url)
             return fresh
-
-
-def _check_landed(landed_url: str | None, redirect_uri: str) -> None:
-    """A full redirect URL must be the redirect URI's origin and path (a query alone passes)."""
-    if landed_url is None or "://" not in landed_url:
-        return
-    same = origin(landed_url) == origin(redirect_uri) and (
-        urlsplit(landed_url).path.rstrip("/") == urlsplit(redirect_uri).path.rstrip("/")
-    )
-    if not same:
-        raise StateMismatchError(
-            f"the pasted URL is not this client's redirect URI ({redirect_uri}); "
-            "the code was not used"
-        )
-
-
-def _revocation_client(client: ClientInfo, server: ServerMetadata) -> ClientInfo:
-    """The client as it authenticates at the revocation endpoint: as at the token endpoint,
-    unless ``revocation_endpoint_auth_methods_supported`` rules that method out."""
-    methods = server.raw.get("revocation_endpoint_auth_methods_supported")
-    if client.client_secret is None or not isinstance(methods, list) or not methods:
-        return client
-    if client.token_endpoint_auth_method in methods:
-        return client
-    for method in ("client_secret_basic", "client_secret_post"):
-        if method in methods:
-            return replace(client, token_endpoint_auth_method=method)
-    return client

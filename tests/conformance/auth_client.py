@@ -20,7 +20,6 @@ from mcp_sync.oauth import (
     IdJagExchange,
     JwtBearerProvider,
     OAuthProvider,
-    adapt,
     headless_redirect,
 )
 
@@ -66,7 +65,7 @@ def main() -> int:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     provider = provider_for(url, scenario, context)
     client = mcp_sync.Client("mcp-sync-conformance", "0.1.0", request_timeout=20)
-    with client.connect(mcp_sync.StreamableHttpTransport(url, auth=adapt(provider))):  # type: ignore[arg-type]
+    with client.connect(mcp_sync.StreamableHttpTransport(url, auth=provider)):
         tools = client.list_tools()
         print(f"{scenario}: listed {len(tools)} tools")
         if tools:

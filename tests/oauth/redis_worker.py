@@ -15,7 +15,7 @@ import threading
 import requests
 
 import mcp_sync
-from mcp_sync.oauth import OAuthProvider, adapt
+from mcp_sync.oauth import OAuthProvider
 from mcp_sync.oauth.discovery import canonical_resource
 from mcp_sync.oauth.redis_store import RedisStateStore
 
@@ -49,7 +49,7 @@ def main() -> None:
     lock = threading.Lock()
 
     def call(n: int) -> None:
-        with mcp_sync.connect(mcp_url, auth=adapt(provider), request_timeout=30) as client:
+        with mcp_sync.connect(mcp_url, auth=provider, request_timeout=30) as client:
             text = client.call_tool("add", {"a": n, "b": 1}).text
         with lock:
             results.append(text)

@@ -35,7 +35,7 @@ def test_a_configured_authorization_server_metadata_url_replaces_discovery(stub)
     stub.route("GET", "/tenant/as.json", document)
     provider = OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect(),
                              authorization_server_metadata_url=f"{stub.base}/tenant/as.json")
-    assert provider.handle_challenge(challenge(stub.url)) is True
+    assert provider.on_unauthorized(challenge(stub.url)) is True
     assert provider.token() == "at-1"
     assert not stub.hits("/.well-known/oauth-authorization-server")
     assert not stub.hits("/.well-known/openid-configuration")
@@ -44,7 +44,7 @@ def test_a_configured_authorization_server_metadata_url_replaces_discovery(stub)
 def test_a_resource_metadata_that_is_not_a_url_is_ignored(stub):
     stub.standard()
     provider = OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect())
-    assert provider.handle_challenge(
+    assert provider.on_unauthorized(
         challenge(stub.url, header='Bearer resource_metadata="::not a url::"')) is True
     assert stub.hits("/.well-known/oauth-protected-resource/mcp")
 
@@ -60,12 +60,12 @@ def test_an_empty_client_secret_in_registration_is_absent(stub):
 
 def test_offline_access_sends_prompt_consent(stub):
     stub.standard(metadata={"scopes_supported": ["mcp", "offline_access"]})
-    OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect()).handle_challenge(
+    OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect()).on_unauthorized(
         challenge(stub.url, header='Bearer scope="mcp"'))
     query = stub.hits("/authorize")[-1]["query"]
     assert query["scope"] == "mcp offline_access" and query["prompt"] == "consent"
     stub.standard()
-    OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect()).handle_challenge(
+    OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect()).on_unauthorized(
         challenge(stub.url, header='Bearer scope="mcp"'))
     assert "prompt" not in stub.hits("/authorize")[-1]["query"]
 
@@ -74,7 +74,7 @@ def test_an_authorization_server_without_the_code_response_type_is_refused(stub)
     stub.standard(metadata={"response_types_supported": ["token"]})
     provider = OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect())
     with pytest.raises(DiscoveryError, match="response_types_supported"):
-        provider.handle_challenge(challenge(stub.url))
+        provider.on_unauthorized(challenge(stub.url))
     assert not stub.hits("/register") and not stub.hits("/authorize")
 
 
@@ -85,7 +85,7 @@ def test_unauthorized_client_on_refresh_registers_and_signs_in_again(stub):
         {"access_token": "at-2", "refresh_token": "rt-2", "expires_in": 3600},
     ])
     provider = signed_in(stub)
-    assert provider.handle_challenge(challenge(stub.url, token="at-1")) is True
+    assert provider.on_unauthorized(challenge(stub.url, token="at-1")) is True
     assert provider.token() == "at-2"
     grants = [hit["form"]["grant_type"] for hit in stub.hits("/token")]
     assert grants == ["authorization_code", "refresh_token", "authorization_code"]
@@ -155,3 +155,36 @@ def test_basic_credentials_are_still_sent_for_a_real_secret(stub):
     signed_in(stub)
     header = stub.hits("/token")[0]["headers"]["Authorization"]
     assert base64.b64decode(header.split()[1]).decode() == "c-2:s3cret"
+
+
+def test_every_oauth_provider_is_an_auth_provider_and_adapt_is_deprecated(stub):
+    from mcp_sync.auth import AuthProvider
+    from mcp_sync.oauth import ClientCredentialsProvider, JwtBearerProvider, adapt
+
+    providers = [
+        OAuthProvider(stub.url, REDIRECT),
+        ClientCredentialsProvider(stub.url, "machine", client_secret="s"),
+        JwtBearerProvider(stub.url, "an-assertion", client_id="machine"),
+    ]
+    for provider in providers:
+        assert isinstance(provider, AuthProvider)
+        with pytest.raises(OAuthError, match="not sent"):
+            provider.bind("http://127.0.0.1:9/elsewhere")  # the transport refuses the server
+        assert provider.authorization("POST", stub.url) == {}  # not signed in: no header
+        with pytest.warns(DeprecationWarning, match="pass the provider itself as auth="):
+            assert adapt(provider) is provider
+
+    class Source:  # a third-party token source written for adapt()
+        server_url = stub.url
+
+        def token(self) -> str | None:
+            return "tok"
+
+        def handle_challenge(self, ctx) -> bool:
+            return False
+
+    with pytest.warns(DeprecationWarning):
+        wrapped = adapt(Source())
+    assert isinstance(wrapped, AuthProvider)
+    assert wrapped.authorization("POST", stub.url) == {"Authorization": "Bearer tok"}
+

@@ -22,7 +22,6 @@ from mcp_sync.oauth import (
     AuthorizationRequired,
     FileStateStore,
     OAuthProvider,
-    adapt,
     headless_redirect,
 )
 
@@ -97,7 +96,7 @@ def short_lived(monkeypatch):
 def test_sign_in_registers_uses_pkce_and_calls(server, caplog):
     caplog.set_level(logging.DEBUG)
     provider, redirects, session = provider_for(server)
-    with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
+    with mcp_sync.connect(server.url, auth=provider) as client:
         assert client.call_tool("add", {"a": 2, "b": 3}).text == "5"
     assert len(redirects.urls) == 1
     query = parse_qs(redirects.urls[0].split("?", 1)[1])
@@ -115,7 +114,7 @@ def test_sign_in_registers_uses_pkce_and_calls(server, caplog):
 @pytest.mark.timeout(60)
 def test_refresh_rotates_and_the_old_tokens_are_refused(server):
     provider, redirects, session = provider_for(server)
-    with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
+    with mcp_sync.connect(server.url, auth=provider) as client:
         client.call_tool("add", {"a": 1, "b": 1})
         old = provider.tokens
         new = provider.refresh()
@@ -135,7 +134,7 @@ def test_refresh_rotates_and_the_old_tokens_are_refused(server):
 @pytest.mark.timeout(60)
 def test_token_is_refreshed_before_it_expires(server, short_lived):
     provider, redirects, session = provider_for(server, refresh_margin=1.0)
-    with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
+    with mcp_sync.connect(server.url, auth=provider) as client:
         first = provider.tokens.access_token
         wait_until_expired(provider)
         assert client.call_tool("add", {"a": 2, "b": 2}).text == "4"
@@ -149,7 +148,7 @@ def test_expired_token_rejected_by_the_server_leads_to_a_new_sign_in(server, sho
     # No early refresh: the server sees the expired token, answers 401 and (fastmcp) drops the
     # refresh token with it; the refresh gets invalid_grant and a new authorization follows.
     provider, redirects, session = provider_for(server, refresh_margin=-3600)
-    with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
+    with mcp_sync.connect(server.url, auth=provider) as client:
         wait_until_expired(provider)
         assert client.call_tool("add", {"a": 3, "b": 3}).text == "6"
     assert session.grants == ["authorization_code", "refresh_token", "authorization_code"]
@@ -159,7 +158,7 @@ def test_expired_token_rejected_by_the_server_leads_to_a_new_sign_in(server, sho
 @pytest.mark.timeout(60)
 def test_revoked_tokens_lead_to_a_new_sign_in(server):
     provider, redirects, _ = provider_for(server)
-    with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
+    with mcp_sync.connect(server.url, auth=provider) as client:
         client.call_tool("add", {"a": 1, "b": 1})
         revoked = provider.tokens.access_token
         provider.revoke()  # RFC 7009 at the server's revocation endpoint
@@ -172,7 +171,7 @@ def test_revoked_tokens_lead_to_a_new_sign_in(server):
 @pytest.mark.timeout(60)
 def test_concurrent_401s_share_one_refresh(server):
     provider, redirects, session = provider_for(server, refresh_margin=-3600)
-    with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
+    with mcp_sync.connect(server.url, auth=provider) as client:
         # revoke the access token only: the server answers 401, the refresh token still works
         server.provider.access_tokens.pop(provider.tokens.access_token)
         results: list[str] = []
@@ -191,7 +190,7 @@ def test_concurrent_401s_share_one_refresh(server):
 def test_two_stores_on_one_file_refresh_once(server, tmp_path, short_lived):
     path = tmp_path / "oauth.json"
     first, redirects, session_a = provider_for(server, store=FileStateStore(path), refresh_margin=1.0)
-    with mcp_sync.connect(server.url, auth=adapt(first)) as client:
+    with mcp_sync.connect(server.url, auth=first) as client:
         client.call_tool("add", {"a": 1, "b": 1})
     # a second "process": its own store object and lock file descriptor on the same file
     second, _, session_b = provider_for(server, store=FileStateStore(path), refresh_margin=1.0)
@@ -216,12 +215,12 @@ def test_notebook_flow_authorization_required_then_authorize(server, tmp_path):
     provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback",
                              store=FileStateStore(store_path))
     with pytest.raises(AuthorizationRequired) as needed:
-        mcp_sync.connect(server.url, auth=adapt(provider))
+        mcp_sync.connect(server.url, auth=provider)
     # the user signs in; the browser ends on the redirect URL, which they paste back
     # (in a new kernel: a fresh provider over the same store)
     landed = requests.get(needed.value.authorization_url, allow_redirects=False, timeout=10)
     again = OAuthProvider(server.url, "http://127.0.0.1:1/callback",
                           store=FileStateStore(store_path))
     again.authorize(landed.headers["Location"])
-    with mcp_sync.connect(server.url, auth=adapt(again)) as client:
+    with mcp_sync.connect(server.url, auth=again) as client:
         assert client.call_tool("add", {"a": 5, "b": 5}).text == "10"

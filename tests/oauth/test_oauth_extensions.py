@@ -24,7 +24,6 @@ from mcp_sync.oauth import (
     IdJagExchange,
     InvalidGrantError,
     JwtBearerProvider,
-    adapt,
 )
 
 
@@ -62,7 +61,7 @@ def test_workload_identity_federation(trust):
             return workload_jwt(trust, audience)
 
         provider = JwtBearerProvider(server.url, assertion)
-        with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
+        with mcp_sync.connect(server.url, auth=provider) as client:
             assert client.call_tool("add", {"a": 1, "b": 2}).text == "3"
         assert trust.grants == ["workload"] and audiences == [str(server.provider.base_url)]
 
@@ -73,7 +72,7 @@ def test_a_refused_assertion_is_raised_not_retried(trust):
         expired = workload_jwt(trust, str(server.provider.base_url), expires_in=-120)
         provider = JwtBearerProvider(server.url, expired)
         with pytest.raises(InvalidGrantError):
-            mcp_sync.connect(server.url, auth=adapt(provider))
+            mcp_sync.connect(server.url, auth=provider)
         assert trust.grants == []
 
 
@@ -84,7 +83,7 @@ def test_enterprise_managed_authorization_trades_the_id_token_for_an_id_jag(trus
                             client_id=trust.idp_client_id)
         provider = JwtBearerProvider(server.url, idp, client_id="enterprise-app",
                                      client_secret="app-secret")
-        with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
+        with mcp_sync.connect(server.url, auth=provider) as client:
             assert client.call_tool("add", {"a": 2, "b": 2}).text == "4"
         assert trust.grants == ["id-jag"]
         token = provider.tokens.access_token
@@ -98,7 +97,7 @@ def test_dpop_bound_tokens_with_a_fresh_proof_per_request(trust, require_nonce):
     with serve(trust=trust) as server:
         key = DPoPKey()
         provider, _, _ = provider_for(server, dpop=key)
-        with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
+        with mcp_sync.connect(server.url, auth=provider) as client:
             for n in range(3):
                 assert client.call_tool("add", {"a": n, "b": 1}).text == str(n + 1)
         tokens = provider.tokens
@@ -113,12 +112,12 @@ def test_dpop_bound_tokens_with_a_fresh_proof_per_request(trust, require_nonce):
 def test_dpop_is_used_when_the_authorization_server_advertises_it(trust):
     with serve(trust=trust) as server:
         provider, _, _ = provider_for(server)  # dpop=None: automatic
-        with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
+        with mcp_sync.connect(server.url, auth=provider) as client:
             assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
         assert provider.tokens.token_type == "DPoP"
     with serve() as plain:  # no DPoP advertised: bearer tokens
         provider, _, _ = provider_for(plain)
-        with mcp_sync.connect(plain.url, auth=adapt(provider)) as client:
+        with mcp_sync.connect(plain.url, auth=provider) as client:
             assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
         assert provider.tokens.token_type == "Bearer"
 

@@ -22,7 +22,7 @@ import mcp_sync
 from mcp_sync import AbortController
 from mcp_sync.auth import UnauthorizedContext
 from mcp_sync.errors import Aborted, HttpError
-from mcp_sync.oauth import OAuthError, OAuthProvider, adapt, headless_redirect
+from mcp_sync.oauth import OAuthError, OAuthProvider, headless_redirect
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ def challenge_to(url: str, metadata_url: str) -> UnauthorizedContext:
 @pytest.mark.timeout(60)
 def test_a_failed_reauthorization_during_an_outage_is_not_permanent(server):
     provider, redirects, _ = provider_for(server)
-    with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
+    with mcp_sync.connect(server.url, auth=provider) as client:
         assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
         server.provider.access_tokens.clear()  # every token dead: the next call needs a grant
         server.provider.refresh_tokens.clear()
@@ -66,7 +66,7 @@ def test_a_huge_or_inflating_metadata_body_is_capped_while_streamed(server, host
     tracemalloc.start()
     try:
         # the hostile URL fails; discovery falls back to the well-known location and signs in
-        assert provider.handle_challenge(challenge_to(server.url, hostile.base + path))
+        assert provider.on_unauthorized(challenge_to(server.url, hostile.base + path))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -79,7 +79,7 @@ def test_a_dripping_body_is_bounded_in_total_time(hostile):
     provider = OAuthProvider("http://127.0.0.1:9/mcp", "http://127.0.0.1:1/callback",
                              on_redirect=headless_redirect(), timeout=1.0)
     with pytest.raises((OAuthError, requests.RequestException)):  # nothing else answers
-        provider.handle_challenge(challenge_to("http://127.0.0.1:9/mcp", hostile.base + "/drip"))
+        provider.on_unauthorized(challenge_to("http://127.0.0.1:9/mcp", hostile.base + "/drip"))
     assert hostile.hung_up.wait(10)
     assert hostile.sent["/drip"] < 100  # a byte every 0.1 s, cut off after about 1 s
 
@@ -88,11 +88,11 @@ def test_a_dripping_body_is_bounded_in_total_time(hostile):
 def test_a_dripping_peer_does_not_hold_a_shared_provider(server, hostile):
     provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback",
                              on_redirect=headless_redirect(), timeout=1.0)
-    worker = threading.Thread(target=lambda: provider.handle_challenge(
+    worker = threading.Thread(target=lambda: provider.on_unauthorized(
         challenge_to(server.url, hostile.base + "/drip")))
     worker.start()
     # another client sharing the provider gets its turn within the bound, then signs in
-    with mcp_sync.connect(server.url, auth=adapt(provider), request_timeout=20) as client:
+    with mcp_sync.connect(server.url, auth=provider, request_timeout=20) as client:
         assert client.call_tool("add", {"a": 1, "b": 2}).text == "3"
     worker.join(20)
     assert not worker.is_alive()
@@ -102,7 +102,7 @@ def test_a_dripping_peer_does_not_hold_a_shared_provider(server, hostile):
 def test_short_lived_tokens_are_not_refreshed_on_every_call(server, monkeypatch):
     monkeypatch.setattr(in_memory, "DEFAULT_ACCESS_TOKEN_EXPIRY_SECONDS", 30)
     provider, _, session = provider_for(server)  # the default 60 s margin
-    with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
+    with mcp_sync.connect(server.url, auth=provider) as client:
         for _ in range(20):
             assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
     assert session.grants == ["authorization_code"]
@@ -136,7 +136,7 @@ def test_an_abort_while_authorizing_stops_the_flow(server):
 
     provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback", session=session,
                              on_redirect=on_redirect)
-    client = mcp_sync.connect(server.url, auth=adapt(provider))
+    client = mcp_sync.connect(server.url, auth=provider)
     try:
         assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
         server.provider.access_tokens.clear()
@@ -155,7 +155,7 @@ def test_a_401_then_403_insufficient_scope_on_one_request_is_stepped_up():
     with serve(required_scopes=["mcp:read", "mcp:write"]) as server:
         # asks for mcp:read only: the token then gets a 403 insufficient_scope on the retry
         provider, redirects, _ = provider_for(server, scope="mcp:read")
-        with mcp_sync.connect(server.url, auth=adapt(provider),
+        with mcp_sync.connect(server.url, auth=provider,
                               protocol="2026-07-28") as client:
             assert client.call_tool("add", {"a": 2, "b": 5}).text == "7"
         assert len(redirects.urls) == 2
@@ -204,7 +204,7 @@ def test_an_aborted_authorization_does_not_refuse_the_call_waiting_behind_it(ser
     session = AbortDuringDiscovery(transport_session)
     provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback", session=session,
                              on_redirect=headless_redirect())
-    transport = mcp_sync.StreamableHttpTransport(server.url, auth=adapt(provider),
+    transport = mcp_sync.StreamableHttpTransport(server.url, auth=provider,
                                                  session=transport_session)
     with mcp_sync.Client("t", "1").connect(transport) as client:
         while transport_session.rejected.acquire(blocking=False):
@@ -247,7 +247,7 @@ def test_a_metadata_request_the_server_hangs_up_on_is_sent_again(stub):
     stub.route("GET", "/.well-known/oauth-protected-resource/mcp", hang_up_once)
     provider = OAuthProvider(stub.url, "http://127.0.0.1:1/callback",
                              on_redirect=headless_redirect())
-    assert provider.handle_challenge(UnauthorizedContext(
+    assert provider.on_unauthorized(UnauthorizedContext(
         status=401, headers={}, www_authenticate="Bearer", url=stub.url,
         session=requests.Session())) is True
     assert len(calls) == 2

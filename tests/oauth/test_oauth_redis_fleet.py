@@ -22,7 +22,7 @@ from oauth_fastmcp_server import serve
 from redis_server import redis_server
 
 import mcp_sync
-from mcp_sync.oauth import OAuthProvider, adapt, headless_redirect
+from mcp_sync.oauth import OAuthProvider, headless_redirect
 from mcp_sync.oauth.redis_store import RedisStateStore
 
 HERE = Path(__file__).resolve().parent
@@ -49,7 +49,7 @@ def fleet(tmp_path, monkeypatch):
         provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback",
                                  on_redirect=headless_redirect(),
                                  store=RedisStateStore(redis_url), refresh_margin=1.0)
-        with mcp_sync.connect(server.url, auth=adapt(provider)) as client:
+        with mcp_sync.connect(server.url, auth=provider) as client:
             assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
         expires_at = provider.tokens.expires_at
         wait_until(lambda: time.time() > expires_at + 0.05, timeout=10)  # the stored token expires

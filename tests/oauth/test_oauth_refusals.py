@@ -25,7 +25,6 @@ from mcp_sync.oauth import (
     ResourceMismatchError,
     StateMismatchError,
     TokenError,
-    adapt,
     discover,
     headless_redirect,
 )
@@ -42,7 +41,7 @@ def challenge(url: str, *, status: int = 401, header: str = "Bearer", token: str
 
 def signed_in(stub: Stub, **options) -> OAuthProvider:
     provider = OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect(), **options)
-    assert provider.handle_challenge(challenge(stub.url)) is True
+    assert provider.on_unauthorized(challenge(stub.url)) is True
     return provider
 
 
@@ -83,7 +82,7 @@ def test_authorization_server_without_pkce_s256_is_refused(stub):
     stub.standard(metadata={"code_challenge_methods_supported": None})
     provider = OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect())
     with pytest.raises(PkceNotSupportedError):
-        provider.handle_challenge(challenge(stub.url))
+        provider.on_unauthorized(challenge(stub.url))
     assert not stub.hits("/register") and not stub.hits("/authorize")
     stub.standard(metadata={"code_challenge_methods_supported": ["plain"]})
     with pytest.raises(PkceNotSupportedError):
@@ -154,7 +153,7 @@ def test_wrong_iss_in_the_redirect_never_reaches_the_token_endpoint(stub):
     stub.standard(iss="https://evil.example")
     provider = OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect())
     with pytest.raises(IssuerMismatchError):
-        provider.handle_challenge(challenge(stub.url))
+        provider.on_unauthorized(challenge(stub.url))
     assert stub.hits("/authorize") and not stub.hits("/token")
 
 
@@ -162,7 +161,7 @@ def test_state_mismatch_is_refused_and_nothing_is_exchanged(stub):
     stub.standard()
     provider = OAuthProvider(stub.url, REDIRECT)  # no handler: the user finishes later
     with pytest.raises(AuthorizationRequired) as raised:
-        provider.handle_challenge(challenge(stub.url))
+        provider.on_unauthorized(challenge(stub.url))
     assert raised.value.authorization_url.startswith(f"{stub.base}/authorize?")
     with pytest.raises(StateMismatchError):
         provider.authorize(f"{REDIRECT}?code=the-code&state=forged&iss={stub.base}")
@@ -179,7 +178,7 @@ def test_state_mismatch_is_refused_and_nothing_is_exchanged(stub):
 def test_authorization_request_carries_pkce_state_and_resource(stub):
     stub.standard()
     provider = OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect())
-    provider.handle_challenge(challenge(stub.url, header='Bearer scope="a b"'))
+    provider.on_unauthorized(challenge(stub.url, header='Bearer scope="a b"'))
     query = stub.hits("/authorize")[0]["query"]
     assert query["code_challenge_method"] == "S256" and len(query["code_challenge"]) == 43
     assert query["resource"] == stub.url and query["scope"] == "a b" and query["state"]
@@ -198,10 +197,10 @@ def test_tokens_are_never_sent_to_another_origin(stub):
     try:
         before = len(other.requests)
         with pytest.raises(OAuthError, match="not sent"):
-            mcp_sync.connect(other.url, auth=adapt(provider))
+            mcp_sync.connect(other.url, auth=provider)
         assert len(other.requests) == before  # nothing at all reached the other server
         with pytest.raises(OAuthError):
-            provider.handle_challenge(challenge(other.url))
+            provider.on_unauthorized(challenge(other.url))
     finally:
         other.close()
 
@@ -216,7 +215,7 @@ def test_tokens_stay_out_of_reprs_logs_and_errors(stub, caplog):
         provider.refresh()
     text = caplog.text + repr(provider) + repr(provider.tokens) + str(raised.value)
     assert "SECRET" not in text
-    assert "SECRET" not in repr(adapt(provider))
+    assert "SECRET" not in repr(provider)
 
 
 def test_basic_client_authentication_form_encodes_the_credentials(stub):
@@ -237,7 +236,7 @@ def test_invalid_grant_on_refresh_falls_back_to_a_new_authorization(stub):
         {"access_token": "at-2", "refresh_token": "rt-2", "expires_in": 3600},
     ])
     provider = signed_in(stub)
-    assert provider.handle_challenge(challenge(stub.url, token="at-1")) is True
+    assert provider.on_unauthorized(challenge(stub.url, token="at-1")) is True
     assert provider.token() == "at-2"
     grants = [hit["form"]["grant_type"] for hit in stub.hits("/token")]
     assert grants == ["authorization_code", "refresh_token", "authorization_code"]
@@ -250,7 +249,7 @@ def test_an_aborted_refresh_never_falls_back_to_a_new_authorization(stub):
     ])
     provider = signed_in(stub)
     with pytest.raises(TokenError, match="temporarily_unavailable"):
-        provider.handle_challenge(challenge(stub.url, token="at-1"))
+        provider.on_unauthorized(challenge(stub.url, token="at-1"))
     assert len(stub.hits("/authorize")) == 1  # no second sign-in
     assert provider.tokens is not None and provider.tokens.refresh_token == "rt-1"
 
@@ -259,14 +258,14 @@ def test_an_aborted_refresh_never_falls_back_to_a_new_authorization(stub):
 
     stub.route("POST", "/token", hang_up)
     with pytest.raises(requests.RequestException):
-        provider.handle_challenge(challenge(stub.url, token="at-1"))
+        provider.on_unauthorized(challenge(stub.url, token="at-1"))
     assert len(stub.hits("/authorize")) == 1
 
 
 def test_a_401_for_a_token_already_replaced_just_retries(stub):
     stub.standard()
     provider = signed_in(stub)
-    assert provider.handle_challenge(challenge(stub.url, token="an-older-token")) is True
+    assert provider.on_unauthorized(challenge(stub.url, token="an-older-token")) is True
     assert len(stub.hits("/token")) == 1
 
 
@@ -278,10 +277,10 @@ def test_step_up_requests_the_union_and_stops_at_its_limit(stub):
     provider = signed_in(stub, max_step_up=2)
     forbidden = 'Bearer error="insufficient_scope", scope="write"'
     for _ in range(2):
-        assert provider.handle_challenge(challenge(stub.url, status=403, header=forbidden, token="at"))
+        assert provider.on_unauthorized(challenge(stub.url, status=403, header=forbidden, token="at"))
     assert stub.hits("/authorize")[-1]["query"]["scope"] == "read write"
     with pytest.raises(InsufficientScopeError):
-        provider.handle_challenge(challenge(stub.url, status=403, header=forbidden, token="at"))
+        provider.on_unauthorized(challenge(stub.url, status=403, header=forbidden, token="at"))
     assert len(stub.hits("/authorize")) == 3
 
 
@@ -289,11 +288,11 @@ def test_offline_access_only_when_the_authorization_server_lists_it(stub):
     stub.standard(metadata={"scopes_supported": ["mcp", "offline_access"]})
     signed_in(stub)  # no scope anywhere: scope omitted, offline_access not added alone
     assert "scope" not in stub.hits("/authorize")[-1]["query"]
-    OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect()).handle_challenge(
+    OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect()).on_unauthorized(
         challenge(stub.url, header='Bearer scope="mcp"'))
     assert stub.hits("/authorize")[-1]["query"]["scope"] == "mcp offline_access"
     stub.standard(metadata={"scopes_supported": ["mcp"]})
-    OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect()).handle_challenge(
+    OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect()).on_unauthorized(
         challenge(stub.url, header='Bearer scope="mcp"'))
     assert stub.hits("/authorize")[-1]["query"]["scope"] == "mcp"
 
