@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .protocol.types._presentation import presentation
+
 __all__ = [
     "Param",
     "html_for",
@@ -372,3 +374,8 @@ def register_ipython(ipython: Any = None) -> bool:
         if formatter is not None:
             formatter.for_type(list, lambda value, render=render: render(value))
     return True
+
+
+# The wire types' _repr_html_ / _repr_markdown_ call these (protocol/ imports no presentation).
+presentation.html = html_for
+presentation.markdown = markdown_for

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, StrictBool
 
 from ._base import McpModel, MetaModel
+from ._presentation import Displayable
 from .common import CacheableResult, InputResponseRequestParams, PaginatedResult, Result
 from .content import ContentBlock, Icon, Role
 
@@ -25,22 +26,12 @@ class PromptArgument(McpModel):
     required: StrictBool | None = None
 
 
-class Prompt(MetaModel):
+class Prompt(MetaModel, Displayable):
     name: str
     title: str | None = None
     description: str | None = None
     arguments: list[PromptArgument] | None = None
     icons: list[Icon] | None = None
-
-    def _repr_html_(self) -> str | None:
-        from ..._repr import html_for
-
-        return html_for(self)
-
-    def _repr_markdown_(self) -> str | None:
-        from ..._repr import markdown_for
-
-        return markdown_for(self)
 
 
 class ListPromptsResult(PaginatedResult, CacheableResult):
@@ -59,18 +50,8 @@ class PromptMessage(McpModel):
     content: ContentBlock
 
 
-class GetPromptResult(Result):
+class GetPromptResult(Result, Displayable):
     description: str | None = None
     messages: list[PromptMessage] = Field(default_factory=list)
 
     _always_sent = frozenset({"messages"})
-
-    def _repr_html_(self) -> str | None:
-        from ..._repr import html_for
-
-        return html_for(self)
-
-    def _repr_markdown_(self) -> str | None:
-        from ..._repr import markdown_for
-
-        return markdown_for(self)

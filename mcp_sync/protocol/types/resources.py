@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from ._base import MetaModel
+from ._presentation import Displayable
 from .common import (
     CacheableResult,
     InputResponseRequestParams,
@@ -36,7 +37,7 @@ def _name_from(data: Any, key: str) -> Any:
     return data
 
 
-class Resource(ResourceFields):
+class Resource(ResourceFields, Displayable):
     """A resource the server can read, as listed by ``resources/list`` (without a ``name``
     from the server, its ``uri`` is the name)."""
 
@@ -45,18 +46,8 @@ class Resource(ResourceFields):
     def _default_name(cls, data: Any) -> Any:
         return _name_from(data, "uri")
 
-    def _repr_html_(self) -> str | None:
-        from ..._repr import html_for
 
-        return html_for(self)
-
-    def _repr_markdown_(self) -> str | None:
-        from ..._repr import markdown_for
-
-        return markdown_for(self)
-
-
-class ResourceTemplate(MetaModel):
+class ResourceTemplate(MetaModel, Displayable):
     """An RFC 6570 URI template for resources the server can read (without a ``name`` from
     the server, its ``uriTemplate`` is the name)."""
 
@@ -73,16 +64,6 @@ class ResourceTemplate(MetaModel):
     mime_type: str | None = None
     annotations: Annotations | None = None
     icons: list[Icon] | None = None
-
-    def _repr_html_(self) -> str | None:
-        from ..._repr import html_for
-
-        return html_for(self)
-
-    def _repr_markdown_(self) -> str | None:
-        from ..._repr import markdown_for
-
-        return markdown_for(self)
 
 
 class ListResourcesResult(PaginatedResult, CacheableResult):
@@ -107,22 +88,12 @@ class ReadResourceRequestParams(ResourceRequestParams, InputResponseRequestParam
     """Params of ``resources/read``."""
 
 
-class ReadResourceResult(CacheableResult):
+class ReadResourceResult(CacheableResult, Displayable):
     """Contents of a resource: text or base64 blobs (one resource may have several parts)."""
 
     contents: list[ResourceContents] = Field(default_factory=list)
 
     _always_sent = frozenset({"contents"})
-
-    def _repr_html_(self) -> str | None:
-        from ..._repr import html_for
-
-        return html_for(self)
-
-    def _repr_markdown_(self) -> str | None:
-        from ..._repr import markdown_for
-
-        return markdown_for(self)
 
 
 class ResourceUpdatedNotificationParams(NotificationParams):

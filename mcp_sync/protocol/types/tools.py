@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, StrictBool
 
 from ._base import McpModel, MetaModel
+from ._presentation import Displayable, presentation
 from .common import CacheableResult, InputResponseRequestParams, PaginatedResult, Result
 from .content import ContentBlock, Icon, TextContent
 from .tasks import TaskMetadata
@@ -42,7 +43,7 @@ def _object_schema() -> dict[str, Any]:
     return {"type": "object"}
 
 
-class Tool(MetaModel):
+class Tool(MetaModel, Displayable):
     """A tool the server offers. ``input_schema`` is a JSON Schema object, passed on untouched."""
 
     name: str
@@ -67,25 +68,11 @@ class Tool(MetaModel):
 
     def to_openai(self, *, style: Literal["chat", "responses"] = "chat") -> dict[str, Any]:
         """This tool for OpenAI's ``tools=[...]``; see :func:`mcp_sync.llm.openai_tool`."""
-        from ...llm import openai_tool
-
-        return openai_tool(self, style=style)
+        return presentation.openai_tool(self, style=style)
 
     def to_anthropic(self) -> dict[str, Any]:
         """This tool for Anthropic's ``tools=[...]``; see :func:`mcp_sync.llm.anthropic_tool`."""
-        from ...llm import anthropic_tool
-
-        return anthropic_tool(self)
-
-    def _repr_html_(self) -> str | None:
-        from ..._repr import html_for
-
-        return html_for(self)
-
-    def _repr_markdown_(self) -> str | None:
-        from ..._repr import markdown_for
-
-        return markdown_for(self)
+        return presentation.anthropic_tool(self)
 
 
 class ListToolsResult(PaginatedResult, CacheableResult):
@@ -101,7 +88,7 @@ class CallToolRequestParams(InputResponseRequestParams):
     task: TaskMetadata | None = None
 
 
-class CallToolResult(Result):
+class CallToolResult(Result, Displayable):
     """The result of a tool call. A failed tool is ``is_error=True``, not an exception.
 
     ``content`` is ``[]`` when a server leaves it out; ``structured_content`` is the parsed
@@ -121,16 +108,4 @@ class CallToolResult(Result):
 
     def to_llm_content(self, *, max_text_bytes: int | None = None) -> list[dict[str, Any]]:
         """This result as LLM message content; see :func:`mcp_sync.llm.to_llm_content`."""
-        from ...llm import to_llm_content
-
-        return to_llm_content(self, max_text_bytes=max_text_bytes)
-
-    def _repr_html_(self) -> str | None:
-        from ..._repr import html_for
-
-        return html_for(self)
-
-    def _repr_markdown_(self) -> str | None:
-        from ..._repr import markdown_for
-
-        return markdown_for(self)
+        return presentation.llm_content(self, max_text_bytes=max_text_bytes)
