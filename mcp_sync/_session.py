@@ -345,31 +345,19 @@ class Session:
     # -- incoming -----------------------------------------------------------------------
 
     def _on_message(self, raw: Any) -> None:
-        if isinstance(raw, dict):
-            # The hot path, checked as strictly as jsonrpc.parse does: a success response to
-            # one of our requests (our ids are ints) settles it without building a Response.
-            request_id = raw.get("id")
-            if (
-                type(request_id) is int
-                and "result" in raw
-                and "method" not in raw
-                and "error" not in raw
-                and raw.get("jsonrpc") == "2.0"
-            ):
-                pending = self._pending.get(request_id)
-                if pending is not None:
-                    self._settle(pending, result=raw["result"])
-                    return
-            try:
-                self._handle(jsonrpc.parse(raw))
-            except InvalidMessage as exc:
-                self._on_invalid(exc)
+        if isinstance(raw, list):
+            for item in jsonrpc.parse_batch(raw):
+                if isinstance(item, InvalidMessage):
+                    self._on_invalid(item)
+                else:
+                    self._handle(item)
             return
-        for item in jsonrpc.parse_batch(raw):
-            if isinstance(item, InvalidMessage):
-                self._on_invalid(item)
-            else:
-                self._handle(item)
+        try:
+            message = jsonrpc.parse(raw)
+        except InvalidMessage as exc:
+            self._on_invalid(exc)
+            return
+        self._handle(message)
 
     def _handle(self, message: jsonrpc.Message) -> None:
         if isinstance(message, Response):

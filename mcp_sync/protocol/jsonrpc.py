@@ -6,12 +6,11 @@ classifies it into a small frozen object, so the session core never guesses at a
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from ..errors import InvalidMessage, ProtocolError
+from ._json import decode, encode
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -175,86 +174,14 @@ def error_response(id: RequestId | None, code: int, message: str, data: Any = No
     return {"jsonrpc": "2.0", "id": id, "error": error}
 
 
-_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def _make_c_encoder() -> Callable[[Any, int], Any] | None:
-    """CPython's C encoder with ``_encoder``'s settings, made once (None elsewhere).
-
-    ``JSONEncoder.encode`` makes one per call, a third of the cost of encoding a small message.
-    It keeps no table of the containers it is inside (one shared table could be left stale by
-    a failed call), so a circular message ends in RecursionError, which :func:`encode` reports.
-    """
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return None
-    c_encoder: Callable[[Any, int], Any] = make(
-        None,  # no circular-reference table
-        _encoder.default,
-        json.encoder.encode_basestring,
-        None,  # indent
-        _encoder.key_separator,
-        _encoder.item_separator,
-        _encoder.sort_keys,
-        _encoder.skipkeys,
-        _encoder.allow_nan,
-    )
-    return c_encoder
-
-
-_c_encoder = _make_c_encoder()
-
-
-def encode(message: Any) -> bytes:
-    """Compact UTF-8 JSON for a message (no newlines inside, as stdio framing needs).
-
-    Raises ``TypeError`` for a value JSON cannot hold and ``ValueError`` for NaN, infinity or
-    a circular structure, as :func:`json.dumps` does.
-    """
-    if _c_encoder is None:
-        return _encoder.encode(message).encode("utf-8")
-    try:
-        return "".join(_c_encoder(message, 0)).encode("utf-8")
-    except RecursionError:
-        raise ValueError("the message is circular or nested too deeply for JSON") from None
-
-
-_decoder = json.JSONDecoder()
-#: The decoder's scanner (C in CPython): ``(text, index) -> (value, end)``.
-_scan_once: Callable[[str, int], tuple[Any, int]] = _decoder.scan_once  # type: ignore[attr-defined]
-_JSON_SPACE = " \t\n\r"
-
-
 def salvage_id(data: bytes) -> RequestId | None:
     """The id of a response whose bytes are not valid UTF-8, read with the bad bytes replaced,
     so that the request it answers can fail at once; None when none can be read."""
     try:
-        value = json.loads(data.decode("utf-8", errors="replace"))
-    except (ValueError, RecursionError):
+        value = decode(data.decode("utf-8", errors="replace"))
+    except ProtocolError:
         return None
     if not isinstance(value, dict) or "method" in value:
         return None
     request_id = value.get("id")
     return request_id if is_request_id(request_id) else None
-
-
-def decode(data: bytes | str) -> Any:
-    """Decode one JSON text (UTF-8 when bytes, as MCP requires); raise :class:`ProtocolError`
-    naming the problem if it is not JSON."""
-    try:
-        # The common case goes straight to the scanner: json.loads would first sniff the
-        # bytes' encoding and then wrap the scan in two Python layers and two regex matches,
-        # together more than the scan of a small message. Anything unusual (leading space,
-        # trailing data, an error) takes JSONDecoder.decode for its checks and messages.
-        text = data.decode() if isinstance(data, bytes) else data
-        try:
-            value, end = _scan_once(text, 0)
-        except StopIteration:
-            # RFC 8259 lets a parser ignore a byte order mark, and json.loads(bytes) did
-            return _decoder.decode(text[1:] if text.startswith("\ufeff") else text)
-        if end != len(text) and text[end:].strip(_JSON_SPACE):
-            return _decoder.decode(text)
-        return value
-    except (ValueError, RecursionError) as exc:
-        shown = data[:200] if isinstance(data, (bytes, str)) else data
-        raise ProtocolError(f"invalid JSON ({exc}): {shown!r}") from None
