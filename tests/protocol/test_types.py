@@ -537,3 +537,35 @@ def test_completion_types() -> None:
     assert t.CompleteResult().to_wire() == {"completion": {"values": []}}
     done = t.CompleteResult.from_wire({"completion": {"values": ["a"], "hasMore": False}})
     assert done.completion.has_more is False
+
+
+def test_to_wire_leaves_the_model_as_it_was() -> None:
+    # Writing a value must not change it: what was set stays what was set (model_dump,
+    # model_fields_set), and two threads may write one shared value at once.
+    text = t.TextContent(text="hi")
+    result = t.CallToolResult(content=[text])
+    init = t.InitializeResult(
+        protocol_version="2025-11-25", server_info=t.Implementation(name="s", version="1")
+    )
+    before = [
+        (value.model_fields_set, value.model_dump(exclude_unset=True))
+        for value in (text, result, init)
+    ]
+    assert result.to_wire() == {"content": [{"type": "text", "text": "hi"}]}
+    assert init.to_wire() == {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "serverInfo": {"name": "s", "version": "1"},
+    }
+    after = [
+        (value.model_fields_set, value.model_dump(exclude_unset=True))
+        for value in (text, result, init)
+    ]
+    assert after == before
+
+
+def test_to_wire_writes_always_sent_fields_changed_in_place() -> None:
+    result = t.CallToolResult()
+    result.content.append(t.TextContent(text="late"))  # not an assignment: content stays unset
+    assert result.to_wire() == {"content": [{"type": "text", "text": "late"}]}
+    assert t.TextContent(text="x", type="text").to_wire() == {"type": "text", "text": "x"}

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import functools
 import typing
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+from pydantic_core import to_jsonable_python
 from typing_extensions import Self
 
 __all__ = ["JsonObject", "McpModel", "MetaModel", "Number"]
@@ -52,29 +54,53 @@ class McpModel(BaseModel):
         return cls.model_validate(obj)
 
     def to_wire(self) -> dict[str, Any]:
-        """The JSON-ready dict for this value, with wire (camelCase) keys."""
-        # exclude_unset drops defaults; discriminators and required-with-default fields must
-        # still go on the wire, so they are marked set here, when writing, rather than on
-        # every instance made: results are read far more often than anything is written.
-        _mark_always_sent(self)
-        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        """The JSON-ready dict for this value, with wire (camelCase) keys. The value itself
+        is not changed."""
+        wire = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        _add_always_sent(self, wire)
+        return wire
 
 
-def _mark_always_sent(value: Any) -> None:
-    """Count each model's ``_always_sent`` fields as set, through nested models and containers
-    (only fields whose type can hold a model are entered: a big ``Any`` payload is not)."""
+def _add_always_sent(value: Any, wire: Any) -> None:
+    """Write into ``wire`` (``value`` dumped without its unset fields) the ``_always_sent``
+    fields that were left unset, through nested models and containers. Only fields whose type
+    can hold a model are entered: a big ``Any`` payload is not walked."""
     if isinstance(value, McpModel):
-        if value._always_sent:
-            value.__pydantic_fields_set__.update(value._always_sent)
-        for name in _model_fields(type(value)):
-            if name in value.__pydantic_fields_set__:
-                _mark_always_sent(getattr(value, name))
+        fields_set = value.__pydantic_fields_set__
+        cls = type(value)
+        for name, key in _wire_keys(cls, value._always_sent):
+            if name not in fields_set:
+                wire[key] = _dump(getattr(value, name))
+        for name, key in _wire_keys(cls, _model_fields(cls)):
+            if name in fields_set and key in wire:
+                _add_always_sent(getattr(value, name), wire[key])
     elif isinstance(value, (list, tuple)):
-        for item in value:
-            _mark_always_sent(item)
+        for item, item_wire in zip(value, wire, strict=False):
+            _add_always_sent(item, item_wire)
     elif isinstance(value, dict):
-        for item in value.values():
-            _mark_always_sent(item)
+        for item_key, item in value.items():
+            if item_key in wire:
+                _add_always_sent(item, wire[item_key])
+
+
+def _dump(value: Any) -> Any:
+    """The wire form of an unset field's value (its default, or a default changed in place)."""
+    if isinstance(value, McpModel):
+        return value.to_wire()
+    if isinstance(value, (list, tuple)):
+        return [_dump(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _dump(item) for key, item in value.items()}
+    return to_jsonable_python(value, by_alias=True)
+
+
+@functools.cache
+def _wire_keys(cls: type[McpModel], names: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """``(attribute, wire key)`` for each of ``names``."""
+    fields = cls.model_fields
+    return tuple(
+        (name, fields[name].serialization_alias or fields[name].alias or name) for name in names
+    )
 
 
 @functools.cache
