@@ -20,19 +20,16 @@ __all__ = ["AbortController", "AbortSignal"]
 
 _Callback = Callable[[object], None]
 
-#: Guards every signal's state. Its holders only flip a flag or touch a list, never call out,
-#: so one lock for all signals costs less than a lock made for each request's signal.
-_state_lock = threading.Lock()
-
 
 class AbortSignal:
     """Tells whether an operation should stop, and why. Read-only for its consumers."""
 
-    __slots__ = ("_aborted", "_callbacks", "_event", "_reason")
+    __slots__ = ("_aborted", "_callbacks", "_event", "_lock", "_reason")
 
     def __init__(self) -> None:
-        # Every request has a signal, so making one allocates nothing: the Event (a Condition
+        # Every request has a signal, so making one allocates little: the Event (a Condition
         # and its locks) is made only for someone who waits, the list for someone who listens.
+        self._lock = threading.Lock()  # guards the state below; never held while calling out
         self._aborted = False
         self._event: threading.Event | None = None
         self._callbacks: list[_Callback] | None = None
@@ -50,7 +47,7 @@ class AbortSignal:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until aborted or ``timeout`` seconds pass; return ``aborted``."""
-        with _state_lock:
+        with self._lock:
             if self._aborted:
                 return True
             if self._event is None:
@@ -69,7 +66,7 @@ class AbortSignal:
         Returns a function that removes the callback. Callbacks run on the aborting thread and
         must be quick.
         """
-        with _state_lock:
+        with self._lock:
             if not self._aborted:
                 if self._callbacks is None:
                     self._callbacks = []
@@ -79,13 +76,13 @@ class AbortSignal:
         return lambda: None
 
     def _remove(self, callback: _Callback) -> None:
-        with _state_lock:
+        with self._lock:
             callbacks = self._callbacks
             if callbacks is not None and callback in callbacks:
                 callbacks.remove(callback)
 
     def _abort(self, reason: object) -> bool:
-        with _state_lock:
+        with self._lock:
             if self._aborted:
                 return False
             self._reason = reason

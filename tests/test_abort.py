@@ -48,3 +48,37 @@ def test_wait_wakes_on_abort_from_another_thread():
     controller = AbortController()
     threading.Timer(0.01, controller.abort).start()
     assert controller.signal.wait(5)
+
+
+def test_a_listener_or_waiter_racing_the_abort_sees_it_exactly_once():
+    # A request's signal fires on one thread (the reader settling it) while the caller's
+    # thread starts listening or waiting: neither may miss the abort or see it twice.
+    for _ in range(300):
+        calls, woke = _race_listen_wait_abort()
+        assert calls == ["stop"] and woke == [True]
+
+
+def _race_listen_wait_abort() -> tuple[list[object], list[bool]]:
+    controller = AbortController()
+    calls: list[object] = []
+    woke: list[bool] = []
+    start = threading.Barrier(3)
+
+    def listen() -> None:
+        start.wait()
+        controller.signal.on_abort(calls.append)
+
+    def wait() -> None:
+        start.wait()
+        woke.append(controller.signal.wait(10))
+
+    def abort() -> None:
+        start.wait()
+        controller.abort("stop")
+
+    threads = [threading.Thread(target=f) for f in (listen, wait, abort)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    return calls, woke
