@@ -62,14 +62,13 @@ class PipeWriter:
     def write(self, data: bytes, deadline: float, signal: AbortSignal | None = None) -> None:
         """Write all of ``data`` by ``deadline`` (``math.inf``: no limit), unless ``signal``
         fires before any of it went out. Raise :class:`WriteTimeout` or :class:`PipeClosed`."""
-        lock = self._lock
         # The common case costs one non-blocking acquire and one write; only a writer that
         # has to wait (another write is stuck, the pipe is full) watches the deadline.
-        if not lock.acquire(False):
+        if not self._lock.acquire(False):
             wait = deadline - time.monotonic()
             if wait == math.inf:
-                lock.acquire()
-            elif wait <= 0 or not lock.acquire(timeout=wait):
+                self._lock.acquire()
+            elif wait <= 0 or not self._lock.acquire(timeout=wait):
                 raise WriteTimeout(
                     f"could not start writing to the {self._kind} peer in time: another write "
                     "is waiting for the peer to read",
@@ -89,7 +88,7 @@ class PipeWriter:
             if written != len(data):
                 self._write_rest(data, written, deadline, signal)
         finally:
-            lock.release()
+            self._lock.release()
 
     def close(self, timeout: float | None = None) -> bool:
         """Close the pipe, unless a writer stuck on a full pipe holds it past ``timeout``
