@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._targets import ServerConfig, Target, open_client, transport_for
+from ._targets import ClientOptions, ServerConfig, Target, open_client, transport_for
 from ._version import __version__
 from .backoff import Backoff
 from .config import Config, resolve
@@ -80,7 +80,7 @@ def connect(
         if not isinstance(target, str):
             raise TypeError("with config=, the target is a server name (a string)")
         target = resolve(config)[target]
-    client_options: dict[str, Any] = {
+    client_options: ClientOptions = {
         "name": name, "version": version, "title": title, "capabilities": capabilities,
         "protocol_version": protocol_version, "request_timeout": request_timeout,
         "max_total_timeout": max_total_timeout, "roots": roots,

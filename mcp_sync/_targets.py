@@ -13,21 +13,53 @@ line all come through here.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from typing_extensions import Unpack
+
+from .backoff import Backoff
 from .client import Client
 from .errors import McpError
+from .protocol.types import Root
 from .transports.base import Transport
 
 if TYPE_CHECKING:
     from .auth import AuthProvider
 
-__all__ = ["Kind", "ServerConfig", "Target", "open_client", "transport_for"]
+__all__ = ["ClientOptions", "Kind", "ServerConfig", "Target", "open_client", "transport_for"]
 
 Kind = Literal["stdio", "http", "sse"]
+
+
+class ClientOptions(TypedDict, total=False):
+    """The keyword options of :class:`~mcp_sync.Client`, for the functions that pass them on
+    (``ClientGroup.add``, ``connect_all``, ``ServerConfig.connect``); see ``Client`` for what
+    each does. A test keeps them in step with ``Client()``."""
+
+    name: str
+    version: str
+    title: str | None
+    capabilities: Mapping[str, Any] | None
+    protocol_version: str
+    request_timeout: float
+    max_total_timeout: float | None
+    roots: (
+        Sequence[Root | str | os.PathLike[str]]
+        | Callable[[], Sequence[Root | str | os.PathLike[str]]]
+        | None
+    )
+    strict_capabilities: bool
+    protocol: str
+    probe_timeout: float
+    max_input_rounds: int
+    cache: bool
+    recovery: Backoff | bool | None
+    auto_reinitialize: bool
+    on_close: Callable[[BaseException | None], None] | None
 
 
 @dataclass(frozen=True)
@@ -60,7 +92,7 @@ class ServerConfig:
         timeout: float | None = None,
         auth: AuthProvider | None = None,
         on_stderr: Callable[[str], None] | None = None,
-        **client_options: Any,
+        **client_options: Unpack[ClientOptions],
     ) -> Client:
         """A new :class:`~mcp_sync.Client` connected to this server."""
         return open_client(
@@ -131,7 +163,7 @@ def open_client(
     cwd: str | None = None,
     on_stderr: Callable[[str], None] | None = None,
     timeout: float | None = None,
-    client_options: Mapping[str, Any],
+    client_options: ClientOptions,
 ) -> Client:
     """A new :class:`Client` with ``client_options``, connected to ``target``.
 

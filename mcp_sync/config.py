@@ -40,11 +40,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._targets import Kind, ServerConfig
+from typing_extensions import Unpack
+
+from ._targets import ClientOptions, Kind, ServerConfig
 from .errors import ConfigError, ServerConnectError
 from .group import ClientGroup
 
 if TYPE_CHECKING:
+    from .auth import AuthProvider
     from .client import Client
 
 __all__ = [
@@ -112,9 +115,20 @@ class Config(Mapping[str, ServerConfig]):
     def __repr__(self) -> str:
         return f"<mcp_sync.config.Config {self.source} servers={list(self._servers)}>"
 
-    def connect(self, name: str, **options: Any) -> Client:
+    def connect(
+        self,
+        name: str,
+        /,
+        *,
+        timeout: float | None = None,
+        auth: AuthProvider | None = None,
+        on_stderr: Callable[[str], None] | None = None,
+        **client_options: Unpack[ClientOptions],
+    ) -> Client:
         """Connect to the server called ``name``; see :meth:`ServerConfig.connect`."""
-        return self[name].connect(**options)
+        return self[name].connect(
+            timeout=timeout, auth=auth, on_stderr=on_stderr, **client_options
+        )
 
 
 def load(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Config:
@@ -256,7 +270,7 @@ def connect_all(
     names: Sequence[str] | None = None,
     *,
     timeout: float | None = None,
-    **client_options: Any,
+    **client_options: Unpack[ClientOptions],
 ) -> ClientGroup:
     """Connect to every server of ``config`` (or those in ``names``), in parallel.
 

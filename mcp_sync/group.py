@@ -42,7 +42,9 @@ from .llm import unique_names
 from .protocol.types.skills import SKILLS_EXTENSION
 
 if TYPE_CHECKING:
-    from ._targets import ServerConfig
+    from typing_extensions import Unpack
+
+    from ._targets import ClientOptions, ServerConfig
     from .client import Client
     from .protocol.types import (
         CallToolResult,
@@ -120,9 +122,10 @@ class ClientGroup:
         self,
         name: str,
         target: Client | ServerConfig | Transport | str | Sequence[str],
+        /,
         *,
         timeout: float | None = None,
-        **client_options: Any,
+        **client_options: Unpack[ClientOptions],
     ) -> Client:
         """Add a server under ``name`` and return its client.
 
@@ -279,7 +282,7 @@ class ClientGroup:
             )
 
     @staticmethod
-    def _connect(target: Any, timeout: float | None, options: dict[str, Any]) -> Client:
+    def _connect(target: Any, timeout: float | None, options: ClientOptions) -> Client:
         from ._targets import open_client
         from .client import Client
 

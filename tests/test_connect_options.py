@@ -48,3 +48,27 @@ def test_the_options_reach_the_client_and_a_misspelt_one_is_refused():
         assert client.strict_capabilities is False
     with pytest.raises(TypeError, match="request_timout"):
         mcp_sync.connect(["unused"], request_timout=1)  # type: ignore[call-arg]
+
+
+def test_the_functions_passing_client_options_on_name_them_all():
+    from mcp_sync._targets import ClientOptions
+
+    client = inspect.signature(mcp_sync.Client.__init__).parameters
+    client_hints = _hints(mcp_sync.Client.__init__)
+    assert list(ClientOptions.__annotations__) == [name for name in client if name != "self"]
+    options_hints = typing.get_type_hints(ClientOptions)
+    for name in ClientOptions.__annotations__:
+        assert options_hints[name] == client_hints[name], name
+
+
+def test_a_group_member_and_a_config_entry_take_the_client_name_option():
+    """``name`` is the server's name in the group (and the entry's in the config), and also a
+    Client option: the client's ``name=`` reaches the client."""
+    command = [sys.executable, str(SERVERS / "env_server.py")]
+    with mcp_sync.ClientGroup() as group:
+        client = group.add("env", command, name="grouped", request_timeout=20)
+        assert client.client_info.name == "grouped"
+    config = mcp_sync.config.parse({"mcpServers": {"env": {"command": command[0],
+                                                           "args": command[1:]}}})
+    with config.connect("env", name="configured") as client:
+        assert client.client_info.name == "configured"
