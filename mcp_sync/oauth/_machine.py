@@ -30,7 +30,7 @@ logger = logging.getLogger("mcp_sync.oauth")
 
 class MachineProvider(AuthProvider):
     """Base of :class:`ClientCredentialsProvider` and :class:`JwtBearerProvider`, which are
-    :class:`~mcp_sync.auth.AuthProvider` s: pass one as ``auth=``."""
+    kinds of :class:`~mcp_sync.auth.AuthProvider`: pass one as ``auth=``."""
 
     #: Appended to the store key: each kind of provider keeps its own tokens.
     kind = "machine"

@@ -1,6 +1,7 @@
-"""``adapt()``, deprecated: the OAuth providers are :class:`~mcp_sync.auth.AuthProvider` s
-themselves (``mcp_sync.connect(url, auth=provider)``). It stays for code written before, and
-still wraps a third-party :class:`TokenSource` that is not an ``AuthProvider``."""
+"""``adapt()``, deprecated: the OAuth providers are kinds of
+:class:`~mcp_sync.auth.AuthProvider` (``mcp_sync.connect(url, auth=provider)``). It stays for
+code written before, and still wraps a third-party :class:`TokenSource` that is not an
+``AuthProvider``."""
 
 from __future__ import annotations
 
