@@ -50,7 +50,7 @@ from .protocol.jsonrpc import Notification
 from .protocol.pagination import follow_cursors
 from .protocol.types import Implementation, ProgressNotificationParams
 from .protocol.validation import parse_result
-from .transports.base import Transport
+from .transports.base import MessageOptions, Transport
 
 __all__ = [
     "ClientState",
@@ -220,11 +220,13 @@ class Connection:
     def _apply(self, session: Session, state: ServerState) -> None:
         """Use what the negotiation settled."""
         self.server = state
-        if state.era == "stateless":
-            session.transport.set_protocol_version(state.protocol_version)
-            session.transport.set_header_provider(weak_callback(self.stateless.param_headers, {}))
-            # Over HTTP a 2026-era request is cancelled by closing its stream, nothing more.
-            session.cancel_on_wire = session.transport.kind != "http"
+        stateless_era = state.era == "stateless"
+        # A stateless-era message stands alone at its version: every one says so.
+        session.message_options = (
+            MessageOptions(version=state.protocol_version) if stateless_era else None
+        )
+        # Some transports cancel a stateless-era request by closing its stream, nothing more.
+        session.cancel_on_wire = not (stateless_era and session.transport.cancels_by_closing_stream)
 
     def close(self) -> None:
         """Fail what is pending, stop the transport, end the threads, then run the
@@ -489,8 +491,10 @@ class Connection:
         wait: float,
         signal: AbortSignal | None,
         progress: RawProgress | None,
+        options: MessageOptions | None = None,
     ) -> Any:
-        """One request on ``session``, through the request hook when one is installed."""
+        """One request on ``session``, through the request hook when one is installed;
+        ``options`` for the transport (default: the session's)."""
         hook = _hooks.around_request  # None unless instrumented (tracing)
         if hook is not None:
 
@@ -502,6 +506,7 @@ class Connection:
                     max_total_timeout=self.max_total_timeout,
                     signal=signal,
                     on_progress=progress,
+                    options=options,
                 )
 
             return hook(self.server, self._transport, method, body, send)
@@ -512,6 +517,7 @@ class Connection:
             max_total_timeout=self.max_total_timeout,
             signal=signal,
             on_progress=progress,
+            options=options,
         )
 
     def notify(

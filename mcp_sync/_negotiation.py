@@ -26,10 +26,16 @@ from .errors import (
 from .protocol import stateless, versions
 from .protocol.types import DiscoverResult, Implementation, InitializeResult, ServerCapabilities
 from .protocol.validation import parse_result
+from .transports.base import MessageOptions
 
 __all__ = ["Offer", "ServerState", "handshake", "negotiate"]
 
 logger = logging.getLogger("mcp_sync")
+
+#: The handshake's messages belong to the session it opens, whatever the session sent before
+#: (a recovery may find a stateless-era session); the last one opens it.
+_IN_SESSION = MessageOptions()
+_OPENS_SESSION = MessageOptions(opens_session=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,12 +170,15 @@ def handshake(session: Session, offer: Offer, timeout: float) -> ServerState:
         "capabilities": offer.capabilities,
         "clientInfo": offer.client_info,
     }
-    raw = session.request("initialize", params, timeout=timeout, cancellable=False)
+    raw = session.request(
+        "initialize", params, timeout=timeout, cancellable=False, options=_IN_SESSION
+    )
     result = parse_result("initialize", InitializeResult, raw)
     if result.protocol_version not in versions.HANDSHAKE_VERSIONS:
         raise UnsupportedProtocolVersion(result.protocol_version, versions.HANDSHAKE_VERSIONS)
     session.transport.set_protocol_version(result.protocol_version)
-    session.notify("notifications/initialized", timeout=timeout)  # a write has a deadline too
+    # a write has a deadline too
+    session.notify("notifications/initialized", timeout=timeout, options=_OPENS_SESSION)
     return ServerState(
         result.protocol_version, result.capabilities, result.server_info, result.instructions
     )
@@ -181,7 +190,9 @@ def _discover(
     """Run ``server/discover``; with ``probe`` a non-2026 answer raises _HandshakeServer."""
     for attempt in range(2):
         meta = stateless.request_meta(version, {}, offer.client_info)
-        pending = session.begin("server/discover", {"_meta": meta})
+        pending = session.begin(
+            "server/discover", {"_meta": meta}, options=MessageOptions(version=version)
+        )
         try:
             raw = session.result(pending, timeout)
             result = parse_result("server/discover", DiscoverResult, raw)

@@ -60,7 +60,7 @@ from .protocol.jsonrpc import (
     RequestId,
     Response,
 )
-from .transports.base import Transport
+from .transports.base import MessageOptions, Transport
 
 __all__ = ["CLOSED_HINT", "PendingRequest", "RequestHandler", "Session"]
 
@@ -139,6 +139,9 @@ class Session:
         self.dispatcher = dispatcher
         #: False in eras/transports where cancelling means closing the request's stream.
         self.cancel_on_wire = True
+        #: What the transport is told with every message this session sends, unless a call
+        #: gives its own (in the stateless era: the version each message stands alone at).
+        self.message_options: MessageOptions | None = None
         #: Called on the reader thread for each notification, before any listener: for the
         #: client's own bookkeeping only (quick, never user code).
         self.inline_listener: NotificationListener | None = None
@@ -178,11 +181,13 @@ class Session:
         signal: AbortSignal | None = None,
         on_progress: ProgressCallback | None = None,
         cancellable: bool = True,
+        options: MessageOptions | None = None,
     ) -> Any:
-        """Send a request and block until its result; raise on error, timeout or abort."""
+        """Send a request and block until its result; raise on error, timeout or abort.
+        ``options`` (default :attr:`message_options`) go to the transport with it."""
         if signal is not None:
             signal.throw_if_aborted()
-        pending = self.begin(method, params, timeout, max_total_timeout, on_progress)
+        pending = self.begin(method, params, timeout, max_total_timeout, on_progress, options)
         remove_abort = (
             signal.on_abort(lambda reason: self._settle_locally(pending, Aborted(reason), reason))
             if signal is not None
@@ -201,6 +206,7 @@ class Session:
         timeout: float | None = None,
         max_total_timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        options: MessageOptions | None = None,
     ) -> PendingRequest:
         """Send a request without waiting: its ``future`` settles when it is answered.
 
@@ -217,7 +223,10 @@ class Session:
         self._pending[request_id] = pending
         try:
             self.transport.send_before(
-                jsonrpc.request(request_id, method, params), pending.deadline, pending.send_signal
+                jsonrpc.request(request_id, method, params),
+                pending.deadline,
+                pending.send_signal,
+                options=options or self.message_options,
             )
         except WriteTimeout as exc:
             # Nothing (or a broken part) reached the server: there is nothing to cancel.
@@ -250,13 +259,21 @@ class Session:
         self._send_cancel(pending, True)
 
     def notify(
-        self, method: str, params: dict[str, Any] | None = None, timeout: float | None = None
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        options: MessageOptions | None = None,
     ) -> None:
         """Send a notification; raise :class:`WriteTimeout` if the server has not taken it
         within ``timeout`` seconds (None: no limit)."""
         self._check_open()
         deadline = math.inf if timeout is None else time.monotonic() + timeout
-        self.transport.send_before(jsonrpc.notification(method, params), deadline)
+        self.transport.send_before(
+            jsonrpc.notification(method, params),
+            deadline,
+            options=options or self.message_options,
+        )
 
     def _wait(self, pending: PendingRequest, cancellable: bool) -> Any:
         future = pending.future
@@ -515,7 +532,11 @@ class Session:
 
     def _send_quietly(self, message: dict[str, Any]) -> None:
         try:
-            self.transport.send(message)
+            options = self.message_options
+            if options is None:  # (a ``send`` replaced on the instance may not take it)
+                self.transport.send(message)
+            else:
+                self.transport.send(message, options=options)
         except McpError as exc:
             # After close, answers to the server's last requests have nowhere to go.
             log = logger.debug if self._closed or self.transport.closed else logger.warning

@@ -38,6 +38,7 @@ from .protocol import headers, stateless
 from .protocol.jsonrpc import Notification
 from .protocol.meta import SERVER_INFO as SERVER_INFO_KEY
 from .protocol.types import TASKS_EXTENSION, Implementation, Tool
+from .transports.base import MessageOptions
 
 __all__ = ["Link", "StatelessEra", "StatelessListen", "listen_filters"]
 
@@ -75,6 +76,7 @@ class Link(Protocol):
         wait: float,
         signal: AbortSignal | None,
         progress: ProgressCallback | None,
+        options: MessageOptions | None = None,
     ) -> Any: ...
 
 
@@ -110,10 +112,11 @@ class StatelessEra:
             if cached is not None:
                 return cached
         key_params = body
+        options = self._options(method, body)
         body = stateless.with_meta(body, self.meta(method))
         send = self._link.send_once
         for _ in range(self.max_input_rounds + 1):
-            raw = send(session, method, body, wait, signal, progress)
+            raw = send(session, method, body, wait, signal, progress, options)
             self._note_server_info(raw)
             kind = stateless.result_type(raw)
             if kind == "task" and not stateless.declares_extension(body, TASKS_EXTENSION):
@@ -193,22 +196,28 @@ class StatelessEra:
 
     def accept_tools(self, tools: Iterable[Tool]) -> list[Tool]:
         """The listed tools minus those with invalid ``x-mcp-header`` annotations (dropped,
-        with a warning); remembered for their parameter headers."""
+        with a warning); those with valid ones are remembered for their parameter headers."""
         accepted = [tool for tool in tools if _headers_valid(tool)]
-        self._tools = {tool.name: tool for tool in accepted}
+        self._tools = {
+            t.name: t for t in accepted if _mentions(t.input_schema, headers.X_MCP_HEADER)
+        }
         return accepted
 
-    def param_headers(self, message: dict[str, Any]) -> Mapping[str, str]:
-        """``Mcp-Param-*`` headers of a ``tools/call`` over HTTP (from the schema of the tool
-        as last listed)."""
-        if message.get("method") != "tools/call":
-            return {}
-        params = message.get("params") or {}
+    def _options(self, method: str, params: dict[str, Any] | None) -> MessageOptions | None:
+        """The transport options of a request: a ``tools/call`` of a tool whose schema asks
+        for ``Mcp-Param-*`` headers gets them (from the tool as last listed); any other
+        request, the session's (its version)."""
+        if method != "tools/call" or not self._tools or params is None:
+            return None
         tool = self._tools.get(str(params.get("name")))
         arguments = params.get("arguments")
         if tool is None or not isinstance(arguments, dict):
-            return {}
-        return headers.param_headers(tool.input_schema, arguments)
+            return None
+        found = headers.param_headers(tool.input_schema, arguments)
+        server = self._link.server
+        if not found or server is None:
+            return None
+        return MessageOptions(version=server.protocol_version, headers=found)
 
     # -- notifications, listen, recovery ------------------------------------------------
 
@@ -252,6 +261,20 @@ def _headers_valid(tool: Tool) -> bool:
             "; ".join(problems),
         )
     return not problems
+
+
+def _mentions(schema: object, key: str) -> bool:
+    """True if ``key`` is a key anywhere in the JSON value ``schema``."""
+    todo = [schema]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Mapping):
+            if key in node:
+                return True
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return False
 
 
 def listen_filters(

@@ -141,11 +141,11 @@ def test_a_request_settled_before_it_is_written_is_never_written(server):
     transport = server.client_transport
     original = transport.send
 
-    def spy(message, signal=None):
+    def spy(message, signal=None, *, options=None):
         if message.get("method") == "tools/call":
             signals.append(signal)
             return None  # as if the write were still queued: not written yet
-        return original(message, signal)
+        return original(message, signal, options=options)
 
     transport.send = spy
     client = server.connect(Client())

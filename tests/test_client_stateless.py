@@ -399,3 +399,58 @@ def test_a_dropped_listen_stream_is_listened_again():
         assert cancel["params"]["requestId"] == second
     finally:
         client.close()
+
+
+def _record_options(transport):
+    """Record ``(method, options)`` of every message the client hands ``transport`` (the
+    in-memory transport's ``send_before`` goes through its ``send``)."""
+    sent = []
+    send = transport.send
+
+    def spy(message, signal=None, *, options=None):
+        sent.append((message.get("method"), options))
+        return send(message, signal, options=options)
+
+    transport.send = spy
+    return sent
+
+
+def test_each_message_tells_the_transport_its_version_and_a_tool_call_its_param_headers():
+    """What a transport does differently for a message comes with the message (options), not
+    from reading params._meta or calling back into the client: every stateless-era message
+    carries its version, a tools/call of a tool with x-mcp-header its Mcp-Param-* headers."""
+    server = stateless_server()
+    schema = {"type": "object",
+              "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
+    server.handle("tools/list", lambda p, c: {"tools": [
+        {"name": "weather", "inputSchema": schema},
+        {"name": "plain", "inputSchema": {"type": "object"}}]})
+    server.handle("tools/call", lambda p, c: TEXT)
+    sent = _record_options(server.client_transport)
+    client = server.connect(Client())
+    try:
+        client.list_tools()
+        client.call_tool("weather", {"region": "eu-west"})
+        client.call_tool("plain", {})
+        client.notify("notifications/custom")
+        assert [method for method, _ in sent] == [
+            "server/discover", "tools/list", "tools/call", "tools/call", "notifications/custom"]
+        assert all(o is not None and o.version == "2026-07-28" for _, o in sent), sent
+        assert dict(sent[2][1].headers) == {"Mcp-Param-Region": "eu-west"}
+        assert [dict(o.headers) for _, o in sent[3:]] == [{}, {}]
+        assert server.client_transport.header_provider is None  # nothing to call back
+    finally:
+        client.close()
+
+
+def test_the_handshake_tells_the_transport_which_message_opens_the_session():
+    server = MockServer()
+    sent = _record_options(server.client_transport)
+    client = server.connect(Client(protocol="handshake"))
+    try:
+        client.ping()
+        opened = [method for method, o in sent if o is not None and o.opens_session]
+        assert opened == ["notifications/initialized"]
+        assert all(o is None or o.version is None for _, o in sent)  # the session's messages
+    finally:
+        client.close()
