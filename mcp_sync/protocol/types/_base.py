@@ -67,11 +67,11 @@ def _add_always_sent(value: Any, wire: Any) -> None:
     can hold a model are entered: a big ``Any`` payload is not walked."""
     if isinstance(value, McpModel):
         fields_set = value.__pydantic_fields_set__
-        cls = type(value)
-        for name, key in _wire_keys(cls, value._always_sent):
+        always_sent, nested = _wire_plan(type(value))
+        for name, key in always_sent:
             if name not in fields_set:
                 wire[key] = _dump(getattr(value, name))
-        for name, key in _wire_keys(cls, _model_fields(cls)):
+        for name, key in nested:
             if name in fields_set and key in wire:
                 _add_always_sent(getattr(value, name), wire[key])
     elif isinstance(value, (list, tuple)):
@@ -94,18 +94,20 @@ def _dump(value: Any) -> Any:
     return to_jsonable_python(value, by_alias=True)
 
 
+_Fields = tuple[tuple[str, str], ...]
+
+
 @functools.cache
-def _wire_keys(cls: type[McpModel], names: Iterable[str]) -> tuple[tuple[str, str], ...]:
-    """``(attribute, wire key)`` for each of ``names``."""
+def _wire_plan(cls: type[McpModel]) -> tuple[_Fields, _Fields]:
+    """``(attribute, wire key)`` of a model's always-sent fields, and of its fields whose type
+    can hold a model."""
     fields = cls.model_fields
-    return tuple(
-        (name, fields[name].serialization_alias or fields[name].alias or name) for name in names
-    )
 
+    def keyed(names: Iterable[str]) -> _Fields:
+        return tuple((name, fields[name].serialization_alias or name) for name in names)
 
-@functools.cache
-def _model_fields(cls: type[McpModel]) -> tuple[str, ...]:
-    return tuple(name for name, info in cls.model_fields.items() if _holds_models(info.annotation))
+    nested = [name for name, info in fields.items() if _holds_models(info.annotation)]
+    return keyed(sorted(cls._always_sent)), keyed(nested)
 
 
 def _holds_models(annotation: Any) -> bool:
