@@ -4,9 +4,10 @@ Modelled on urllib3's ``Retry``: a frozen dataclass holding the policy (``initia
 ``max_delay``, ``max_retries``, ``multiplier``, ``jitter``, whether to honour a server's
 ``Retry-After``) and the progress of one run of attempts (``failures``, the last server hint).
 ``increment()`` returns the state after one more failure, ``reset()`` the state of a fresh
-run, ``is_exhausted()`` says when to stop and ``next_delay()`` how long to wait first. Nothing
-here sleeps or does I/O, so every loop that retries (client recovery, the HTTP GET stream's
-reconnection) can share one policy and stay testable.
+run, ``stream_ended()`` the state after a long-lived stream ended (which resets the run if the
+stream worked), ``is_exhausted()`` says when to stop and ``next_delay()`` how long to wait
+first. Nothing here sleeps or does I/O, so every loop that retries (client recovery, the HTTP
+streams' reconnection) shares one policy and stays testable.
 
     policy = Backoff(max_retries=3, initial_delay=0.2)
     while True:
@@ -74,11 +75,24 @@ class Backoff:
         """True once more than ``max_retries`` failures happened in this run."""
         return self.failures > self.max_retries
 
-    def next_delay(self) -> float:
-        """Seconds to wait before the next attempt (0 before any failure)."""
+    def next_delay(self, *, server_retry: float | None = None) -> float:
+        """Seconds to wait before the next attempt (0 before any failure); ``server_retry``
+        is a stream's own hint (an SSE ``retry`` field), used when there is no Retry-After."""
         if self.failures == 0:
             return 0.0
-        return self.delay(self.failures, retry_after=self.retry_after)
+        return self.delay(self.failures, retry_after=self.retry_after, server_retry=server_retry)
+
+    def stream_ended(
+        self, lived: float, *, progressed: bool, server_retry: float | None = None
+    ) -> Backoff:
+        """The state after a stream that stayed open ``lived`` seconds ended.
+
+        Its end is a failure. But a stream that made progress (delivered events), or outlived
+        the wait before the next attempt (a proxy ending an idle stream is no outage), worked:
+        the run starts over, with that end as its first failure.
+        """
+        worked = progressed or lived > self.increment().next_delay(server_retry=server_retry)
+        return (self.reset() if worked else self).increment()
 
     def delay(
         self,

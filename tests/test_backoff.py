@@ -73,3 +73,23 @@ def test_the_http_stream_reconnection_uses_the_same_policy() -> None:
     assert (stream.initial_delay, stream.max_delay, stream.max_retries) == (0.05, 5.0, 3)
     assert ReconnectOptions().delay(2) == 2.0  # its own defaults: 1 s doubling, no jitter
     assert stream.increment().increment().increment().increment().is_exhausted()
+
+
+def test_a_stream_that_worked_starts_a_new_run_and_its_end_is_the_first_failure() -> None:
+    policy = Backoff(max_retries=2, initial_delay=1.0, jitter=0).increment().increment()
+    # events delivered: a new run, whatever it cost before
+    assert policy.stream_ended(0.0, progressed=True).failures == 1
+    # open longer than the wait before the next attempt (4 s, after failure 3): a new run
+    assert policy.stream_ended(4.5, progressed=False).failures == 1
+    # ended sooner, with nothing delivered: one more failure, and this run is over
+    ended = policy.stream_ended(3.5, progressed=False)
+    assert ended.failures == 3 and ended.is_exhausted()
+    # a server's SSE retry hint is the wait it is measured against
+    assert policy.stream_ended(3.5, progressed=False, server_retry=1.0).failures == 1
+
+
+def test_the_wait_before_the_next_attempt_honours_a_stream_retry_hint() -> None:
+    policy = Backoff(initial_delay=1.0, max_delay=10, jitter=0).increment()
+    assert policy.next_delay(server_retry=0.25) == 0.25
+    assert policy.increment(retry_after=3).next_delay(server_retry=0.25) == 3  # Retry-After wins
+    assert policy.next_delay(server_retry=99) == 10

@@ -31,29 +31,32 @@ Releasing a blocked reader
     Every HTTP exchange can be cut short from another thread (see
     :mod:`mcp_sync.transports._http.exchange`). When the session aborts a request's ``signal``
     before the answer came, its exchange is shut down at once; after the answer, the reader is
-    left ``_LINGER`` seconds to see the stream end so the connection goes back to the pool.
+    left :data:`~mcp_sync.transports._http.delivery.LINGER` seconds to see the stream end so
+    the connection goes back to the pool.
     ``close()`` shuts every exchange down and joins every thread.
 
 Retries
     A POST is sent again only when it provably never reached the server (see "Retries" in
     :mod:`mcp_sync.transports._http.client`). The GET stream, and the resumption of a POST's
     SSE stream (GET with ``Last-Event-ID``), reconnect after network errors and HTTP 408, 429
-    and 5xx, with the delay from ``Retry-After``, else the stream's ``retry`` field, else
-    exponential backoff (:class:`ReconnectOptions`); errors of auth, session and protocol are
-    reported, not retried. A stream that delivered events resets the budget, and so does a GET
-    stream that stayed open longer than the reconnect delay (a proxy ending an idle stream is
-    no failure). An event id that cannot be sent back as ``Last-Event-ID`` (not Latin-1) is
-    reported and the GET stream reconnects without one.
+    and 5xx, by one loop and one policy (:mod:`mcp_sync.transports._http.streams`,
+    :class:`ReconnectOptions`): the delay from ``Retry-After``, else the stream's ``retry``
+    field, else exponential backoff; errors of auth, session and protocol are reported, not
+    retried. A stream's end is a failure, but a stream that delivered events or stayed open
+    longer than the reconnect delay (a proxy ending an idle stream is no outage) starts a new
+    budget. An event id that cannot be sent back as ``Last-Event-ID`` (not Latin-1) fails the
+    resumption of a request's stream; the GET stream reports it and reconnects without one.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import requests
 
@@ -62,34 +65,29 @@ from ..auth import AuthProvider
 from ..backoff import Backoff
 from ..errors import ConnectionClosed, HttpError, McpError, SessionExpired, TransportError
 from ..protocol import jsonrpc, meta
-from ..protocol.headers import PROTOCOL_VERSION_HEADER, standard_headers
 from ..protocol.versions import era_of
 from ._http.base import ACK_TIMEOUT, HttpTransportBase
 from ._http.client import SAFE_TO_RESEND, HttpClient, describe_connection_error
+from ._http.delivery import Delivery
 from ._http.exchange import Cancelled, Exchange
+from ._http.headers import SESSION_HEADER, post_headers, session_headers
 from ._http.responses import (
     ERROR_BODY_LIMIT,
     JSON_TYPE,
     MIB,
     SSE_TYPE,
-    TooLarge,
-    body_reader,
     content_type,
     error_for_request,
     jsonrpc_error_in,
     parse_retry_after,
     read_limited,
-    same_id,
 )
-from ._sse import EventTooLarge, SseStream
+from ._http.streams import RETRY_STATUSES, Reopen, StreamGaveUp, follow_stream
 from .base import MessageOptions
 
 __all__ = ["ReconnectOptions", "StreamableHttpTransport", "fallback_failed", "fallback_to_sse"]
 
 logger = logging.getLogger("mcp_sync.transport.http")
-
-_LINGER = 1.0
-_RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
 
 
 @dataclass(frozen=True)
@@ -132,17 +130,6 @@ def fallback_failed(primary: BaseException, fallback: BaseException) -> McpError
     )
     error.body = primary.body
     return error
-
-
-class _Retry(Exception):
-    """A stream could not be opened for a reason worth retrying."""
-
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.retry_after = retry_after
-
-
-_Outcome = Literal["answered", "ended", "too_large"]
 
 
 # -- the transport -------------------------------------------------------------------------------
@@ -191,7 +178,7 @@ class StreamableHttpTransport(HttpTransportBase):
         self.open_get_stream = open_get_stream
         self.reconnect = reconnect if reconnect is not None else ReconnectOptions()
         self.session_id: str | None = None
-        self._closing_event = threading.Event()
+        self._delivery = Delivery(url, max_message_bytes, self._deliver, self._report)
         self._get_answered = threading.Event()
 
     # -- the contract ---------------------------------------------------------------------
@@ -245,7 +232,6 @@ class StreamableHttpTransport(HttpTransportBase):
         if exchanges is None:
             self._wait_closed()
             return
-        self._closing_event.set()
         for exchange in exchanges:
             exchange.cancel()  # before the DELETE: no reader waits behind it
         self._delete_session()
@@ -285,41 +271,32 @@ class StreamableHttpTransport(HttpTransportBase):
     def _post_headers(
         self, message: dict[str, Any], stateless: str | None, options: MessageOptions | None
     ) -> dict[str, str]:
-        """All headers of the POST of ``message``.
-
-        Precedence, case-insensitively: the transport's ``headers``, then the message's own
-        (``options.headers``; without options, the header provider's), then the protocol's
-        own (``Accept``, ``Content-Type``, session, version, ``Mcp-Method`` / ``Mcp-Name``),
-        which nothing overrides.
-        """
-        protocol = {"Accept": f"{JSON_TYPE}, {SSE_TYPE}", "Content-Type": JSON_TYPE}
-        standard = standard_headers(message, stateless or "")
-        if stateless is None:
-            # Mcp-Method / Mcp-Name go on every POST; the version header keeps its old rules
-            del standard[PROTOCOL_VERSION_HEADER]
-            if message.get("method") != "initialize":
-                if self.session_id:
-                    protocol["Mcp-Session-Id"] = self.session_id
-                if self.protocol_version:
-                    protocol[PROTOCOL_VERSION_HEADER] = self.protocol_version
-        protocol.update(standard)
-        headers = dict(self.headers)
+        """All headers of the POST of ``message`` (see :func:`._http.headers.post_headers`)."""
         if options is not None:
-            _merge(headers, options.headers)
+            extra = options.headers
         elif self.header_provider is not None:
-            _merge(headers, self.header_provider(message))
-        return _merge(headers, protocol)
+            extra = self.header_provider(message)
+        else:
+            extra = {}
+        return post_headers(
+            message,
+            static=self.headers,
+            extra=extra,
+            stateless=stateless,
+            session_id=self.session_id,
+            negotiated=self.protocol_version,
+        )
 
     # -- helpers --------------------------------------------------------------------------
 
     def _headers(self, accept: str) -> dict[str, str]:
         """Headers of a GET or DELETE (handshake era only)."""
-        protocol = {"Accept": accept}
-        if self.session_id:
-            protocol["Mcp-Session-Id"] = self.session_id
-        if self.protocol_version:
-            protocol["MCP-Protocol-Version"] = self.protocol_version
-        return _merge(dict(self.headers), protocol)
+        return session_headers(
+            accept,
+            static=self.headers,
+            session_id=self.session_id,
+            negotiated=self.protocol_version,
+        )
 
     def _client(self) -> HttpClient:
         assert self._http is not None
@@ -364,7 +341,7 @@ class StreamableHttpTransport(HttpTransportBase):
         if fresh:
             self.session_id = None  # (re-)initializing: a new session
         headers = self._post_headers(message, stateless, options)
-        sent_session = "Mcp-Session-Id" in headers
+        sent_session = SESSION_HEADER in headers
         try:
             response = self._client().open(
                 "POST",
@@ -379,9 +356,10 @@ class StreamableHttpTransport(HttpTransportBase):
         try:
             if fresh:
                 self._take_session_id(response)
-            self._handle_response(
-                response, method, request_id, exchange, sent_session, resumable=stateless is None
-            )
+            resume = None
+            if stateless is None:
+                resume = functools.partial(self._resume, request_id, exchange)
+            self._delivery.answer(response, method, request_id, exchange, sent_session, resume)
         finally:
             response.close()
 
@@ -394,188 +372,6 @@ class StreamableHttpTransport(HttpTransportBase):
         else:
             logger.warning("ignoring an Mcp-Session-Id that is not visible ASCII")
 
-    def _handle_response(
-        self,
-        response: requests.Response,
-        method: str,
-        request_id: jsonrpc.RequestId,
-        exchange: Exchange,
-        sent_session: bool,
-        *,
-        resumable: bool,
-    ) -> None:
-        status = response.status_code
-        if not 200 <= status < 300:
-            self._fail_status(response, request_id, exchange, sent_session)
-            return
-        ctype = content_type(response)
-        if status in (202, 204) or not ctype:
-            raise TransportError(
-                f"the server answered the {method} request with HTTP {status} and no response",
-                request_id=request_id,
-            )
-        if ctype == JSON_TYPE:
-            try:
-                body = read_limited(response, self.max_message_bytes, strict=True)
-            except TooLarge:
-                raise self._too_large(request_id) from None
-            except Exception as exc:
-                raise TransportError(
-                    f"reading the response to {method} failed: {exc}", request_id=request_id
-                ) from exc
-            exchange.release()
-            try:
-                payload = jsonrpc.decode(body)
-            except McpError as exc:
-                raise TransportError(str(exc), request_id=request_id) from None
-            if not self._deliver_payload(payload, request_id, exchange):
-                raise TransportError(
-                    f"the JSON response to {method} does not answer it", request_id=request_id
-                )
-        elif ctype == SSE_TYPE:
-            self._read_response_stream(response, request_id, exchange, resumable)
-        else:
-            raise TransportError(
-                f"unexpected Content-Type {ctype!r} in the response to {method}",
-                request_id=request_id,
-            )
-
-    def _fail_status(
-        self,
-        response: requests.Response,
-        request_id: jsonrpc.RequestId | None,
-        exchange: Exchange,
-        sent_session: bool,
-        *,
-        deliver: bool = True,
-    ) -> None:
-        """Raise the error for a non-2xx response, or deliver its JSON-RPC error body."""
-        status = response.status_code
-        body = exchange.body_prefix
-        if body is None:
-            body = read_limited(response, ERROR_BODY_LIMIT)
-        text = body.decode("utf-8", "replace")
-        if status == 404 and sent_session:
-            raise SessionExpired(
-                f"the server at {self.url} no longer knows the session (HTTP 404)",
-                request_id=request_id,
-            )
-        error = jsonrpc_error_in(text, request_id)
-        if deliver and error is not None and request_id is not None:
-            self._deliver_payload(error, request_id, exchange)
-            return
-        raise HttpError(
-            status,
-            text,
-            message=f"HTTP {status} {response.reason or ''} from {self.url}".rstrip(),
-            request_id=request_id,
-            headers=dict(response.headers),
-        )
-
-    def _too_large(self, request_id: jsonrpc.RequestId | None) -> TransportError:
-        return TransportError(
-            f"a message from {self.url} is larger than max_message_bytes "
-            f"({self.max_message_bytes} bytes)",
-            request_id=request_id,
-        )
-
-    def _deliver_payload(
-        self, payload: Any, request_id: jsonrpc.RequestId | None, exchange: Exchange
-    ) -> bool:
-        """Deliver one decoded body; True if it answers ``request_id``."""
-        answered = False
-        items = payload if isinstance(payload, list) else [payload]
-        for index, item in enumerate(items):
-            if not isinstance(item, dict) or not ("result" in item or "error" in item):
-                continue
-            msg_id = item.get("id")
-            if msg_id is None and "error" in item and request_id is not None:
-                item = {**item, "id": request_id}  # an id-less error answers this POST
-                if isinstance(payload, list):
-                    payload[index] = item
-                else:
-                    payload = item
-                msg_id = request_id
-            if request_id is not None and same_id(msg_id, request_id):
-                answered = True
-        if answered:
-            exchange.answered = True
-        self._deliver(payload)
-        return answered
-
-    def _pump(
-        self, stream: SseStream, request_id: jsonrpc.RequestId | None, exchange: Exchange
-    ) -> tuple[_Outcome, str]:
-        """Deliver a stream's messages until it ends or (with ``request_id``) answers."""
-        try:
-            for item in stream:
-                if isinstance(item, EventTooLarge):
-                    if request_id is not None:
-                        return "too_large", ""
-                    self._report(self._too_large(None))
-                    continue
-                if item.event != "message" or not item.data:
-                    continue  # priming events and other event types
-                try:
-                    payload = jsonrpc.decode(item.data)
-                except McpError as exc:
-                    if request_id is not None:
-                        raise TransportError(str(exc), request_id=request_id) from None
-                    self._report(exc)
-                    continue
-                if self._deliver_payload(payload, request_id, exchange):
-                    return "answered", ""
-        except McpError:
-            raise
-        except Exception as exc:
-            return "ended", f"reading it failed ({exc!r})"
-        return "ended", "the server ended it before the response"
-
-    def _read_response_stream(
-        self,
-        response: requests.Response,
-        request_id: jsonrpc.RequestId,
-        exchange: Exchange,
-        resumable: bool,
-    ) -> None:
-        stream = SseStream(body_reader(response), self.max_message_bytes)
-        outcome, reason = self._pump(stream, request_id, exchange)
-        if outcome == "answered":
-            self._linger(response, stream, exchange)
-            return
-        if exchange.cancelled:
-            return
-        if outcome == "too_large":
-            raise self._too_large(request_id)
-        response.close()
-        if stream.last_event_id is None or not resumable:
-            # (2026-07-28 has no resumption: the request is lost; the client may re-issue it)
-            raise TransportError(f"response stream failed: {reason}", request_id=request_id)
-        if not _sendable_as_header(stream.last_event_id):
-            raise TransportError(
-                f"response stream failed: {reason}; its last event id "
-                f"({stream.last_event_id!r}) cannot be sent back as Last-Event-ID to resume it",
-                request_id=request_id,
-            )
-        self._resume(request_id, exchange, stream.last_event_id, stream.retry, reason)
-
-    def _linger(self, response: requests.Response, stream: SseStream, exchange: Exchange) -> None:
-        """After the answer, give the server a moment to end the stream: the connection is then
-        reused. Anything still arriving is delivered."""
-        conn = getattr(response.raw, "_connection", None)
-        if conn is None:
-            return  # the body already ended and the connection went back to the pool
-        sock = getattr(conn, "sock", None)
-        if sock is None:
-            return  # the response closes the connection: nothing to keep
-        try:
-            sock.settimeout(_LINGER)
-            for item in stream:
-                if not isinstance(item, EventTooLarge) and item.event == "message" and item.data:
-                    self._deliver(jsonrpc.decode(item.data))
-        except Exception:
-            pass
-
     def _resume(
         self,
         request_id: jsonrpc.RequestId,
@@ -584,53 +380,39 @@ class StreamableHttpTransport(HttpTransportBase):
         server_retry: float | None,
         reason: str,
     ) -> None:
-        """Resume a POST's stream with GET + ``Last-Event-ID`` until the answer comes."""
-        policy = self.reconnect
-        attempts = 0
-        wait = policy.delay(1, server_retry=server_retry)
-        while True:
-            if exchange.wake.wait(wait) or self._closing:
-                return
-            try:
-                response = self._open_stream(exchange, last_event_id, request_id)
-            except _Retry as exc:
-                attempts += 1
-                if attempts > policy.max_retries:
-                    raise TransportError(
-                        f"response stream failed: {reason}; resuming it failed "
-                        f"{attempts} times, last: {exc}",
-                        request_id=request_id,
-                    ) from None
-                wait = policy.delay(
-                    attempts, retry_after=exc.retry_after, server_retry=server_retry
-                )
-                continue
-            if response is None:
-                raise TransportError(
-                    f"response stream failed: {reason}; the server does not allow resuming it",
-                    request_id=request_id,
-                )
-            with response:
-                stream = SseStream(body_reader(response), self.max_message_bytes, last_event_id)
-                outcome, reason = self._pump(stream, request_id, exchange)
-            if outcome == "answered" or exchange.cancelled:
-                return
-            if outcome == "too_large":
-                raise self._too_large(request_id)
-            last_event_id = stream.last_event_id or last_event_id
-            if not _sendable_as_header(last_event_id):
-                raise TransportError(
-                    f"response stream failed: {reason}; its last event id "
-                    f"({last_event_id!r}) cannot be sent back as Last-Event-ID",
-                    request_id=request_id,
-                )
-            server_retry = stream.retry if stream.retry is not None else server_retry
-            attempts = 0 if stream.events_seen else attempts + 1
-            if attempts > policy.max_retries:
-                raise TransportError(
-                    f"response stream failed: {reason} ({attempts} times)", request_id=request_id
-                )
-            wait = policy.delay(max(attempts, 1), server_retry=server_retry)
+        """Resume a POST's stream that broke for ``reason`` with GET + ``Last-Event-ID``
+        until the answer comes."""
+
+        def unsendable(event_id: str, _last: str) -> None:
+            raise TransportError(
+                f"response stream failed: {reason}; its last event id ({event_id!r}) cannot "
+                "be sent back as Last-Event-ID to resume it",
+                request_id=request_id,
+            )
+
+        try:
+            outcome = follow_stream(
+                self.reconnect,
+                lambda event_id: self._open_stream(exchange, event_id, request_id),
+                self._delivery,
+                exchange,
+                request_id=request_id,
+                last_event_id=last_event_id,
+                server_retry=server_retry,
+                broken=reason,
+                unsendable_id=unsendable,
+            )
+        except StreamGaveUp as exc:
+            raise TransportError(
+                f"response stream failed: {reason}; resuming it failed "
+                f"{exc.failures - 1} times in a row (last: {exc.reason})",
+                request_id=request_id,
+            ) from None
+        if outcome == "no_stream":
+            raise TransportError(
+                f"response stream failed: {reason}; the server does not allow resuming it",
+                request_id=request_id,
+            )
 
     def _open_stream(
         self,
@@ -642,26 +424,28 @@ class StreamableHttpTransport(HttpTransportBase):
         headers = self._headers(SSE_TYPE)
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
-        sent_session = "Mcp-Session-Id" in headers
+        sent_session = SESSION_HEADER in headers
         try:
             response = self._client().open("GET", self.url, headers, None, exchange)
         except requests.RequestException as exc:
-            raise _Retry(self._describe(exc)) from exc
+            raise Reopen(self._describe(exc)) from exc
         status = response.status_code
         if 200 <= status < 300 and content_type(response) == SSE_TYPE:
             return response
         with response:
             if status == 405:
                 return None
-            if status in _RETRY_STATUSES:
-                raise _Retry(f"HTTP {status}", parse_retry_after(response))
+            if status in RETRY_STATUSES:
+                raise Reopen(f"HTTP {status}", parse_retry_after(response))
             if 200 <= status < 300:
                 raise TransportError(
                     f"the GET stream of {self.url} answered {content_type(response)!r}, "
                     "not an event stream",
                     request_id=request_id,
                 )
-            self._fail_status(response, request_id, exchange, sent_session, deliver=False)
+            self._delivery.fail_status(
+                response, request_id, exchange, sent_session, deliver=False
+            )
         raise AssertionError("unreachable")  # pragma: no cover
 
     # -- notifications and responses ------------------------------------------------------
@@ -702,7 +486,7 @@ class StreamableHttpTransport(HttpTransportBase):
             headers = self._post_headers(
                 message, self._stateless_version(message, options), options
             )
-            sent_session = "Mcp-Session-Id" in headers
+            sent_session = SESSION_HEADER in headers
             response = self._client().open(
                 "POST",
                 self.url,
@@ -715,7 +499,7 @@ class StreamableHttpTransport(HttpTransportBase):
                 if 200 <= response.status_code < 300:
                     read_limited(response, ERROR_BODY_LIMIT)
                     return
-                self._fail_status(response, None, exchange, sent_session)
+                self._delivery.fail_status(response, None, exchange, sent_session)
         except Cancelled:
             pass
         except McpError as exc:
@@ -749,89 +533,60 @@ class StreamableHttpTransport(HttpTransportBase):
 
     def _run_get_stream(self) -> None:
         try:
-            self._get_loop()
+            exchange = self._new_exchange()  # one for every attempt: close() cancels it
+        except ConnectionClosed:
+            self._get_answered.set()
+            return
+        try:
+            outcome = follow_stream(
+                self.reconnect,
+                lambda event_id: self._open_get_stream(exchange, event_id),
+                self._delivery,
+                exchange,
+                unsendable_id=self._report_unsendable_id,
+            )
+            if outcome == "no_stream":
+                logger.debug("%s has no GET stream (HTTP 405)", self.url)
+        except StreamGaveUp as exc:
+            self._report(
+                TransportError(
+                    f"the GET stream of {self.url} failed {exc.failures} times in a row; "
+                    f"giving up (last: {exc.reason})"
+                )
+            )
+        except (Cancelled, ConnectionClosed):
+            pass
+        except McpError as exc:  # auth, session, protocol: reported, not retried
+            if not self._closing:
+                self._report(exc)
         except Exception:
             logger.exception("HTTP transport: GET stream failed")
         finally:
             self._get_answered.set()
+            self._forget(exchange)
 
-    def _get_loop(self) -> None:
-        policy = self.reconnect
-        attempts = 0
-        last_event_id: str | None = None
-        server_retry: float | None = None
-        while not self._closing:
-            retry_after = None
-            if last_event_id is not None and not _sendable_as_header(last_event_id):
-                self._report(
-                    TransportError(
-                        f"the GET stream of {self.url} gave an event id that cannot be sent "
-                        f"back as Last-Event-ID ({last_event_id!r}); reconnecting without it"
-                    )
-                )
-                last_event_id = None
-            try:
-                exchange = self._new_exchange()
-            except ConnectionClosed:
-                return
-            try:
-                try:
-                    response = self._open_stream(exchange, last_event_id, None)
-                except _Retry as exc:
-                    failure = str(exc)
-                    retry_after = exc.retry_after
-                else:
-                    self._get_answered.set()
-                    if response is None:
-                        logger.debug("%s has no GET stream (HTTP 405)", self.url)
-                        return
-                    opened = time.monotonic()
-                    with response:
-                        stream = SseStream(
-                            body_reader(response), self.max_message_bytes, last_event_id
-                        )
-                        _, failure = self._pump(stream, None, exchange)
-                    last_event_id = stream.last_event_id
-                    if stream.retry is not None:
-                        server_retry = stream.retry
-                    # A stream that delivered events, or lived longer than the wait before the
-                    # next attempt (proxies end idle streams), worked: a new budget.
-                    lived = time.monotonic() - opened
-                    if stream.events_seen or lived > policy.delay(
-                        attempts + 1, server_retry=server_retry
-                    ):
-                        attempts = 0
-            except (Cancelled, ConnectionClosed):
-                return
-            except McpError as exc:
-                if not self._closing:
-                    self._report(exc)
-                return
-            except Exception as exc:  # an auth provider's failure, or a bug: report, go on
-                if self._closing:
-                    return
-                failure = f"opening it failed ({exc!r})"
-                error = TransportError(f"the GET stream of {self.url}: {failure}")
-                error.__cause__ = exc
-                self._report(error)
-            finally:
-                self._get_answered.set()
-                self._forget(exchange)
-            if self._closing:
-                return
-            attempts += 1
-            if attempts > policy.max_retries:
-                self._report(
-                    TransportError(
-                        f"the GET stream of {self.url} failed {attempts} times in a row; "
-                        f"giving up (last: {failure})"
-                    )
-                )
-                return
-            wait = policy.delay(attempts, retry_after=retry_after, server_retry=server_retry)
-            logger.debug("GET stream: %s; reconnecting in %.2f s", failure, wait)
-            if self._closing_event.wait(wait):
-                return
+    def _open_get_stream(self, exchange: Exchange, last_event_id: str | None) -> Any:
+        """One attempt at the GET stream; :meth:`send` waits for the first one."""
+        try:
+            return self._open_stream(exchange, last_event_id, None)
+        except (Reopen, McpError, Cancelled):
+            raise
+        except Exception as exc:  # an auth provider's failure, or a bug: report, try again
+            failure = f"opening it failed ({exc!r})"
+            error = TransportError(f"the GET stream of {self.url}: {failure}")
+            error.__cause__ = exc
+            self._report(error)
+            raise Reopen(failure) from exc
+        finally:
+            self._get_answered.set()
+
+    def _report_unsendable_id(self, event_id: str, _reason: str) -> None:
+        self._report(
+            TransportError(
+                f"the GET stream of {self.url} gave an event id that cannot be sent "
+                f"back as Last-Event-ID ({event_id!r}); reconnecting without it"
+            )
+        )
 
     # -- closing --------------------------------------------------------------------------
 
@@ -855,23 +610,3 @@ class StreamableHttpTransport(HttpTransportBase):
             response.close()
         except Exception as exc:
             logger.debug("DELETE of the session failed: %s", exc)
-
-
-def _sendable_as_header(value: str) -> bool:
-    """True if ``value`` can go out as an HTTP header value as it is (Latin-1, no control
-    characters, no surrounding whitespace): an SSE id may be any text, a header may not."""
-    try:
-        value.encode("latin-1")
-    except UnicodeEncodeError:
-        return False
-    return value == value.strip() and all(ch >= " " and ch != "\x7f" for ch in value)
-
-
-def _merge(headers: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
-    """``headers`` updated with ``extra``, a name in any letter case replacing the old one."""
-    for name, value in extra.items():
-        lower = name.lower()
-        for old in [key for key in headers if key.lower() == lower]:
-            del headers[old]
-        headers[name] = value
-    return headers

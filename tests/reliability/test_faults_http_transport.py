@@ -380,6 +380,58 @@ def test_response_stream_dropped_with_event_ids_resumes_with_last_event_id(make)
         assert not inbox.errors
 
 
+def test_response_stream_resumption_gets_the_same_budget_as_the_get_stream(make) -> None:
+    # The break is the run's first failure, then max_retries attempts (it made one more).
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/call":
+            w = req.open_sse()
+            w.event(jsonrpc.notification("notifications/progress", {"progress": 1}), id="e1")
+            w.drop()
+        elif req.method == "GET":
+            req.reply(503)
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False)
+        handshake(transport, inbox)
+        transport.send(call(2))
+        error = inbox.error()
+        assert isinstance(error, TransportError) and error.request_id == 2
+        assert "resuming it failed 3 times in a row (last: HTTP 503)" in str(error)
+        assert len(server.of("GET")) == FAST.max_retries
+
+
+def test_response_stream_ended_while_idle_is_resumed_until_the_answer(make) -> None:
+    # Each resumed stream says nothing, stays open longer than the reconnect delay and is ended
+    # (a proxy's idle timeout): no outage, so the budget renews, past max_retries, until the
+    # answer comes. It used to give up after max_retries + 1 such ends.
+    idle_ends = FAST.max_retries + 3
+
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "tools/call":
+            w = req.open_sse()
+            w.event("", id="p1")  # priming, then the server closes early
+            w.end()
+        elif req.method == "GET" and req.header("Last-Event-ID") == "p1":
+            w = req.open_sse()
+            if len(server.of("GET")) <= idle_ends:
+                req.server.stopping.wait(0.3)  # idle, longer than any delay before it
+            else:
+                w.event(jsonrpc.result_response(2, {"at": "last"}), id="p2")
+            w.end()
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, open_get_stream=False)
+        handshake(transport, inbox)
+        transport.send(call(2))
+        assert inbox.response(2, timeout=15)["result"] == {"at": "last"}
+        assert len(server.of("GET")) == idle_ends + 1
+        assert not inbox.errors
+
+
 def test_polling_priming_event_then_wait_retry_then_get(make) -> None:
     def handler(req: Request) -> None:
         if req.method == "POST" and req.json.get("method") == "tools/call":

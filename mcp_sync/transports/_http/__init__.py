@@ -7,6 +7,10 @@
   safe retry.
 - :mod:`.responses`: reading responses (content types, limited bodies, ``Retry-After``,
   JSON-RPC error bodies).
+- :mod:`.headers`: the headers of a Streamable HTTP request, in their order of precedence.
+- :mod:`.delivery`: turning answers (JSON bodies, event streams, error statuses) into delivered
+  messages and errors.
+- :mod:`.streams`: the one SSE stream loop that reconnects, by one :class:`~mcp_sync.Backoff`.
 - :mod:`.base`: what both transports are made of.
 
 Nothing here knows MCP beyond JSON-RPC messages and which MCP requests only read.

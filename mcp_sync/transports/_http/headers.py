@@ -1,0 +1,66 @@
+"""The headers of a Streamable HTTP request: the user's, then the message's, then the
+protocol's own, which nothing overrides (names compared case-insensitively)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...protocol.headers import PROTOCOL_VERSION_HEADER, standard_headers
+from .responses import JSON_TYPE, SSE_TYPE
+
+__all__ = ["SESSION_HEADER", "merge", "post_headers", "session_headers"]
+
+SESSION_HEADER = "Mcp-Session-Id"
+
+
+def post_headers(
+    message: dict[str, Any],
+    *,
+    static: Mapping[str, str],
+    extra: Mapping[str, str],
+    stateless: str | None,
+    session_id: str | None,
+    negotiated: str | None,
+) -> dict[str, str]:
+    """All headers of the POST of ``message``: ``static`` (the transport's ``headers=``), then
+    ``extra`` (the message's own), then the protocol's (``Accept``, ``Content-Type``, session,
+    version, ``Mcp-Method`` / ``Mcp-Name``).
+
+    ``stateless``: the version the message stands alone at, or None for a message of the
+    session (``session_id``, at the ``negotiated`` version; ``initialize`` has neither yet).
+    """
+    protocol = {"Accept": f"{JSON_TYPE}, {SSE_TYPE}", "Content-Type": JSON_TYPE}
+    standard = standard_headers(message, stateless or "")
+    if stateless is None:
+        # Mcp-Method / Mcp-Name go on every POST; the version header keeps its old rules
+        del standard[PROTOCOL_VERSION_HEADER]
+        if message.get("method") != "initialize":
+            if session_id:
+                protocol[SESSION_HEADER] = session_id
+            if negotiated:
+                protocol[PROTOCOL_VERSION_HEADER] = negotiated
+    protocol.update(standard)
+    return merge(merge(dict(static), extra), protocol)
+
+
+def session_headers(
+    accept: str, *, static: Mapping[str, str], session_id: str | None, negotiated: str | None
+) -> dict[str, str]:
+    """Headers of a GET or DELETE of the session (handshake era only)."""
+    protocol = {"Accept": accept}
+    if session_id:
+        protocol[SESSION_HEADER] = session_id
+    if negotiated:
+        protocol[PROTOCOL_VERSION_HEADER] = negotiated
+    return merge(dict(static), protocol)
+
+
+def merge(headers: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` updated with ``extra``, a name in any letter case replacing the old one."""
+    for name, value in extra.items():
+        lower = name.lower()
+        for old in [key for key in headers if key.lower() == lower]:
+            del headers[old]
+        headers[name] = value
+    return headers
