@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._session import RequestHandler
 from .abort import AbortSignal
 from .errors import RpcError
 from .protocol import jsonrpc
@@ -28,6 +29,7 @@ from .protocol.types import (
 )
 
 __all__ = [
+    "ClientHandlers",
     "ContextFactory",
     "RootsSource",
     "elicitation_handler",
@@ -131,3 +133,48 @@ def apply_form_defaults(request: ElicitRequestFormParams, result: ElicitResult) 
     if content == (result.content or {}) and result.content is not None:
         return result
     return result.model_copy(update={"content": content})
+
+
+class ClientHandlers:
+    """The server requests a client answers (roots, sampling, elicitation), the user's
+    callables for them, and the capabilities they declare."""
+
+    def __init__(self, roots: RootsSource | None, extra: Mapping[str, Any] | None) -> None:
+        self.roots = roots
+        #: ``(handler, tools, context)`` of :meth:`~mcp_sync.Client.on_sampling`.
+        self.sampling: tuple[Callable[..., Any], bool, bool] | None = None
+        #: The elicitation handler of each mode.
+        self.elicitation: dict[str, Callable[..., Any]] = {}
+        self._extra = dict(extra or {})
+
+    def capabilities(self) -> dict[str, Any]:
+        """The client capabilities these handlers, and the extra ones, declare."""
+        caps: dict[str, Any] = {}
+        if self.roots is not None:
+            caps["roots"] = {"listChanged": True}
+        if self.sampling is not None:
+            _, tools, context = self.sampling
+            sampling: dict[str, Any] = {}
+            if tools:
+                sampling["tools"] = {}
+            if context:
+                sampling["context"] = {}
+            caps["sampling"] = sampling
+        if self.elicitation:
+            caps["elicitation"] = {mode: {} for mode in sorted(self.elicitation)}
+        caps.update(self._extra)
+        return caps
+
+    def install(
+        self, set_handler: Callable[[str, RequestHandler], None], context: ContextFactory
+    ) -> None:
+        """``set_handler(method, handler)`` for each server request there is a handler for."""
+        if self.roots is not None:
+            roots = self.roots
+            set_handler("roots/list", lambda _params, _signal: {"roots": roots_to_wire(roots)})
+        if self.sampling is not None:
+            user, tools, _ = self.sampling
+            set_handler("sampling/createMessage", sampling_handler(context, user, tools))
+        if self.elicitation:
+            form, url = self.elicitation.get("form"), self.elicitation.get("url")
+            set_handler("elicitation/create", elicitation_handler(context, form, url))

@@ -9,36 +9,41 @@ Every request method takes, keyword-only:
 - ``on_progress``: called with each :class:`ProgressNotificationParams` the server sends.
 
 Handlers and callbacks run on the client's dispatcher thread, one at a time, in arrival order.
+
+Layout: this module is the public API and only that, which is why it is long (every method's
+signature and documentation); the bodies delegate. A :class:`Client` holds a
+:class:`~mcp_sync._connection.Connection` (lifecycle, era, recovery, the request path), which
+hands stateless-era requests to :mod:`mcp_sync._stateless`; tasks are
+:class:`~mcp_sync._tasks.Tasks`, handshake-era resource subscriptions
+:class:`~mcp_sync._subscriptions.ResourceSubscriptions`, the server requests the client
+answers :class:`~mcp_sync._handlers.ClientHandlers`. None of them knows the client.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, overload
 
-from . import _handlers, skills
+from . import skills
 from ._connection import (
     ClientState,
     CloseCallback,
     Connection,
     ProgressHandler,
-    RestoreSend,
     TransportSource,
 )
-from ._handlers import RootsSource
-from ._lifecycle import weak_callback
+from ._handlers import ClientHandlers, ContextFactory, RootsSource
 from ._negotiation import ServerState
 from ._stateless import listen_filters
+from ._subscriptions import ResourceSubscriptions, Subscription
 from ._tasks import Tasks, ToolTask
 from ._version import __version__
 from .abort import AbortSignal
 from .backoff import Backoff
-from .errors import InvalidStateError, McpError, RpcError, UnsupportedProtocolVersion
+from .errors import InvalidStateError, RpcError, UnsupportedProtocolVersion
 from .protocol import jsonrpc, stateless, versions
 from .protocol.jsonrpc import Notification
 from .protocol.types import (
@@ -75,33 +80,8 @@ from .skills import LoadedSkill
 
 __all__ = ["Client", "ClientState", "HandlerContext", "ServerState", "Subscription"]
 
-logger = logging.getLogger("mcp_sync")
-
 _C = TypeVar("_C", bound="Client")
 _V = TypeVar("_V")
-
-
-class Subscription:
-    """A live subscription; ``cancel()`` ends it (idempotent). Also a context manager."""
-
-    def __init__(self, cancel: Callable[[], None]) -> None:
-        self._cancel: Callable[[], None] | None = cancel
-
-    def cancel(self) -> None:
-        """End the subscription."""
-        cancel, self._cancel = self._cancel, None
-        if cancel is not None:
-            cancel()
-
-    @property
-    def active(self) -> bool:
-        return self._cancel is not None
-
-    def __enter__(self) -> Subscription:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.cancel()
 
 
 @dataclass(frozen=True)
@@ -231,17 +211,9 @@ class Client:
             on_close=on_close,
         )
         self._tasks = Tasks(self._connection)
-        self._extra_capabilities = dict(capabilities or {})
-        self._roots = roots
-        self._sampling: tuple[Callable[..., Any], bool, bool] | None = None
-        self._elicitation: dict[str, Callable[..., Any]] = {}
-        self._subscriptions: dict[str, list[Callable[[str], None]]] = {}
-        self._subscriptions_lock = threading.Lock()
+        self._handlers = ClientHandlers(roots, capabilities)
+        self._resources = ResourceSubscriptions(self._connection)
         self._tool_cache: dict[str, Tool] = {}
-        self._connection.on_notification(
-            "notifications/resources/updated", weak_callback(self._on_resource_updated)
-        )
-        self._connection.on_reconnect(weak_callback(self._resubscribe))
 
     @property
     def max_input_rounds(self) -> int:
@@ -371,48 +343,13 @@ class Client:
 
     def capabilities(self) -> dict[str, Any]:
         """The client capabilities this client declares, from its handlers and options."""
-        caps: dict[str, Any] = {}
-        if self._roots is not None:
-            caps["roots"] = {"listChanged": True}
-        if self._sampling is not None:
-            _, tools, context = self._sampling
-            sampling: dict[str, Any] = {}
-            if tools:
-                sampling["tools"] = {}
-            if context:
-                sampling["context"] = {}
-            caps["sampling"] = sampling
-        if self._elicitation:
-            caps["elicitation"] = {mode: {} for mode in sorted(self._elicitation)}
-        for key, value in self._extra_capabilities.items():
-            caps[key] = value
-        return caps
+        return self._handlers.capabilities()
 
     def _install_handlers(self) -> None:
         """Give the connection a handler for each server request this client answers."""
-        connection = self._connection
-        if self._roots is not None:
-            roots = self._roots
-            connection.set_handler(
-                "roots/list", lambda _params, _signal: {"roots": _handlers.roots_to_wire(roots)}
-            )
-        if self._sampling is not None:
-            user, tools, _ = self._sampling
-            connection.set_handler(
-                "sampling/createMessage",
-                _handlers.sampling_handler(self._context_factory(), user, tools),
-            )
-        if self._elicitation:
-            connection.set_handler(
-                "elicitation/create",
-                _handlers.elicitation_handler(
-                    self._context_factory(),
-                    self._elicitation.get("form"),
-                    self._elicitation.get("url"),
-                ),
-            )
+        self._handlers.install(self._connection.set_handler, self._context_factory())
 
-    def _context_factory(self) -> _handlers.ContextFactory:
+    def _context_factory(self) -> ContextFactory:
         """Make a handler's :class:`HandlerContext`; the client is held weakly (the session's
         threads must not keep it alive)."""
         client_ref = weakref.ref(self)
@@ -469,7 +406,7 @@ class Client:
         in sampling, ``context=True`` for ``includeContext``. Register before ``connect()``.
         """
         self._before_connect("on_sampling")
-        self._sampling = (handler, tools, context)
+        self._handlers.sampling = (handler, tools, context)
 
     def on_elicitation(
         self, handler: Callable[..., Any], *, mode: Literal["form", "url"] = "form"
@@ -482,14 +419,14 @@ class Client:
         handler left out. Register before ``connect()``.
         """
         self._before_connect("on_elicitation")
-        self._elicitation[mode] = handler
+        self._handlers.elicitation[mode] = handler
 
     def set_roots(self, roots: RootsSource) -> None:
         """Replace the roots (a list of :class:`Root`, paths or URIs, or a callable returning
         one) and tell the server with ``notifications/roots/list_changed``."""
-        if self._roots is None and self.state != "idle":
+        if self._handlers.roots is None and self.state != "idle":
             raise InvalidStateError("the roots capability was not declared at connect()")
-        self._roots = roots
+        self._handlers.roots = roots
         if self.state == "connected":
             self._install_handlers()
             if not self._connection.is_stateless:  # 2026: the server asks when it needs them
@@ -826,60 +763,13 @@ class Client:
                 callback=lambda n: callback(str((n.params or {}).get("uri", uri))),
                 timeout=timeout,
             )
-        self._connection.require("resources/subscribe", "resources.subscribe")
-        with self._subscriptions_lock:
-            callbacks = self._subscriptions.setdefault(uri, [])
-            first = not callbacks
-            callbacks.append(callback)
-        if first:
-            try:
-                self.request("resources/subscribe", {"uri": uri}, timeout=timeout, signal=signal)
-            except BaseException:
-                with self._subscriptions_lock:
-                    self._subscriptions.pop(uri, None)
-                raise
-
-        def cancel() -> None:
-            with self._subscriptions_lock:
-                current = self._subscriptions.get(uri, [])
-                if callback in current:
-                    current.remove(callback)
-                last = not current
-            if last:
-                self.unsubscribe_resource(uri)
-
-        return Subscription(cancel)
+        return self._resources.subscribe(uri, callback, timeout, signal)
 
     def unsubscribe_resource(
         self, uri: str, *, timeout: float | None = None, signal: AbortSignal | None = None
     ) -> None:
         """Stop every subscription to ``uri``."""
-        with self._subscriptions_lock:
-            self._subscriptions.pop(uri, None)
-        if self.state == "connected":
-            self.request("resources/unsubscribe", {"uri": uri}, timeout=timeout, signal=signal)
-
-    def _on_resource_updated(self, notification: Notification) -> None:
-        uri = (notification.params or {}).get("uri")
-        if not isinstance(uri, str):
-            return
-        with self._subscriptions_lock:
-            callbacks = list(self._subscriptions.get(uri, ()))
-        for callback in callbacks:
-            try:
-                callback(uri)
-            except Exception:
-                logger.exception("resource update callback for %s raised", uri)
-
-    def _resubscribe(self, send: RestoreSend) -> None:
-        """After a reconnection: the new session has none of the old one's subscriptions."""
-        with self._subscriptions_lock:
-            uris = list(self._subscriptions)
-        for uri in uris:
-            try:
-                send("resources/subscribe", {"uri": uri})
-            except McpError as exc:
-                logger.warning("after reconnecting, resources/subscribe failed: %s", exc)
+        self._resources.unsubscribe(uri, timeout, signal)
 
     # -- prompts and completion ---------------------------------------------------------
 
