@@ -51,24 +51,18 @@ class ServerState:
     era: versions.Era = dataclasses.field(init=False, compare=False)
     #: ``capabilities`` as on the wire, for the per-call capability check.
     wire_capabilities: dict[str, Any] = dataclasses.field(init=False, repr=False, compare=False)
-    _answers: dict[str, bool] = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "era", versions.era_of(self.protocol_version))
         object.__setattr__(self, "wire_capabilities", self.capabilities.to_wire())
-        object.__setattr__(self, "_answers", {})
 
     def has(self, capability: str) -> bool:
         """True if the server advertised ``capability``, a dotted path like
-        ``"resources.subscribe"`` (remembered: this runs before every call)."""
-        answers = self._answers
-        known = answers.get(capability)
-        if known is None:
-            caps: Any = self.wire_capabilities
-            for part in capability.split("."):
-                caps = caps.get(part) if isinstance(caps, dict) else None
-            known = answers[capability] = caps not in (None, False)
-        return known
+        ``"resources.subscribe"``."""
+        caps: Any = self.wire_capabilities
+        for part in capability.split("."):
+            caps = caps.get(part) if isinstance(caps, dict) else None
+        return caps not in (None, False)
 
 
 @dataclasses.dataclass(frozen=True)
