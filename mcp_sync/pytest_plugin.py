@@ -9,9 +9,10 @@ report (a section named ``mcp server stderr``)::
         client = mcp_client(["python", "server.py"])        # or a URL
         assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
 
-The factory takes what :func:`mcp_sync.connect` takes: a command, a URL, a Python server
-object (served in-process), ``env``, ``cwd``, ``headers``, ``timeout``, ``config`` (then the
-target is a server name) and :class:`~mcp_sync.Client` options such as ``request_timeout``.
+The factory takes what :func:`mcp_sync.connect` takes, and connects the same way: a command,
+a URL, a Python server object (served in-process), ``env``, ``cwd``, ``on_stderr``,
+``headers``, ``timeout``, ``config`` (then the target is a server name) and
+:class:`~mcp_sync.Client` options such as ``request_timeout``.
 
 ``mcp_client`` is function-scoped, so a fixture of a wider scope cannot use it (pytest raises
 ``ScopeMismatch``). For one client shared by a module's or a session's tests, use
@@ -25,18 +26,27 @@ the module's (or the session's) last test is done::
 
 from __future__ import annotations
 
+import os
 import shlex
-from collections.abc import Callable, Generator, Iterator, Sequence
+import threading
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ._targets import ClientOptions, Target
+    from .auth import AuthProvider
     from .client import Client
+    from .config import Config
 
 __all__ = ["McpClientFactory", "mcp_client", "mcp_client_module", "mcp_client_session"]
 
 _STDERR_KEY = pytest.StashKey[list[tuple[str, Callable[[], str]]]]()
+#: How much of a server's stderr a failing test's report shows (its end).
+_STDERR_TAIL_CHARS = 64 * 1024
 
 
 class McpClientFactory:
@@ -48,41 +58,63 @@ class McpClientFactory:
 
     def __call__(
         self,
-        target: str | Sequence[str] | object,
+        target: Target,
         *,
-        env: dict[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        auth: AuthProvider | None = None,
+        env: Mapping[str, str] | None = None,
         cwd: str | None = None,
-        config: Any = None,
-        **options: Any,
+        on_stderr: Callable[[str], None] | None = None,
+        timeout: float | None = None,
+        config: Config | str | os.PathLike[str] | Mapping[str, Any] | None = None,
+        **client_options: Unpack[ClientOptions],
     ) -> Client:
-        """Connect to ``target`` (a command, a URL, a server object, or a server name with
-        ``config=``)."""
-        from . import connect
-        from .transports.stdio import StdioTransport
+        """Connect to ``target`` as :func:`mcp_sync.connect` does (a command, a URL, a server
+        object, or a server name with ``config=``); the client is closed with the fixture."""
+        from ._connect import connect
 
-        if (
-            config is not None
-            or not isinstance(target, (str, Sequence))
-            or (isinstance(target, str) and target.startswith(("http://", "https://")))
-        ):
-            client = connect(target, config=config, **options)
-            self.clients.append(client)
-            return client
-        argv = shlex.split(target) if isinstance(target, str) else [str(a) for a in target]
-        if not argv:
-            raise ValueError("mcp_client() needs a command or a URL")
-        transport = StdioTransport(argv[0], argv[1:], env=env, cwd=cwd)
-        label = shlex.join(argv)
-        self._node.stash.setdefault(_STDERR_KEY, []).append(
-            (label, lambda: transport.stderr_tail)
+        stderr = _StderrTail(on_stderr)
+        # Kept before connecting, so that a server failing to start shows its stderr too.
+        self._node.stash.setdefault(_STDERR_KEY, []).append((_label(target), stderr.text))
+        client = connect(
+            target, headers=headers, auth=auth, env=env, cwd=cwd, on_stderr=stderr.write,
+            timeout=timeout, config=config, **client_options,
         )
-        client = connect(transport, **options)
         self.clients.append(client)
         return client
 
     def close(self) -> None:
         for client in self.clients:
             client.close()
+
+
+class _StderrTail:
+    """The end of what a server wrote to stderr, also passed on to the test's ``on_stderr``."""
+
+    def __init__(self, listener: Callable[[str], None] | None) -> None:
+        self._listener = listener
+        self._lock = threading.Lock()
+        self._tail = ""
+
+    def write(self, text: str) -> None:
+        with self._lock:
+            self._tail = (self._tail + text)[-_STDERR_TAIL_CHARS:]
+        if self._listener is not None:
+            self._listener(text)
+
+    def text(self) -> str:
+        with self._lock:
+            return self._tail
+
+
+def _label(target: object) -> str:
+    """The report heading's name for a target: the command, URL or server name as given."""
+    if isinstance(target, str):
+        return target
+    if isinstance(target, Sequence):
+        return shlex.join(str(arg) for arg in target)
+    name = getattr(target, "name", None)
+    return name if isinstance(name, str) else type(target).__name__
 
 
 @pytest.fixture

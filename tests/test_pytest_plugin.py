@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -128,3 +129,47 @@ def test_session_and_module_scoped_clients(pytester):
         "shared server says hello",
     ])
     assert "client states at the end: ['closed', 'closed', 'closed']" in result.stdout.str()
+
+
+ENV_SERVER = Path(__file__).parent / "servers" / "env_server.py"
+
+
+def test_a_config_entry_gets_env_and_cwd_and_its_stderr_is_reported(pytester):
+    """``config=`` takes ``env=`` (merged over the entry's), ``cwd=`` and ``on_stderr=`` as a
+    command does, and a failing test shows the entry's server stderr under its name."""
+    wrapper = pytester.makepyfile(chatty_env_server=f"""
+        import runpy, sys
+        sys.stderr.write("env server: reading its environment\\n")
+        sys.stderr.flush()
+        runpy.run_path({str(ENV_SERVER)!r}, run_name="__main__")
+    """)
+    workdir = pytester.mkdir("workdir")
+    pytester.makefile(".json", mcp=json.dumps({"mcpServers": {"envsrv": {
+        "command": sys.executable, "args": [str(wrapper)],
+        "env": {"FROM_CONFIG": "entry", "OVERRIDDEN": "entry"},
+    }}}))
+    pytester.makepyfile(test_config=f"""
+        import time
+
+        def test_env_cwd_and_on_stderr(mcp_client):
+            seen = []
+            client = mcp_client("envsrv", config="mcp.json", env={{"OVERRIDDEN": "test"}},
+                                cwd={str(workdir)!r}, on_stderr=seen.append)
+            assert client.call_tool("getenv", {{"name": "FROM_CONFIG"}}).text == "entry"
+            assert client.call_tool("getenv", {{"name": "OVERRIDDEN"}}).text == "test"
+            assert client.call_tool("cwd").text == {str(workdir)!r}
+            deadline = time.monotonic() + 20     # the stderr reader thread passes it on
+            while "reading its environment" not in "".join(seen) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert "env server: reading its environment" in "".join(seen)
+
+        def test_fails(mcp_client):
+            client = mcp_client("envsrv", config="mcp.json")
+            assert client.call_tool("getenv", {{"name": "FROM_CONFIG"}}).text == "elsewhere"
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*- mcp server stderr: envsrv -*",
+        "env server: reading its environment",
+    ])
