@@ -100,6 +100,7 @@ class PendingRequest:
         "max_total",
         "method",
         "on_progress",
+        "remove_abort",
         "send_signal",
         "timeout",
         "total_deadline",
@@ -128,6 +129,8 @@ class PendingRequest:
         self.on_progress = on_progress
         #: Fires when the request settles: the transport may let go of it (an HTTP stream).
         self.send_signal = AbortSignal()
+        #: Removes the caller's abort listener (see :meth:`Session.begin`).
+        self.remove_abort: Callable[[], None] | None = None
         self.cancel_reason: str | None = None
 
 
@@ -187,17 +190,14 @@ class Session:
         ``options`` (default :attr:`message_options`) go to the transport with it."""
         if signal is not None:
             signal.throw_if_aborted()
-        pending = self.begin(method, params, timeout, max_total_timeout, on_progress, options)
-        remove_abort = (
-            signal.on_abort(lambda reason: self._settle_locally(pending, Aborted(reason), reason))
-            if signal is not None
-            else None
+        pending = self.begin(
+            method, params, timeout, max_total_timeout, on_progress, options, signal
         )
         try:
             return self._wait(pending, cancellable)
         finally:
-            if remove_abort is not None:
-                remove_abort()
+            if pending.remove_abort is not None:
+                pending.remove_abort()
 
     def begin(
         self,
@@ -207,10 +207,13 @@ class Session:
         max_total_timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         options: MessageOptions | None = None,
+        signal: AbortSignal | None = None,
     ) -> PendingRequest:
         """Send a request without waiting: its ``future`` settles when it is answered.
 
         For long-lived requests (``subscriptions/listen``); end one with :meth:`cancel`.
+        ``signal`` aborts the request; it is listened to before the request is sent, as a
+        transport may make the whole exchange inside ``send_before`` (HTTP does).
         """
         self._check_open()
         request_id = next(self._ids)
@@ -221,6 +224,10 @@ class Session:
             meta["progressToken"] = request_id
             params["_meta"] = meta
         self._pending[request_id] = pending
+        if signal is not None:
+            pending.remove_abort = signal.on_abort(
+                lambda reason: self._settle_locally(pending, Aborted(reason), reason)
+            )
         try:
             self.transport.send_before(
                 jsonrpc.request(request_id, method, params),
@@ -233,8 +240,12 @@ class Session:
             limit = pending.max_total if pending.deadline >= pending.total_deadline else timeout
             error = RequestTimeout(method, limit or 0.0, str(exc))
             self._settle(pending, error=error)
+            if pending.remove_abort is not None:
+                pending.remove_abort()
             raise error from exc
         except BaseException as exc:
+            if pending.remove_abort is not None:
+                pending.remove_abort()
             if isinstance(exc, ConnectionClosed):
                 exc.sent = False  # the write failed: the server cannot have read it
             self._settle(pending, error=exc)

@@ -17,10 +17,15 @@ Eras
     opens the GET stream if it is ``notifications/initialized``.
 
 Threads
-    ``send()`` never does network I/O on the caller's thread. A request is POSTed, and its
-    response (JSON or an SSE stream) read, by a worker from a small pool of daemon threads
-    (``mcp-sync-http-worker-N``; idle ones exit after a while), so a long tool call never holds up
-    another. Notifications and responses go through one ordered lane on the same pool (one at a
+    A request sent with a deadline (``send_before``, as the session sends every call that has a
+    timeout) and no progress token is POSTed on the caller's thread, which would only wait for
+    its answer anyway: a JSON answer is read there too, with no hand-off to another thread and
+    back (the socket's read timeout is the time left, so the caller is back by the deadline;
+    its abort signal or ``close()`` cut the exchange short from another thread). An SSE answer
+    is read by a worker from a small pool of daemon threads (``mcp-sync-http-worker-N``; idle
+    ones exit after a while), and so is the whole exchange of a request without a deadline
+    (``subscriptions/listen``) or with a progress token (progress moves the deadline).
+    Notifications and responses go through one ordered lane on the same pool (one at a
     time, in ``send()`` order; see :class:`~mcp_sync.transports._http.workers.Lane`) and expect
     202. The server-push GET stream has its own thread, ``mcp-sync-http-reader``. It is opened
     (its response headers in) before ``notifications/initialized`` is POSTed: a server without
@@ -52,6 +57,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -60,6 +66,7 @@ from typing import Any
 
 import requests
 
+from .._causes import causes_of
 from ..abort import AbortSignal
 from ..auth import AuthProvider
 from ..backoff import Backoff
@@ -194,6 +201,16 @@ class StreamableHttpTransport(HttpTransportBase):
         *,
         options: MessageOptions | None = None,
     ) -> None:
+        self.send_before(message, math.inf, signal, options=options)
+
+    def send_before(
+        self,
+        message: dict[str, Any],
+        deadline: float,
+        signal: AbortSignal | None = None,
+        *,
+        options: MessageOptions | None = None,
+    ) -> None:
         if self._closing:
             raise ConnectionClosed(f"HTTP transport to {self.url} is closed")
         if self._http is None:
@@ -205,6 +222,10 @@ class StreamableHttpTransport(HttpTransportBase):
         if isinstance(method, str) and jsonrpc.is_request_id(request_id):
             exchange = self._new_exchange()
             remove = signal.on_abort(exchange.on_abort) if signal is not None else None
+            if deadline != math.inf and not _has_progress_token(message):
+                # (see "Threads" above: the caller waits for this answer anyway)
+                self._run_request(message, options, method, request_id, exchange, remove, deadline)
+                return
             try:
                 self._workers.submit(
                     lambda: self._run_request(
@@ -315,18 +336,62 @@ class StreamableHttpTransport(HttpTransportBase):
         request_id: jsonrpc.RequestId,
         exchange: Exchange,
         remove_abort: Callable[[], None] | None,
+        deadline: float | None = None,
     ) -> None:
+        """Make one request and deliver its answer. With a ``deadline`` this runs on the
+        caller's thread, which gets it back by then at the latest; an SSE answer is then read
+        on a worker."""
+        rest: Callable[[], None] | None = None
         try:
-            self._request(message, options, method, request_id, exchange)
+            rest = self._request(message, options, method, request_id, exchange, deadline)
         except Cancelled:
             pass
         except Exception as exc:
-            if not exchange.cancelled:
-                self._report(error_for_request(exc, request_id, f"{method} failed"))
+            self._request_failed(exc, method, request_id, exchange, deadline)
+        finally:
+            if rest is None:
+                if remove_abort is not None:
+                    remove_abort()
+                self._forget(exchange)
+        if rest is not None:
+            self._workers.submit(
+                lambda: self._run_rest(rest, method, request_id, exchange, remove_abort, deadline)
+            )
+
+    def _run_rest(
+        self,
+        rest: Callable[[], None],
+        method: str,
+        request_id: jsonrpc.RequestId,
+        exchange: Exchange,
+        remove_abort: Callable[[], None] | None,
+        deadline: float | None,
+    ) -> None:
+        """On a worker: read the SSE answer of a request made on the caller's thread."""
+        try:
+            rest()
+        except Cancelled:
+            pass
+        except Exception as exc:
+            self._request_failed(exc, method, request_id, exchange, deadline)
         finally:
             if remove_abort is not None:
                 remove_abort()
             self._forget(exchange)
+
+    def _request_failed(
+        self,
+        exc: Exception,
+        method: str,
+        request_id: jsonrpc.RequestId,
+        exchange: Exchange,
+        deadline: float | None,
+    ) -> None:
+        # (past its deadline the session reports the request's timeout itself)
+        if not exchange.cancelled and not (
+            deadline is not None and (time.monotonic() >= deadline or _timed_out(exc))
+        ):
+            self._report(error_for_request(exc, request_id, f"{method} failed"))
 
     def _request(
         self,
@@ -335,13 +400,21 @@ class StreamableHttpTransport(HttpTransportBase):
         method: str,
         request_id: jsonrpc.RequestId,
         exchange: Exchange,
-    ) -> None:
+        deadline: float | None,
+    ) -> Callable[[], None] | None:
+        """POST a request and deliver its answer; with a ``deadline`` (on the caller's
+        thread), return what is left to do for an SSE answer instead of reading it."""
         stateless = self._stateless_version(message, options)
         fresh = stateless is None and method == "initialize"
         if fresh:
             self.session_id = None  # (re-)initializing: a new session
         headers = self._post_headers(message, stateless, options)
         sent_session = SESSION_HEADER in headers
+        read_timeout = None
+        if deadline is not None:
+            read_timeout = deadline - time.monotonic()
+            if read_timeout <= 0:
+                return None  # (the session times the request out)
         try:
             response = self._client().open(
                 "POST",
@@ -350,18 +423,36 @@ class StreamableHttpTransport(HttpTransportBase):
                 jsonrpc.encode(message),
                 exchange,
                 safe=method in SAFE_TO_RESEND,
+                read_timeout=read_timeout,
             )
         except requests.RequestException as exc:
             raise TransportError(self._describe(exc), request_id=request_id) from exc
+        to_close: requests.Response | None = response
         try:
             if fresh:
                 self._take_session_id(response)
             resume = None
             if stateless is None:
                 resume = functools.partial(self._resume, request_id, exchange)
+            if (
+                deadline is not None
+                and 200 <= response.status_code < 300
+                and content_type(response) == SSE_TYPE
+            ):
+
+                def rest() -> None:
+                    with response:
+                        self._delivery.answer(
+                            response, method, request_id, exchange, sent_session, resume
+                        )
+
+                to_close = None  # (``rest`` closes it)
+                return rest
             self._delivery.answer(response, method, request_id, exchange, sent_session, resume)
         finally:
-            response.close()
+            if to_close is not None:
+                to_close.close()
+        return None
 
     def _take_session_id(self, response: requests.Response) -> None:
         value = response.headers.get("Mcp-Session-Id")
@@ -610,3 +701,16 @@ class StreamableHttpTransport(HttpTransportBase):
             response.close()
         except Exception as exc:
             logger.debug("DELETE of the session failed: %s", exc)
+
+
+def _has_progress_token(message: dict[str, Any]) -> bool:
+    params = message.get("params")
+    meta_map = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta_map, dict) and "progressToken" in meta_map
+
+
+def _timed_out(exc: BaseException) -> bool:
+    return any(
+        isinstance(c, (TimeoutError, requests.Timeout)) or type(c).__name__ == "ReadTimeoutError"
+        for c in causes_of(exc)
+    )

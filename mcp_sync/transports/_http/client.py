@@ -33,6 +33,7 @@ from ..._causes import causes_of
 from ...auth import AuthProvider, UnauthorizedContext, parse_www_authenticate
 from .exchange import Cancelled, Exchange, TrackingAdapter, use_exchange
 from .responses import ERROR_BODY_LIMIT, read_limited
+from .send import RequestSender
 
 __all__ = ["SAFE_TO_RESEND", "HttpClient", "describe_connection_error"]
 
@@ -79,6 +80,7 @@ class HttpClient:
             "verify": settings.get("verify", True),
             "cert": settings.get("cert"),
         }
+        self._sender = RequestSender(session, url, self._send_kwargs)
         self._auth_lock = threading.Lock()
         #: The auth headers of the latest request (reused by ``last_token`` requests).
         self._last_auth: dict[str, str] = {}
@@ -120,19 +122,12 @@ class HttpClient:
             else:
                 auth_headers = self._last_auth = self.auth.authorization(method, url)
             token = auth_headers.get("Authorization", "").partition(" ")[2] or None
-            sent = {**headers, **auth_headers}
-            prepared = self.session.prepare_request(
-                requests.Request(method, url, headers=sent, data=body)
-            )
+            sent = {**headers, **auth_headers} if auth_headers else headers
             exchange.begin()
             use_exchange(exchange)
             try:
-                response = self.session.send(
-                    prepared,
-                    stream=True,
-                    timeout=(connect_timeout or self.connect_timeout, read_timeout),
-                    allow_redirects=False,
-                    **self._send_kwargs,
+                response = self._sender.send(
+                    method, url, sent, body, (connect_timeout or self.connect_timeout, read_timeout)
                 )
             except requests.RequestException as exc:
                 if exchange.cancelled:

@@ -198,26 +198,55 @@ def _track_sent(conn: Any) -> None:
         exchange.mark_written(conn.sock)
 
 
-class _TrackedHTTPConnection(HTTPConnection):
+#: A body up to this size goes out in one write with the request head.
+_COALESCE_LIMIT = 64 * 1024
+
+
+class _OneWrite:
+    """Tracks a connection's requests, and writes a request's head and its (small) body with
+    one ``send``.
+
+    urllib3 writes the head, then the body: two segments, and on a local server two wake-ups
+    of the server for one request (``http.client`` joins them when it is given the body).
+    The head is held back until the body's write, then both go out together.
+    """
+
+    _mcp_sync_hold = False
+    _mcp_sync_head: bytes | None = None
+
+    def send(self, data: Any) -> None:
+        head = self._mcp_sync_head
+        if head is not None:
+            self._mcp_sync_head = None
+            data = head + data
+        elif self._mcp_sync_hold and isinstance(data, bytes):
+            self._mcp_sync_hold = False  # (the first write of a request is its head)
+            self._mcp_sync_head = data
+            return
+        super().send(data)  # type: ignore[misc]
+
+    def request(self, method: str, url: str, body: Any = None, *args: Any, **kwargs: Any) -> None:
+        _track_request(self)
+        self._mcp_sync_hold = isinstance(body, bytes) and 0 < len(body) <= _COALESCE_LIMIT
+        try:
+            super().request(method, url, body, *args, **kwargs)  # type: ignore[misc]
+        finally:
+            head, self._mcp_sync_head, self._mcp_sync_hold = self._mcp_sync_head, None, False
+        if head is not None:  # (never: urllib3 writes a bytes body after the head)
+            super().send(head)  # type: ignore[misc]
+        _track_sent(self)
+
+
+class _TrackedHTTPConnection(_OneWrite, HTTPConnection):
     def connect(self) -> None:
         super().connect()
         _track(self, None)
 
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        _track_request(self)
-        super().request(*args, **kwargs)
-        _track_sent(self)
 
-
-class _TrackedHTTPSConnection(HTTPSConnection):
+class _TrackedHTTPSConnection(_OneWrite, HTTPSConnection):
     def connect(self) -> None:
         super().connect()
         _track(self, None)
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        _track_request(self)
-        super().request(*args, **kwargs)
-        _track_sent(self)
 
 
 class _TrackedHTTPPool(HTTPConnectionPool):
