@@ -31,7 +31,14 @@ from typing import Any, Literal, TypeVar
 import pydantic
 
 from . import _dispatch, _hooks
-from ._lifecycle import Live, close_unreachable, stop_connection, watch_fork, weak_callback
+from ._lifecycle import (
+    Live,
+    close_unreachable,
+    stop_connection,
+    unwatch_fork,
+    watch_fork,
+    weak_callback,
+)
 from ._negotiation import Offer, ServerState, negotiate
 from ._recovery import Reconnector, dropped_in_flight, refused_unprocessed
 from ._session import CLOSED_HINT, RequestHandler, Session
@@ -72,7 +79,6 @@ RawProgress = Callable[[dict[str, Any]], None]
 #: ``send(method, params)``: a request on the new session, for what a reconnection restores.
 RestoreSend = Callable[[str, "dict[str, Any] | None"], Any]
 _Model = TypeVar("_Model", bound=pydantic.BaseModel)
-_T = TypeVar("_T")
 
 
 def _typed_progress(user: ProgressHandler) -> RawProgress:
@@ -118,7 +124,11 @@ class Connection:
         #: What the server told us (None until the negotiation settles).
         self.server: ServerState | None = None
         self.forked = False
-        self.stateless = StatelessEra(self, max_input_rounds=max_input_rounds, cache=cache)
+        # A proxy, not a reference: no cycle, so a client dropped unclosed is collected (and
+        # its finaliser stops the server) at once, not at the next garbage collection.
+        self.stateless = StatelessEra(
+            weakref.proxy(self), max_input_rounds=max_input_rounds, cache=cache
+        )
         self._reconnector = Reconnector(recovery) if recovery is not None else None
         self._transport_factory: Callable[[], Transport] | None = None
         self._generation = 0  # connections made so far (recovery counts them)
@@ -137,7 +147,6 @@ class Connection:
         self._closer: threading.Thread | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._live = Live()
-        self._unwatch_fork: Callable[[], None] | None = None
         self._session: Session | None = None
         self._transport: Transport | None = None
         self._dispatcher: _dispatch.Dispatcher | None = None
@@ -169,7 +178,7 @@ class Connection:
                 raise InvalidStateError(f"cannot connect: the client is {self._state}{hint}")
             self._state = "connecting"
         self.client_capabilities = capabilities
-        self._unwatch_fork = watch_fork(self)
+        watch_fork(self)
         if not isinstance(transport, Transport):
             self._transport_factory = transport
             transport = transport()
@@ -287,8 +296,7 @@ class Connection:
 
     def _shut_down_ladder(self, cause: BaseException | None) -> None:
         """Fail what is pending, stop the transport, end the threads (under the close lock)."""
-        if self._unwatch_fork is not None:
-            self._unwatch_fork()
+        unwatch_fork(self)
         finalizer = self._finalizer
         if finalizer is not None:
             finalizer.detach()

@@ -20,7 +20,14 @@ from . import _dispatch
 from ._session import Session
 from .transports.base import Transport
 
-__all__ = ["Live", "close_unreachable", "stop_connection", "watch_fork", "weak_callback"]
+__all__ = [
+    "Live",
+    "close_unreachable",
+    "stop_connection",
+    "unwatch_fork",
+    "watch_fork",
+    "weak_callback",
+]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -35,10 +42,13 @@ class _ForkAware(Protocol):
 _watched: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-def watch_fork(owner: _ForkAware) -> Callable[[], None]:
-    """Set ``owner.forked`` in a child process made by ``fork()``; returns an unwatcher."""
+def watch_fork(owner: _ForkAware) -> None:
+    """Set ``owner.forked`` in a child process made by ``fork()`` (held weakly)."""
     _watched.add(owner)
-    return lambda: _watched.discard(owner)
+
+
+def unwatch_fork(owner: _ForkAware) -> None:
+    _watched.discard(owner)
 
 
 def _mark_forked() -> None:

@@ -347,7 +347,11 @@ class StatelessListen:
 
     def _ended(self, pending: PendingRequest) -> None:
         self._era._listens.pop(pending.id, None)
-        if self._cancelled or self._link.state != "connected":
+        try:
+            connected = self._link.state == "connected"
+        except ReferenceError:  # ended by the finaliser of a client dropped unclosed
+            return
+        if self._cancelled or not connected:
             return
         error = pending.future.exception()
         if not isinstance(error, TransportError):
@@ -371,6 +375,9 @@ class StatelessListen:
         self._cancelled = True
         self._era._active_listens.discard(self)
         pending, self._pending = self._pending, None
-        session = self._link.current_session()
+        try:
+            session = self._link.current_session()
+        except ReferenceError:  # the client was dropped, and its connection closed
+            return
         if pending is not None and session is not None and not session.closed:
             session.cancel(pending, "unsubscribed")

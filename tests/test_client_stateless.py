@@ -454,3 +454,22 @@ def test_the_handshake_tells_the_transport_which_message_opens_the_session():
         assert all(o is None or o.version is None for _, o in sent)  # the session's messages
     finally:
         client.close()
+
+
+def test_a_stateless_client_dropped_unclosed_is_closed_at_once_not_at_the_next_gc():
+    """Nothing in the client makes a reference cycle: dropping the last reference runs its
+    finaliser right away (the warning, the shutdown), without waiting for a garbage collection
+    that a quiet program may not run for a long time."""
+    import gc
+    import warnings
+
+    server = stateless_server()
+    client = server.connect(Client())
+    gc.disable()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            del client
+        assert any("unclosed" in str(w.message) for w in caught)
+    finally:
+        gc.enable()
