@@ -3,19 +3,21 @@
 Every message a client sends is encoded here and every message it receives is decoded here,
 so these two functions are on the path of every call. Each shortcut below reaches into CPython's
 ``json`` internals and falls back to the public API where they are missing or where the
-input is unusual; each is kept because it measured (instructions per call under valgrind,
-``python -m bench.instructions``; ``docs/benchmarks.md``):
+input is unusual; each is kept because it measured (instructions per call of a ``tools/call``
+request or its response, under valgrind; ``docs/benchmarks.md``):
 
 - **encode: one C encoder, made once.** ``JSONEncoder.encode`` builds a new C encoder (and a
   table of the containers it is inside, against circular values) on every call, about a third
   of the cost of encoding a small message. :func:`encode` makes one at import and reuses it,
   without the table (one shared table could be left stale by a failed call): a circular message
   then ends in ``RecursionError``, reported as the ``ValueError`` :func:`json.dumps` raises.
+  18.9k instructions instead of 27.6k.
 - **decode: straight to the scanner.** ``json.loads(bytes)`` sniffs the encoding, then wraps the
   C scanner in two Python layers and two regex matches (leading and trailing whitespace),
   together more than the scan of a small message. :func:`decode` decodes UTF-8 (the only
   encoding MCP allows) and calls the scanner; leading whitespace, trailing data, a byte order
-  mark and every error take ``JSONDecoder.decode``, for its checks and its messages.
+  mark and every error take ``JSONDecoder.decode``, for its checks and its messages. 16.1k
+  instructions instead of 28.2k (``json.loads(bytes)``) or 22.5k (``json.loads(str)``).
 """
 
 from __future__ import annotations

@@ -78,6 +78,13 @@ def test_a_chunk_that_is_one_line_comes_back_without_a_copy() -> None:
     assert line is chunk
 
 
+def test_an_empty_chunk_gives_nothing() -> None:
+    buffer = LineBuffer(10)
+    assert buffer.feed(b"") == []
+    buffer.feed(b"ab")
+    assert buffer.feed(b"") == [] and len(buffer) == 2
+
+
 def test_several_lines_in_one_chunk_and_blank_lines() -> None:
     buffer = LineBuffer(100)
     assert buffer.feed(b"a\n\nb\r\n\r\nc") == [b"a\n", b"\n", b"b\r\n", b"\r\n"]
