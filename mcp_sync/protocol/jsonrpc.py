@@ -98,8 +98,8 @@ def parse(obj: Any) -> Message:
     """Check one decoded JSON value and classify it; raise :class:`InvalidMessage` if invalid."""
     # What a client receives most, a success response to one of its requests (whose ids are
     # ints), is recognised first, by the same rules as below but without their branches: 1.5k
-    # fewer instructions per response, which brings a call back to what it cost when the
-    # session checked responses itself (python -m bench.layers; docs/benchmarks.md).
+    # fewer instructions per response; with it a call's latency is within noise of when the
+    # session checked responses itself, without it 4-5% above (docs/benchmarks.md).
     if type(obj) is dict:
         request_id = obj.get("id")
         if (
