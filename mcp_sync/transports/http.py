@@ -90,6 +90,7 @@ from ._http.responses import (
     read_limited,
 )
 from ._http.streams import RETRY_STATUSES, Reopen, StreamGaveUp, follow_stream
+from ._sse import SseStream
 from .base import MessageOptions
 
 __all__ = ["ReconnectOptions", "StreamableHttpTransport", "fallback_failed", "fallback_to_sse"]
@@ -434,21 +435,40 @@ class StreamableHttpTransport(HttpTransportBase):
             resume = None
             if stateless is None:
                 resume = functools.partial(self._resume, request_id, exchange)
-            if (
-                deadline is not None
-                and 200 <= response.status_code < 300
-                and content_type(response) == SSE_TYPE
-            ):
+            if deadline is None:
+                self._delivery.answer(response, method, request_id, exchange, sent_session, resume)
+                return None
+            # On the caller's thread: what could wait past the answer (a stream the server
+            # has not ended yet, a broken stream's resumption) is left to a worker.
+            later: list[Callable[[], None]] = []
+
+            def linger(response: requests.Response, stream: SseStream) -> None:
+                if self._delivery.ends_now(response):
+                    self._delivery.linger(response, stream)
+                else:
+                    later.append(lambda: self._delivery.linger(response, stream))
+
+            def resume_later(last_event_id: str, retry: float | None, reason: str) -> None:
+                if resume is not None:
+                    later.append(lambda: resume(last_event_id, retry, reason))
+
+            self._delivery.answer(
+                response,
+                method,
+                request_id,
+                exchange,
+                sent_session,
+                resume_later if resume is not None else None,
+                linger,
+            )
+            if later:
 
                 def rest() -> None:
                     with response:
-                        self._delivery.answer(
-                            response, method, request_id, exchange, sent_session, resume
-                        )
+                        later[0]()
 
                 to_close = None  # (``rest`` closes it)
                 return rest
-            self._delivery.answer(response, method, request_id, exchange, sent_session, resume)
         finally:
             if to_close is not None:
                 to_close.close()

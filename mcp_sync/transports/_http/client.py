@@ -31,9 +31,9 @@ import requests
 
 from ..._causes import causes_of
 from ...auth import AuthProvider, UnauthorizedContext, parse_www_authenticate
-from .exchange import Cancelled, Exchange, TrackingAdapter, use_exchange
+from .exchange import Cancelled, Exchange, use_exchange
 from .responses import ERROR_BODY_LIMIT, read_limited
-from .send import RequestSender
+from .send import OwnAdapter, RequestSender
 
 __all__ = ["SAFE_TO_RESEND", "HttpClient", "describe_connection_error"]
 
@@ -66,7 +66,7 @@ class HttpClient:
         self.owns_session = session is None
         if session is None:
             session = requests.Session()
-            adapter = TrackingAdapter(pool_connections=4, pool_maxsize=32)
+            adapter = OwnAdapter(pool_connections=4, pool_maxsize=32)
             session.mount("http://", adapter)
             session.mount("https://", adapter)
         self.session = session

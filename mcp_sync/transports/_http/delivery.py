@@ -66,9 +66,11 @@ class Delivery:
         exchange: Exchange,
         sent_session: bool,
         resume: Resume | None,
+        linger: Callable[[requests.Response, SseStream], None] | None = None,
     ) -> None:
         """Deliver the answer to the POST of request ``request_id`` or raise why there is none.
-        A broken event stream goes on with ``resume`` (None: it cannot be resumed)."""
+        A broken event stream goes on with ``resume`` (None: it cannot be resumed); a stream
+        that answered is read to its end by ``linger`` (default :meth:`linger`)."""
         status = response.status_code
         if not 200 <= status < 300:
             self.fail_status(response, request_id, exchange, sent_session)
@@ -98,7 +100,7 @@ class Delivery:
                     f"the JSON response to {method} does not answer it", request_id=request_id
                 )
         elif ctype == SSE_TYPE:
-            self._answer_stream(response, request_id, exchange, resume)
+            self._answer_stream(response, request_id, exchange, resume, linger or self.linger)
         else:
             raise TransportError(
                 f"unexpected Content-Type {ctype!r} in the response to {method}",
@@ -111,11 +113,12 @@ class Delivery:
         request_id: jsonrpc.RequestId,
         exchange: Exchange,
         resume: Resume | None,
+        linger: Callable[[requests.Response, SseStream], None],
     ) -> None:
         stream = SseStream(body_reader(response), self.max_message_bytes)
         outcome, reason = self.stream(stream, request_id, exchange)
         if outcome == "answered":
-            self.linger(response, stream)
+            linger(response, stream)
             return
         if exchange.cancelled:
             return
@@ -196,6 +199,26 @@ class Delivery:
                     self._deliver(jsonrpc.decode(item.data))
         except Exception:
             pass
+
+    def ends_now(self, response: requests.Response) -> bool:
+        """True if the rest of a chunked stream, to its last chunk, is already received (so
+        :meth:`linger` takes no wait); False when in doubt."""
+        raw = response.raw
+        if getattr(raw, "_connection", None) is None:
+            return True  # the body already ended
+        reader = getattr(getattr(raw, "_fp", None), "fp", None)  # http.client's BufferedReader
+        sock = getattr(getattr(raw, "_connection", None), "sock", None)
+        if reader is None or sock is None:
+            return False
+        timeout = sock.gettimeout()
+        try:
+            sock.settimeout(0.0)  # a peek at what is buffered, never a wait
+            buffered: bytes = reader.peek(1)
+        except (OSError, ValueError):
+            return False
+        finally:
+            sock.settimeout(timeout)
+        return b"\r\n0\r\n" in buffered or buffered.startswith(b"0\r\n")
 
     def fail_status(
         self,

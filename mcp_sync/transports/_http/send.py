@@ -16,6 +16,13 @@ cookies that match the URL (``Cookie``), and cookies a response sets stored in t
 jar. Proxies, ``verify`` and ``cert`` are the settings the transport resolved when it was made
 (as it did before: the environment is read once).
 
+The client's own session mounts :class:`OwnAdapter`, which also remembers, per URL and TLS
+settings, what ``HTTPAdapter.send`` works out again for every request when no proxy applies:
+the connection pool (asked of the pool manager again once it was closed, e.g. evicted), the
+TLS checks of the CA bundle and certificate paths, the request path; and builds the
+``Response`` without parsing for cookies when no ``Set-Cookie`` came. Everything else of
+``HTTPAdapter.send`` (its ``Retry``, timeouts, the translation of urllib3's errors) runs as is.
+
 What sends the request through ``Session.send`` unchanged: a session class that overrides
 ``send``, ``prepare_request``, ``request`` or ``get_adapter``, response hooks, ``session.auth``,
 ``session.params``, and an entry for the URL in ``~/.netrc`` (looked up once) when the session
@@ -30,11 +37,16 @@ from typing import Any
 
 import requests
 from requests.cookies import extract_cookies_to_jar, get_cookie_header
-from requests.models import PreparedRequest
+from requests.models import PreparedRequest, Response
 from requests.structures import CaseInsensitiveDict
-from requests.utils import get_netrc_auth
+from requests.utils import get_encoding_from_headers, get_netrc_auth, select_proxy
 
-__all__ = ["RequestSender"]
+from .exchange import TrackingAdapter
+
+__all__ = ["OwnAdapter", "RequestSender"]
+
+#: Remembered URLs (the server's and a few redirect targets) before starting over.
+_REMEMBERED = 16
 
 
 class RequestSender:
@@ -118,6 +130,67 @@ class RequestSender:
             probe.prepare_url(url, None)
             prepared = probe.url
             assert prepared is not None
-            if len(self._prepared_urls) < 16:  # (the URL and a few redirect targets)
-                self._prepared_urls[url] = prepared
+            if len(self._prepared_urls) >= _REMEMBERED:
+                self._prepared_urls.clear()
+            self._prepared_urls[url] = prepared
         return prepared
+
+
+class OwnAdapter(TrackingAdapter):
+    """The transport's own adapter: :class:`TrackingAdapter`, remembering per-request work."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._pools: dict[Any, Any] = {}
+        self._paths: dict[str, str] = {}
+
+    def get_connection_with_tls_context(
+        self, request: PreparedRequest, verify: Any, proxies: Any = None, cert: Any = None
+    ) -> Any:
+        if proxies and select_proxy(request.url or "", proxies):
+            return super().get_connection_with_tls_context(request, verify, proxies, cert)
+        try:
+            key = (request.url, verify, cert)
+            pool = self._pools.get(key)
+        except TypeError:  # (a cert given as a list)
+            return super().get_connection_with_tls_context(request, verify, proxies, cert)
+        if pool is None or pool.pool is None:  # (none yet, or closed by the pool manager)
+            pool = super().get_connection_with_tls_context(request, verify, proxies, cert)
+            if len(self._pools) >= _REMEMBERED:
+                self._pools.clear()
+            self._pools[key] = pool
+        return pool
+
+    def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
+        # (it sets the same attributes on the same pool each time, and looks for the files)
+        checked = (url, verify, cert)
+        if getattr(conn, "_mcp_sync_checked", None) != checked:
+            super().cert_verify(conn, url, verify, cert)  # type: ignore[no-untyped-call]
+            conn._mcp_sync_checked = checked
+
+    def request_url(self, request: PreparedRequest, proxies: Any) -> str:
+        url = request.url
+        if url is None or (proxies and select_proxy(url, proxies)):
+            return super().request_url(request, proxies)
+        path = self._paths.get(url)
+        if path is None:
+            path = request.path_url or "/"
+            if len(self._paths) >= _REMEMBERED:
+                self._paths.clear()
+            self._paths[url] = path
+        return path
+
+    def build_response(self, req: PreparedRequest, resp: Any) -> Response:
+        headers = getattr(resp, "headers", None)
+        if headers is None or "set-cookie" in headers or "set-cookie2" in headers:
+            return super().build_response(req, resp)
+        response = Response()
+        response.status_code = resp.status
+        response.headers = CaseInsensitiveDict(headers)
+        response.encoding = get_encoding_from_headers(response.headers)
+        response.raw = resp
+        response.reason = resp.reason
+        response.url = req.url or ""
+        response.request = req
+        response.connection = self
+        return response
