@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import _repr
 from ._connect import connect
+from ._repr import ToolParameter, tool_parameters
+from ._targets import transport_for
 from ._tasks import ToolTask
 from ._version import __version__ as __version__
 from .abort import AbortController, AbortSignal
@@ -47,7 +49,7 @@ from .errors import (
     WriteTimeout,
 )
 from .group import ClientGroup
-from .llm import to_llm_content
+from .llm import to_llm_content, to_llm_text
 from .protocol.jsonrpc import Notification
 from .protocol.types import *  # noqa: F403
 from .protocol.types import __all__ as _types_all
@@ -122,6 +124,10 @@ __all__ = [
     "in_memory_transport_pair",
     "shared_client",
     "to_llm_content",
+    "to_llm_text",
+    "tool_parameters",
+    "transport_for",
+    "ToolParameter",
     *_types_all,
 ]
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._targets import ClientOptions, ServerConfig, Target, open_client, transport_for
+from ._targets import ClientOptions, Target, open_client
 from ._version import __version__
 from .backoff import Backoff
 from .config import Config, resolve
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .auth import AuthProvider
     from .client import Client
 
-__all__ = ["ServerConfig", "Target", "connect", "transport_for"]
+__all__ = ["connect"]
 
 
 def connect(

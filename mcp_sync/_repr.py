@@ -11,29 +11,33 @@ from __future__ import annotations
 import html
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .protocol.types import Tool
 from .protocol.types._presentation import presentation
 
 __all__ = [
-    "Param",
+    "ToolParameter",
     "html_for",
     "markdown_for",
-    "params_of",
     "register_ipython",
     "schema_type",
+    "tool_parameters",
 ]
 
 
 @dataclass(frozen=True)
-class Param:
-    """One parameter of a tool, summarised from its input schema."""
+class ToolParameter:
+    """One parameter of a tool, summarised from its input schema for people (see
+    :func:`~mcp_sync.tool_parameters`)."""
 
     name: str
+    #: A short name for its type, such as ``string``, ``integer | null``, ``array of string``.
     type: str
     required: bool
+    #: Its ``description`` (else its ``title``), or ``""``.
     description: str
 
 
@@ -65,8 +69,14 @@ def schema_type(schema: Any) -> str:
     return "object" if "properties" in schema else "any"
 
 
-def params_of(input_schema: Any) -> list[Param]:
-    """The top-level parameters of a tool's input schema, required ones first."""
+def tool_parameters(tool: Tool | Mapping[str, Any]) -> list[ToolParameter]:
+    """The top-level parameters of a tool (or of an input schema), required ones first: what a
+    table of tools shows, as the ``mcp-sync tools`` command and notebooks do::
+
+        for param in mcp_sync.tool_parameters(tool):
+            print(param.name, param.type, "required" if param.required else "optional")
+    """
+    input_schema = tool.input_schema if isinstance(tool, Tool) else tool
     if not isinstance(input_schema, dict):
         return []
     properties = input_schema.get("properties")
@@ -75,7 +85,7 @@ def params_of(input_schema: Any) -> list[Param]:
     required = input_schema.get("required")
     required_set = set(required) if isinstance(required, list) else set()
     params = [
-        Param(
+        ToolParameter(
             name=str(name),
             type=schema_type(schema),
             required=name in required_set,
@@ -111,7 +121,7 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], caption: str) 
 
 
 def _params_html(input_schema: Any) -> str:
-    params = params_of(input_schema)
+    params = tool_parameters(input_schema)
     if not params:
         return "<em>none</em>"
     lines = []
@@ -250,7 +260,7 @@ def _params_md(input_schema: Any) -> str:
     return "<br>".join(
         f"`{_m(p.name)}`{'*' if p.required else ''}: {_m(p.type)}"
         + (f" — {_m(p.description)}" if p.description else "")
-        for p in params_of(input_schema)
+        for p in tool_parameters(input_schema)
     )
 
 

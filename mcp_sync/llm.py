@@ -1,7 +1,8 @@
 """Turning MCP tools and results into what LLM APIs take, as plain dicts.
 
-- :func:`to_llm_content` converts a tool result into a list of plain ``{"type": "text"}`` and
-  ``{"type": "image"}`` items, the common denominator of chat-completion APIs.
+- :func:`to_llm_content` converts a tool result (or a resource read) into a list of plain
+  ``{"type": "text"}`` and ``{"type": "image"}`` items, the common denominator of
+  chat-completion APIs; :func:`to_llm_text` into one text.
 - :func:`openai_tools` / :func:`anthropic_tools` describe tools in the shape of the OpenAI
   (chat completions or responses) and Anthropic (messages) APIs; :func:`openai_tool_message`
   and :func:`anthropic_tool_result` wrap a result for the next request. No vendor SDK is
@@ -28,6 +29,7 @@ from .protocol.types import (
     ContentBlock,
     EmbeddedResource,
     ImageContent,
+    ReadResourceResult,
     ResourceLink,
     TextContent,
     TextResourceContents,
@@ -47,24 +49,33 @@ __all__ = [
     "openai_tools",
     "sanitize_tool_name",
     "to_llm_content",
+    "to_llm_text",
     "tool_input_schema",
     "unique_names",
 ]
 
 
+#: What :func:`to_llm_content` and :func:`to_llm_text` take: a tool result, a resource read,
+#: or a list of content blocks (or their wire dicts).
+LlmSource = (
+    CallToolResult
+    | ReadResourceResult
+    | Sequence[ContentBlock | TextResourceContents | BlobResourceContents | dict[str, Any]]
+)
+
+
 def to_llm_content(
-    result: CallToolResult | Sequence[ContentBlock | dict[str, Any]],
-    *,
-    max_text_bytes: int | None = None,
+    result: LlmSource, *, max_text_bytes: int | None = None
 ) -> list[dict[str, Any]]:
-    """Convert a tool result (or a list of content blocks) into LLM message content.
+    """Convert a tool result (or a resource read, or a list of content blocks) into LLM
+    message content.
 
     Each block becomes one item:
 
     - text: ``{"type": "text", "text": ...}``;
     - image: ``{"type": "image", "data": <base64>, "mimeType": ...}``;
-    - embedded text resource: a text item with the resource's text;
-    - embedded blob resource: an image item if its mimeType is ``image/*``, otherwise a text
+    - text resource (embedded, or read with ``read_resource``): a text item with its text;
+    - blob resource: an image item if its mimeType is ``image/*``, otherwise a text
       placeholder such as ``[binary resource file:///x (application/pdf, 1234 bytes)]``;
     - audio: ``[audio: audio/wav, 1234 bytes]``; resource link:
       ``[resource link: name <uri> (mimeType)]``; any other type: ``[unsupported content: T]``.
@@ -86,6 +97,10 @@ def to_llm_content(
         blocks: Iterable[Any] = result.content
         structured = result.structured_content
         has_content = bool(result.content)
+    elif isinstance(result, ReadResourceResult):
+        blocks = result.contents
+        structured = None
+        has_content = True
     else:
         blocks = result
         structured = None
@@ -98,6 +113,22 @@ def to_llm_content(
     return items
 
 
+def to_llm_text(result: LlmSource, *, max_text_bytes: int | None = None) -> str:
+    """The items of :func:`to_llm_content` as one text, one item after another on its own
+    line, an image as ``[image: image/png, N bytes]``: for a display, a log, or an LLM API
+    whose tool messages carry text only::
+
+        print(mcp_sync.to_llm_text(client.call_tool("add", {"a": 1, "b": 2})))
+    """
+    parts: list[str] = []
+    for item in to_llm_content(result, max_text_bytes=max_text_bytes):
+        if item["type"] == "image":
+            parts.append(f"[image: {item['mimeType']}, {_base64_size(item['data'])} bytes]")
+        else:
+            parts.append(item["text"])
+    return "\n".join(parts)
+
+
 def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
@@ -107,15 +138,16 @@ def _image(data: str, mime_type: str) -> dict[str, Any]:
 
 
 def _convert(block: Any) -> dict[str, Any]:
+    if isinstance(block, EmbeddedResource):
+        block = block.resource
     if isinstance(block, TextContent):
         return _text(block.text)
     if isinstance(block, ImageContent):
         return _image(block.data, block.mime_type)
-    if isinstance(block, EmbeddedResource):
-        resource = block.resource
-        if isinstance(resource, TextResourceContents):
-            return _text(resource.text)
-        return _blob_item(resource)
+    if isinstance(block, TextResourceContents):
+        return _text(block.text)
+    if isinstance(block, BlobResourceContents):
+        return _blob_item(block)
     if isinstance(block, AudioContent):
         return _text(f"[audio: {block.mime_type}, {_base64_size(block.data)} bytes]")
     if isinstance(block, ResourceLink):
@@ -317,13 +349,7 @@ def openai_tool_message(
     Tool messages carry text only: an image becomes ``[image: image/png, N bytes]``.
     A failed tool's text is prefixed with ``Error:`` so that the model sees it failed.
     """
-    parts: list[str] = []
-    for item in to_llm_content(result, max_text_bytes=max_text_bytes):
-        if item["type"] == "image":
-            parts.append(f"[image: {item['mimeType']}, {_base64_size(item['data'])} bytes]")
-        else:
-            parts.append(item["text"])
-    text = "\n".join(parts)
+    text = to_llm_text(result, max_text_bytes=max_text_bytes)
     if result.is_error:
         text = f"Error: {text}" if text else "Error"
     return {"role": "tool", "tool_call_id": tool_call_id, "content": text}

@@ -72,3 +72,43 @@ def test_a_group_member_and_a_config_entry_take_the_client_name_option():
                                                            "args": command[1:]}}})
     with config.connect("env", name="configured") as client:
         assert client.client_info.name == "configured"
+
+
+def test_the_pytest_factory_takes_what_connect_takes():
+    from typing_extensions import Unpack
+
+    from mcp_sync._targets import ClientOptions
+    from mcp_sync.config import Config
+    from mcp_sync.pytest_plugin import McpClientFactory
+
+    factory = inspect.signature(McpClientFactory.__call__).parameters
+    assert {name for name, p in factory.items() if p.kind is p.KEYWORD_ONLY} == CONNECT_ONLY - {"target"}
+    localns = {"AuthProvider": AuthProvider, "Client": mcp_sync.Client, "Config": Config,
+               "ClientOptions": ClientOptions, "Unpack": Unpack, "Target": object}
+    factory_hints = typing.get_type_hints(McpClientFactory.__call__, localns=localns)
+    connect_hints = _hints(mcp_sync.connect)
+    for name in CONNECT_ONLY - {"target"}:
+        assert factory_hints[name] == connect_hints[name], name
+    assert factory_hints["client_options"] == Unpack[ClientOptions]
+
+
+def test_transport_for_builds_the_transport_connect_would_use_first():
+    from mcp_sync.config import parse
+    from mcp_sync.transports.http import StreamableHttpTransport
+    from mcp_sync.transports.sse_legacy import SseTransport
+
+    http = mcp_sync.transport_for("http://127.0.0.1:9/mcp", headers={"X-Team": "a"})
+    assert isinstance(http, StreamableHttpTransport) and http.url == "http://127.0.0.1:9/mcp"
+    config = parse({"mcpServers": {
+        "old": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+        "env": {"command": sys.executable, "args": [str(SERVERS / "env_server.py")],
+                "env": {"FROM_ENTRY": "entry", "MINE": "entry"}},
+    }})
+    assert isinstance(mcp_sync.transport_for(config["old"]), SseTransport)
+    stdio = mcp_sync.transport_for(config["env"], env={"MINE": "mine"})
+    assert isinstance(stdio, mcp_sync.StdioTransport)
+    with mcp_sync.Client(request_timeout=20).connect(stdio) as client:
+        assert client.call_tool("getenv", {"name": "FROM_ENTRY"}).text == "entry"
+        assert client.call_tool("getenv", {"name": "MINE"}).text == "mine"
+    with pytest.raises(ValueError, match="needs a command"):
+        mcp_sync.transport_for("")

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import mcp_sync
 from mcp_sync.llm import to_llm_content
 from mcp_sync.protocol import types as t
 
@@ -199,3 +200,21 @@ def test_budget_property(texts: list[str], budget: int) -> None:
         assert int(count) == len(original.encode()) - len(head.encode()) - len(tail.encode())
         kept += len(head.encode()) + len(tail.encode())
     assert kept <= budget
+
+
+def test_a_resource_read_becomes_content_and_one_text() -> None:
+    read = t.ReadResourceResult.from_wire({"contents": [
+        {"uri": "file:///a.txt", "text": "hello"},
+        {"uri": "file:///x.pdf", "mimeType": "application/pdf", "blob": PDF},
+        {"uri": "file:///p.png", "mimeType": "image/png", "blob": PNG},
+    ]})
+    assert to_llm_content(read) == [
+        {"type": "text", "text": "hello"},
+        {"type": "text", "text": "[binary resource file:///x.pdf (application/pdf, 1234 bytes)]"},
+        {"type": "image", "data": PNG, "mimeType": "image/png"},
+    ]
+    assert mcp_sync.to_llm_text(read) == (
+        "hello\n[binary resource file:///x.pdf (application/pdf, 1234 bytes)]\n"
+        "[image: image/png, 7 bytes]"
+    )
+    assert "bytes omitted" in mcp_sync.to_llm_text(read, max_text_bytes=10)

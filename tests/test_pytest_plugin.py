@@ -158,13 +158,18 @@ def test_a_config_entry_gets_env_and_cwd_and_its_stderr_is_reported(pytester):
             assert client.call_tool("getenv", {{"name": "FROM_CONFIG"}}).text == "entry"
             assert client.call_tool("getenv", {{"name": "OVERRIDDEN"}}).text == "test"
             assert client.call_tool("cwd").text == {str(workdir)!r}
+            assert "env server: reading its environment" in wait_for(seen, "its environment")
+
+        def wait_for(seen, text):
             deadline = time.monotonic() + 20     # the stderr reader thread passes it on
-            while "reading its environment" not in "".join(seen) and time.monotonic() < deadline:
+            while text not in "".join(seen) and time.monotonic() < deadline:
                 time.sleep(0.01)
-            assert "env server: reading its environment" in "".join(seen)
+            return "".join(seen)
 
         def test_fails(mcp_client):
-            client = mcp_client("envsrv", config="mcp.json")
+            seen = []
+            client = mcp_client("envsrv", config="mcp.json", on_stderr=seen.append)
+            wait_for(seen, "reading its environment")      # so that the report has it too
             assert client.call_tool("getenv", {{"name": "FROM_CONFIG"}}).text == "elsewhere"
     """)
     result = pytester.runpytest("-p", "no:cacheprovider")

@@ -75,3 +75,20 @@ def test_ipython_renders_plain_lists_as_tables(listed):
         assert "structured content" in data["text/html"]
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_tool_parameters_summarise_a_tool_for_people(listed):
+    tools = {tool.name: tool for tool in listed["tools"]}
+    assert mcp_sync.tool_parameters(tools["add"]) == [
+        mcp_sync.ToolParameter("a", "integer", True, "A"),
+        mcp_sync.ToolParameter("b", "integer", True, "B"),
+    ]
+    [message] = mcp_sync.tool_parameters(tools["fail"].input_schema)  # a schema works too
+    assert (message.name, message.type, message.required) == ("message", "string", False)
+    schema = {"type": "object", "required": ["when"], "properties": {
+        "tags": {"type": "array", "items": {"type": "string"}, "description": "Labels"},
+        "when": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    }}
+    assert [(p.name, p.type, p.required, p.description)
+            for p in mcp_sync.tool_parameters(schema)] == [
+        ("when", "string | null", True, ""), ("tags", "array of string", False, "Labels")]

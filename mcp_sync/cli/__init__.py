@@ -106,8 +106,8 @@ def _headers(raw: Sequence[str]) -> dict[str, str]:
 
 
 def connect(args: argparse.Namespace, err: IO[str]) -> Client:
-    from .._connect import connect as connect_target
-    from .._connect import transport_for
+    from .. import connect as connect_target
+    from .. import transport_for
 
     on_stderr = _LinePrefixer(err, "[server stderr] ") if args.verbose else None
     options: dict[str, Any] = {"name": "mcp-sync-cli"}
@@ -267,19 +267,11 @@ class Runner:
         self.out.write((_render.table(headers, rows) if rows else empty) + "\n")
 
     def read(self) -> int:
-        from ..llm import _base64_size
-        from ..protocol.types import TextResourceContents
-
         result = self.client.read_resource(self.args.uri, timeout=self.timeout)
         if self.args.json:
             self.json(result.to_wire())
             return EXIT_OK
-        for part in result.contents:
-            if isinstance(part, TextResourceContents):
-                self.out.write(part.text if part.text.endswith("\n") else part.text + "\n")
-            else:
-                kind = f"{part.mime_type or 'unknown'}, {_base64_size(part.blob)} bytes"
-                self.out.write(f"[binary {part.uri} ({kind})]\n")
+        _render.render_result(result, self.out)
         return EXIT_OK
 
     def prompts(self) -> int:

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 from typing import IO, Any
 
-from .._repr import params_of
+from .. import tool_parameters
 
 __all__ = ["Progress", "render_result", "table", "terminal_width"]
 
@@ -78,23 +78,18 @@ def describe(text: str | None) -> str:
 def param_lines(input_schema: Any) -> list[str]:
     """One line per parameter: ``name*: type`` (``*`` = required)."""
     return [
-        f"{p.name}{'*' if p.required else ''}: {p.type}" for p in params_of(input_schema)
+        f"{p.name}{'*' if p.required else ''}: {p.type}" for p in tool_parameters(input_schema)
     ] or ["-"]
 
 
 def render_result(result: Any, out: IO[str]) -> None:
-    """A tool result for people: text as is, other content summarised, structured content as
-    JSON when there is no content."""
-    from ..llm import _base64_size, to_llm_content
+    """A tool result or a resource read for people: text as is, other content summarised,
+    structured content as JSON when there is no content."""
+    from .. import to_llm_text
 
-    items = to_llm_content(result)
-    for item in items:
-        if item["type"] == "image":
-            size = _base64_size(item["data"])
-            out.write(f"[image: {item['mimeType']}, {size} bytes]\n")
-        else:
-            text = item["text"]
-            out.write(text if text.endswith("\n") else text + "\n")
+    text = to_llm_text(result)
+    if text:
+        out.write(text if text.endswith("\n") else text + "\n")
 
 
 def dump_json(value: Any, out: IO[str]) -> None:

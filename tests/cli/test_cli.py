@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -138,3 +139,10 @@ def test_url_target(sdk_url):
     assert (run.code, run.out) == (0, "3\n"), run.err
     run = run_cli("tools", "--url", sdk_url, "--json")
     assert "weather" in {t["name"] for t in json.loads(run.out)}
+
+
+def test_read_summarises_a_binary_resource(everything):
+    uri = "demo://resource/dynamic/blob/3"
+    run = run_cli("read", uri, "--", *everything)
+    assert run.code == 0, run.err
+    assert re.fullmatch(rf"\[binary resource {uri} \(text/plain, \d+ bytes\)\]\n", run.out), run.out
