@@ -115,8 +115,6 @@ logger = logging.getLogger("mcp_sync.transport")
 MessageListener = Callable[[Any], None]
 ErrorListener = Callable[[BaseException], None]
 CloseListener = Callable[[BaseException | None], None]
-#: ``provider(message) -> headers`` for one outgoing message.
-HeaderProvider = Callable[[dict[str, Any]], Mapping[str, str]]
 
 
 @dataclass(frozen=True)
@@ -162,7 +160,6 @@ class Transport(ABC):
         self._listener_lock = threading.Lock()
         self._close_fired = False
         self.protocol_version: str | None = None
-        self.header_provider: HeaderProvider | None = None
 
     # -- the contract -------------------------------------------------------------------
 
@@ -201,14 +198,6 @@ class Transport(ABC):
     def set_protocol_version(self, version: str) -> None:
         """Record the negotiated protocol version."""
         self.protocol_version = version
-
-    def set_header_provider(self, provider: HeaderProvider | None) -> None:
-        """Give the transport a function returning extra per-message headers.
-
-        Only HTTP transports use it: the client supplies the 2026-07-28 ``Mcp-Param-*``
-        headers a ``tools/call`` needs, which depend on the tool's input schema. Others ignore it.
-        """
-        self.header_provider = provider
 
     # -- listeners ----------------------------------------------------------------------
 

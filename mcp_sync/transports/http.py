@@ -11,10 +11,9 @@ Eras
     ``Mcp-Name`` go on every POST of both eras: a dual-era client's ``initialize`` is a POST
     too (the conformance suite checks it there), and servers of the handshake era ignore them
     (the official Python SDK routes on ``MCP-Protocol-Version``). A POST also carries the
-    message's ``options.headers`` (the client's ``Mcp-Param-*`` headers), in both eras.
-    A message sent without options (the older contract) gets the era from the negotiated
-    version or its ``params._meta``, its extra headers from ``header_provider(message)``, and
-    opens the GET stream if it is ``notifications/initialized``.
+    message's ``options.headers`` (the client's ``Mcp-Param-*`` headers), in both eras. A
+    message sent without options belongs to the session. The transport reads nothing else of a
+    message to decide these: not its ``params._meta``, not its method name.
 
 Threads
     A request sent with a deadline (``send_before``, as the session sends every call that has a
@@ -71,8 +70,7 @@ from ..abort import AbortSignal
 from ..auth import AuthProvider
 from ..backoff import Backoff
 from ..errors import ConnectionClosed, HttpError, McpError, SessionExpired, TransportError
-from ..protocol import jsonrpc, meta
-from ..protocol.versions import era_of
+from ..protocol import jsonrpc
 from ._http.base import ACK_TIMEOUT, HttpTransportBase
 from ._http.client import SAFE_TO_RESEND, HttpClient, describe_connection_error
 from ._http.delivery import Delivery
@@ -238,7 +236,7 @@ class StreamableHttpTransport(HttpTransportBase):
                 raise
             return
         waiter = None
-        if self._wants_get_stream(message, options):
+        if self._wants_get_stream(options):
             waiter = threading.Event()
         self._lane.put((message, options, signal, waiter))
         if waiter is not None:
@@ -263,48 +261,23 @@ class StreamableHttpTransport(HttpTransportBase):
 
     # -- eras -----------------------------------------------------------------------------
 
-    def _stateless_version(
-        self, message: dict[str, Any] | None, options: MessageOptions | None = None
-    ) -> str | None:
-        """The stateless-era version ``message`` is sent with, or None in the handshake era."""
-        if options is not None:
-            return options.version
-        # Without options (a caller of the older contract): the era the messages name.
-        version = self.protocol_version
-        if version is not None and era_of(version) == "stateless":
-            return version
-        params = message.get("params") if message is not None else None
-        meta_map = params.get("_meta") if isinstance(params, dict) else None
-        stated = meta_map.get(meta.PROTOCOL_VERSION) if isinstance(meta_map, dict) else None
-        if isinstance(stated, str) and era_of(stated) == "stateless":
-            return stated
-        return None
-
-    def _wants_get_stream(self, message: dict[str, Any], options: MessageOptions | None) -> bool:
-        if not self.open_get_stream:
-            return False
-        if options is not None:
-            return options.opens_session and options.version is None
+    def _wants_get_stream(self, options: MessageOptions | None) -> bool:
         return (
-            message.get("method") == "notifications/initialized"
-            and self._stateless_version(message) is None
+            self.open_get_stream
+            and options is not None
+            and options.opens_session
+            and options.version is None
         )
 
     def _post_headers(
-        self, message: dict[str, Any], stateless: str | None, options: MessageOptions | None
+        self, message: dict[str, Any], options: MessageOptions | None
     ) -> dict[str, str]:
         """All headers of the POST of ``message`` (see :func:`._http.headers.post_headers`)."""
-        if options is not None:
-            extra = options.headers
-        elif self.header_provider is not None:
-            extra = self.header_provider(message)
-        else:
-            extra = {}
         return post_headers(
             message,
             static=self.headers,
-            extra=extra,
-            stateless=stateless,
+            extra=options.headers if options is not None else {},
+            stateless=options.version if options is not None else None,
             session_id=self.session_id,
             negotiated=self.protocol_version,
         )
@@ -405,11 +378,11 @@ class StreamableHttpTransport(HttpTransportBase):
     ) -> Callable[[], None] | None:
         """POST a request and deliver its answer; with a ``deadline`` (on the caller's
         thread), return what is left to do for an SSE answer instead of reading it."""
-        stateless = self._stateless_version(message, options)
-        fresh = stateless is None and method == "initialize"
+        stateless = options is not None and options.version is not None
+        fresh = not stateless and method == "initialize"
         if fresh:
             self.session_id = None  # (re-)initializing: a new session
-        headers = self._post_headers(message, stateless, options)
+        headers = self._post_headers(message, options)
         sent_session = SESSION_HEADER in headers
         read_timeout = None
         if deadline is not None:
@@ -433,7 +406,7 @@ class StreamableHttpTransport(HttpTransportBase):
             if fresh:
                 self._take_session_id(response)
             resume = None
-            if stateless is None:
+            if not stateless:
                 resume = functools.partial(self._resume, request_id, exchange)
             if deadline is None:
                 self._delivery.answer(response, method, request_id, exchange, sent_session, resume)
@@ -568,7 +541,7 @@ class StreamableHttpTransport(HttpTransportBase):
     ) -> None:
         message, options, signal, waiter = item
         try:
-            if self._wants_get_stream(message, options) and not self._closing:
+            if self._wants_get_stream(options) and not self._closing:
                 # Open the GET stream first: a server that has no event store sends what
                 # follows the initialized notification (list_changed bursts, roots/list) on
                 # that stream at once, and drops it if no stream is open yet.
@@ -594,9 +567,7 @@ class StreamableHttpTransport(HttpTransportBase):
         remove_abort = signal.on_abort(exchange.on_abort) if signal is not None else None
         what = message.get("method") or "a response"
         try:
-            headers = self._post_headers(
-                message, self._stateless_version(message, options), options
-            )
+            headers = self._post_headers(message, options)
             sent_session = SESSION_HEADER in headers
             response = self._client().open(
                 "POST",
@@ -618,7 +589,7 @@ class StreamableHttpTransport(HttpTransportBase):
         except requests.RequestException as exc:
             if not exchange.cancelled:
                 self._report(TransportError(f"sending {what}: {self._describe(exc)}"))
-        except Exception as exc:  # a failing header provider
+        except Exception as exc:  # an auth provider's failure, or a bug
             if not exchange.cancelled:
                 error = TransportError(f"sending {what}: {exc}")
                 error.__cause__ = exc
@@ -703,8 +674,8 @@ class StreamableHttpTransport(HttpTransportBase):
 
     def _delete_session(self) -> None:
         session_id = self.session_id
-        if not session_id or self._http is None or self._stateless_version(None) is not None:
-            return
+        if not session_id or self._http is None:
+            return  # (a stateless-era transport never had a session)
         exchange = Exchange()
         try:
             response = self._http.open(

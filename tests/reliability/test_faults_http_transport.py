@@ -29,6 +29,7 @@ from mcp_sync.errors import (
     TransportError,
 )
 from mcp_sync.protocol import jsonrpc
+from mcp_sync.transports import MessageOptions
 from mcp_sync.transports.http import (
     ReconnectOptions,
     StreamableHttpTransport,
@@ -42,6 +43,8 @@ INIT = jsonrpc.request(
     {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
 )
 INITIALIZED = jsonrpc.notification("notifications/initialized")
+#: What the session core sends the initialized notification with: it opens the GET stream.
+OPENS_SESSION = MessageOptions(opens_session=True)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -90,7 +93,7 @@ def handshake(transport: StreamableHttpTransport, inbox: Inbox) -> None:
     transport.send(INIT)
     inbox.response(1)
     transport.set_protocol_version("2025-11-25")
-    transport.send(INITIALIZED)
+    transport.send(INITIALIZED, options=OPENS_SESSION)
 
 
 def call(id: int, name: str = "t") -> dict[str, Any]:
@@ -539,7 +542,7 @@ def test_initialized_returns_once_the_get_stream_is_open(make) -> None:
         transport.send(INIT)
         inbox.response(1)
         start = time.monotonic()
-        transport.send(INITIALIZED)
+        transport.send(INITIALIZED, options=OPENS_SESSION)
         assert time.monotonic() - start >= 0.29
         inbox.wait_for(lambda: any(m.get("method") == "roots/list" for m in inbox.messages), 1)
         (get,) = server.of("GET")

@@ -26,6 +26,7 @@ from mcp_sync.abort import AbortController
 from mcp_sync.auth import AuthProvider
 from mcp_sync.errors import ConnectionClosed, RequestTimeout, TransportError
 from mcp_sync.protocol import jsonrpc
+from mcp_sync.transports import MessageOptions
 from mcp_sync.transports.http import ReconnectOptions, StreamableHttpTransport
 from mcp_sync.transports.sse_legacy import SseTransport
 
@@ -37,6 +38,8 @@ INIT = jsonrpc.request(
     {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
 )
 INITIALIZED = jsonrpc.notification("notifications/initialized")
+#: What the session core sends the initialized notification with: it opens the GET stream.
+OPENS_SESSION = MessageOptions(opens_session=True)
 FRAMINGS = ["connection-close", "http-1.0"]
 
 
@@ -317,7 +320,7 @@ def test_a_get_stream_idled_out_after_a_while_counts_as_a_success() -> None:
     with FaultServer(handler) as server:
         transport = StreamableHttpTransport(server.url, reconnect=policy)
         inbox = initialize(transport)
-        transport.send(INITIALIZED)
+        transport.send(INITIALIZED, options=OPENS_SESSION)
         inbox.wait_for(
             lambda: any(m.get("method") == "notifications/tools/list_changed"
                         for m in inbox.messages),
@@ -351,7 +354,7 @@ def test_a_non_latin1_event_id_does_not_kill_the_get_stream() -> None:
             server.url, reconnect=ReconnectOptions(initial_delay=0.02, max_delay=0.05)
         )
         inbox = initialize(transport)
-        transport.send(INITIALIZED)
+        transport.send(INITIALIZED, options=OPENS_SESSION)
         inbox.wait_for(
             lambda: any(m.get("method") == "notifications/tools/list_changed"
                         for m in inbox.messages),

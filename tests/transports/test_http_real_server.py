@@ -23,6 +23,7 @@ from http_faults import Inbox
 
 from mcp_sync.errors import HttpError, SessionExpired
 from mcp_sync.protocol import jsonrpc
+from mcp_sync.transports import MessageOptions
 from mcp_sync.transports.http import (
     ReconnectOptions,
     StreamableHttpTransport,
@@ -33,6 +34,8 @@ from mcp_sync.transports.sse_legacy import SseTransport
 pytest.importorskip("mcp.server.mcpserver")
 pytestmark = pytest.mark.timeout(30)
 
+#: What the session core sends the initialized notification with: it opens the GET stream.
+OPENS_SESSION = MessageOptions(opens_session=True)
 SERVER = Path(__file__).resolve().parent.parent / "servers" / "http_fixture_server.py"
 INIT = jsonrpc.request(
     1,
@@ -112,7 +115,7 @@ def handshake(transport: Any, inbox: Inbox) -> dict[str, Any]:
     transport.send(INIT)
     result: dict[str, Any] = inbox.response(1)["result"]
     transport.set_protocol_version(result["protocolVersion"])
-    transport.send(jsonrpc.notification("notifications/initialized"))
+    transport.send(jsonrpc.notification("notifications/initialized"), options=OPENS_SESSION)
     return result
 
 

@@ -1,4 +1,8 @@
-"""Streamable HTTP in the stateless era (2026-07-28): headers on the wire, no session, no GET."""
+"""Streamable HTTP in the stateless era (2026-07-28): headers on the wire, no session, no GET.
+
+Each message is sent as the session core sends it: with ``MessageOptions(version=...)`` (and
+a tool call's ``Mcp-Param-*`` headers), and with the ``_meta`` a stateless server needs.
+"""
 
 from __future__ import annotations
 
@@ -15,11 +19,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
 from http_faults import FaultServer, Inbox, Request, discover_result, initialize_result
+from support import wait_until
 
 from mcp_sync.abort import AbortController
 from mcp_sync.errors import TransportError
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.protocol.headers import param_headers
+from mcp_sync.transports import MessageOptions
 from mcp_sync.transports.http import ReconnectOptions, StreamableHttpTransport
 
 pytestmark = pytest.mark.timeout(30)
@@ -32,6 +38,7 @@ META = {
     "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
 }
 DISCOVER_RESULT = discover_result(STATELESS)
+ALONE = MessageOptions(version=STATELESS)
 
 
 def b64(text: str) -> str:
@@ -100,7 +107,7 @@ def make() -> Iterator[Any]:
 def test_discover_probe_before_any_version_is_stateless(make: Any) -> None:
     with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url)
-        transport.send(request(1, "server/discover"))
+        transport.send(request(1, "server/discover"), options=ALONE)
         assert inbox.response(1)["result"] == DISCOVER_RESULT
         (post,) = server.of("POST")
         assert mcp_headers(post.headers) == {
@@ -113,38 +120,32 @@ def test_discover_probe_before_any_version_is_stateless(make: Any) -> None:
 
 
 def test_exact_headers_after_negotiation(make: Any) -> None:
-    seen: list[dict[str, Any]] = []
-
-    def provider(message: dict[str, Any]) -> dict[str, str]:
-        seen.append(message)
-        if message.get("method") != "tools/call":
-            return {}
-        schema = {
-            "type": "object",
-            "properties": {
-                "region": {"type": "string", "x-mcp-header": "Region"},
-                "count": {"type": "integer", "x-mcp-header": "Count"},
-                "loud": {"type": "boolean", "x-mcp-header": "Loud"},
-            },
-        }
-        return param_headers(schema, message["params"]["arguments"])
+    schema = {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "count": {"type": "integer", "x-mcp-header": "Count"},
+            "loud": {"type": "boolean", "x-mcp-header": "Loud"},
+        },
+    }
 
     with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url, headers={"X-Custom": "1"})
-        transport.set_header_provider(provider)
-        transport.set_protocol_version(STATELESS)
         arguments = {"region": " Zürich ", "count": 3, "loud": False, "other": "x"}
-        transport.send(request(2, "tools/call", name="get_weather", arguments=arguments))
+        with_params = MessageOptions(version=STATELESS, headers=param_headers(schema, arguments))
+        transport.send(request(2, "tools/call", name="get_weather", arguments=arguments),
+                       options=with_params)
         inbox.response(2)
-        transport.send(request(3, "tools/call", name="wetter-für-köln", arguments={}))
+        transport.send(request(3, "tools/call", name="wetter-für-köln", arguments={}),
+                       options=ALONE)
         inbox.response(3)
-        transport.send(request(4, "resources/read", uri="file:///tmp/a b.txt"))
+        transport.send(request(4, "resources/read", uri="file:///tmp/a b.txt"), options=ALONE)
         inbox.response(4)
-        transport.send(request(5, "resources/read", uri="file:///tmp/ß"))
+        transport.send(request(5, "resources/read", uri="file:///tmp/ß"), options=ALONE)
         inbox.response(5)
-        transport.send(request(6, "prompts/get", name="=?base64?trick?="))
+        transport.send(request(6, "prompts/get", name="=?base64?trick?="), options=ALONE)
         inbox.response(6)
-        transport.send(request(7, "tools/list"))
+        transport.send(request(7, "tools/list"), options=ALONE)
         inbox.response(7)
         posts = server.of("POST")
         assert [mcp_headers(p.headers) for p in posts] == [
@@ -179,7 +180,6 @@ def test_exact_headers_after_negotiation(make: Any) -> None:
             {"mcp-protocol-version": STATELESS, "mcp-method": "tools/list"},
         ]
         assert all(p.headers["x-custom"] == "1" for p in posts)
-        assert [m["id"] for m in seen] == [2, 3, 4, 5, 6, 7]
         assert transport.session_id is None
         assert not inbox.errors
 
@@ -187,18 +187,16 @@ def test_exact_headers_after_negotiation(make: Any) -> None:
 def test_no_session_no_get_stream_no_delete(make: Any) -> None:
     with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url)
-        transport.set_protocol_version(STATELESS)
-        transport.send(request(1, "server/discover"))
+        transport.send(request(1, "server/discover"), options=ALONE)
         inbox.response(1)
-        # a notification, even the handshake era's "initialized", opens no GET stream
-        transport.send(jsonrpc.notification("notifications/initialized"))
-        transport.send(jsonrpc.notification("notifications/something", {"_meta": META}))
-        transport.send(request(2, "tools/list"))
+        # a message that stands alone opens no GET stream, whatever else its options say
+        transport.send(jsonrpc.notification("notifications/initialized"),
+                       options=MessageOptions(version=STATELESS, opens_session=True))
+        transport.send(jsonrpc.notification("notifications/something", {"_meta": META}),
+                       options=ALONE)
+        transport.send(request(2, "tools/list"), options=ALONE)
         inbox.response(2)
-        deadline = time.monotonic() + 2
-        while len(server.of("POST")) < 4 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.1)
+        wait_until(lambda: len(server.of("POST")) == 4)
         transport.close()
         posts = server.of("POST")
         assert len(posts) == 4
@@ -217,12 +215,11 @@ def test_no_session_no_get_stream_no_delete(make: Any) -> None:
         assert inbox.closes == [None]
 
 
-def test_version_from_meta_wins_over_the_negotiated_one(make: Any) -> None:
+def test_version_header_is_the_one_the_message_states(make: Any) -> None:
     with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url)
-        transport.set_protocol_version(STATELESS)
         meta = {**META, "io.modelcontextprotocol/protocolVersion": "2027-01-01"}
-        transport.send(jsonrpc.request(1, "server/discover", {"_meta": meta}))
+        transport.send(jsonrpc.request(1, "server/discover", {"_meta": meta}), options=ALONE)
         inbox.response(1)
         (post,) = server.of("POST")
         assert post.headers["mcp-protocol-version"] == "2027-01-01"
@@ -231,10 +228,10 @@ def test_version_from_meta_wins_over_the_negotiated_one(make: Any) -> None:
 def test_stateless_error_bodies_are_the_requests_errors(make: Any) -> None:
     with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url)
-        transport.set_protocol_version(STATELESS)
-        transport.send(request(1, "tools/call", name="unknown_header", arguments={}))
+        transport.send(request(1, "tools/call", name="unknown_header", arguments={}),
+                       options=ALONE)
         assert inbox.response(1)["error"]["code"] == -32020
-        transport.send(request(2, "nope"))
+        transport.send(request(2, "nope"), options=ALONE)
         assert inbox.response(2)["error"]["code"] == -32601  # a 404, but no session to expire
         assert not inbox.errors
 
@@ -250,8 +247,7 @@ def test_broken_stream_is_not_resumed(make: Any) -> None:
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
-        transport.set_protocol_version(STATELESS)
-        transport.send(request(1, "tools/list"))
+        transport.send(request(1, "tools/list"), options=ALONE)
         error = inbox.error()
         assert isinstance(error, TransportError) and error.request_id == 1
         time.sleep(0.2)
@@ -277,62 +273,28 @@ def test_cancel_closes_the_stream_and_sends_nothing(make: Any) -> None:
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
-        transport.set_protocol_version(STATELESS)
         controller = AbortController()
-        transport.send(request(1, "tools/call", name="slow", arguments={}), controller.signal)
+        transport.send(request(1, "tools/call", name="slow", arguments={}), controller.signal,
+                       options=ALONE)
         inbox.wait_for(lambda: inbox.messages)
         controller.abort()
         assert gone.wait(5)
         # anything the abort made the transport send would go before this request
-        transport.send(request(2, "tools/list"))
+        transport.send(request(2, "tools/list"), options=ALONE)
         inbox.response(2)
         sent = [(r.method, (r.json or {}).get("method")) for r in server.requests]
         assert sent == [("POST", "tools/call"), ("POST", "tools/list")]
         assert not inbox.errors
 
 
-def test_provider_cannot_override_protocol_headers(make: Any) -> None:
-    def provider(message: dict[str, Any]) -> dict[str, str]:
-        return {"mcp-method": "evil", "MCP-PROTOCOL-VERSION": "1999", "X-Trace": "t1"}
-
-    with FaultServer(stateless_server) as server:
-        transport, inbox = make(server.url, headers={"x-trace": "static"})
-        transport.set_header_provider(provider)
-        transport.set_protocol_version(STATELESS)
-        transport.send(request(1, "tools/list"))
-        inbox.response(1)
-        (post,) = server.of("POST")
-        assert post.headers["mcp-method"] == "tools/list"
-        assert post.headers["mcp-protocol-version"] == STATELESS
-        assert post.headers["x-trace"] == "t1"  # the provider's beats the static one
-
-
-def test_failing_provider_fails_only_that_request(make: Any) -> None:
-    def provider(message: dict[str, Any]) -> dict[str, str]:
-        if message.get("id") == 1:
-            raise RuntimeError("no schema")
-        return {}
-
-    with FaultServer(stateless_server) as server:
-        transport, inbox = make(server.url)
-        transport.set_header_provider(provider)
-        transport.set_protocol_version(STATELESS)
-        transport.send(request(1, "tools/list"))
-        error = inbox.error()
-        assert error.request_id == 1 and "no schema" in str(error)  # type: ignore[attr-defined]
-        transport.send(request(2, "tools/list"))
-        inbox.response(2)
-        assert len(server.of("POST")) == 1
-
-
 def test_handshake_era_keeps_session_and_version_rules(make: Any) -> None:
     with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url)
-        transport.set_header_provider(lambda message: {"X-From-Provider": "yes"})
         transport.send(jsonrpc.request(1, "initialize", {"protocolVersion": "2025-11-25"}))
         inbox.response(1)
         transport.set_protocol_version("2025-11-25")
-        transport.send(jsonrpc.request(2, "tools/call", {"name": "x", "arguments": {}}))
+        transport.send(jsonrpc.request(2, "tools/call", {"name": "x", "arguments": {}}),
+                       options=MessageOptions(headers={"X-From-Message": "yes"}))
         inbox.response(2)
         init, call = server.of("POST")
         # Mcp-Method / Mcp-Name on every POST; session and version as in 2025-11-25
@@ -343,7 +305,7 @@ def test_handshake_era_keeps_session_and_version_rules(make: Any) -> None:
             "mcp-method": "tools/call",
             "mcp-name": "x",
         }
-        assert call.headers["x-from-provider"] == "yes"
+        assert call.headers["x-from-message"] == "yes"
         transport.close()
         assert len(server.of("DELETE")) == 1
 
@@ -359,48 +321,40 @@ def sdk_port() -> Iterator[int]:
     yield from run_server("streamable-http")
 
 
-@pytest.mark.parametrize("version_known", [False, True])
-def test_official_sdk_server_stateless(make: Any, sdk_port: int, version_known: bool) -> None:
+def test_official_sdk_server_stateless(make: Any, sdk_port: int) -> None:
     transport, inbox = make(f"http://127.0.0.1:{sdk_port}/mcp")
-    if version_known:
-        transport.set_protocol_version(STATELESS)
-    transport.send(request(1, "server/discover"))
+    transport.send(request(1, "server/discover"), options=ALONE)
     discovered = inbox.response(1)["result"]
     assert STATELESS in discovered["supportedVersions"]
     assert transport.session_id is None
 
-    transport.send(request(2, "tools/call", name="add", arguments={"a": 2, "b": 3}))
+    transport.send(request(2, "tools/call", name="add", arguments={"a": 2, "b": 3}), options=ALONE)
     assert inbox.response(2)["result"]["structuredContent"] == {"result": 5}
 
     # request-scoped notifications on the request's SSE stream, then the answer
     meta = {**META, "io.modelcontextprotocol/logLevel": "info"}
-    transport.send(jsonrpc.request(3, "tools/call", {"name": "count", "arguments": {"steps": 2}, "_meta": meta}))
+    transport.send(jsonrpc.request(3, "tools/call", {"name": "count", "arguments": {"steps": 2}, "_meta": meta}),
+                   options=ALONE)
     assert inbox.response(3)["result"]["content"][0]["text"] == "counted 2"
     logs = [m for m in inbox.messages if m.get("method") == "notifications/message"]
     assert [m["params"]["data"] for m in logs] == ["step 0", "step 1"]
 
-    transport.send(request(4, "no/such/method"))
+    transport.send(request(4, "no/such/method"), options=ALONE)
     assert inbox.response(4)["error"]["code"] == -32601
     assert not inbox.errors
 
 
 def test_official_sdk_server_checks_param_headers(make: Any, sdk_port: int) -> None:
     transport, inbox = make(f"http://127.0.0.1:{sdk_port}/mcp")
-    transport.set_protocol_version(STATELESS)
-    transport.send(request(1, "tools/list"))
+    transport.send(request(1, "tools/list"), options=ALONE)
     tools = {tool["name"]: tool for tool in inbox.response(1)["result"]["tools"]}
     schema = tools["locate"]["inputSchema"]
 
-    def provider(message: dict[str, Any]) -> dict[str, str]:
-        if message.get("method") == "tools/call":
-            return param_headers(schema, message["params"]["arguments"])
-        return {}
-
-    transport.set_header_provider(provider)
     for id, region in enumerate(["eu-west", " Zürich ", "=?base64?x?=", "tab\there"], start=2):
-        transport.send(request(id, "tools/call", name="locate", arguments={"region": region, "zone": 7}))
+        arguments = {"region": region, "zone": 7}
+        options = MessageOptions(version=STATELESS, headers=param_headers(schema, arguments))
+        transport.send(request(id, "tools/call", name="locate", arguments=arguments), options=options)
         assert inbox.response(id)["result"]["content"][0]["text"] == f"{region}/7"
-    transport.set_header_provider(None)
-    transport.send(request(9, "tools/call", name="locate", arguments={"region": "eu"}))
+    transport.send(request(9, "tools/call", name="locate", arguments={"region": "eu"}), options=ALONE)
     assert inbox.response(9)["error"]["code"] == -32020  # the header is required
     assert not inbox.errors

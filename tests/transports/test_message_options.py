@@ -2,7 +2,8 @@
 message, so the transport never reads ``params._meta`` or method names for it.
 
 The header checks need a server that records what came in (tests/servers/http_faults.py); the
-``Mcp-Param-*`` check runs against the official SDK server, which rejects a call without them.
+``Mcp-Param-*`` headers against the official SDK server, which rejects a call without them, are
+in test_http_stateless.py.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from support import wait_until
 
 from mcp_sync.abort import AbortSignal
 from mcp_sync.protocol import jsonrpc
-from mcp_sync.protocol.headers import param_headers
 from mcp_sync.transports import (
     InMemoryTransport,
     MessageOptions,
@@ -120,6 +120,22 @@ def test_without_a_version_option_the_message_joins_the_session(http: Any) -> No
     assert post.headers["x-extra"] == "1"
 
 
+def test_without_options_a_message_is_the_sessions_whatever_it_says(http: Any) -> None:
+    transport, inbox, fault_server = http
+    transport.send(INIT)
+    inbox.response(1)
+    transport.set_protocol_version("2025-11-25")
+    # neither params._meta nor the method name makes the transport treat a message otherwise
+    meta = {"io.modelcontextprotocol/protocolVersion": STATELESS}
+    transport.send(jsonrpc.notification("notifications/initialized", {"_meta": meta}))
+    transport.send(jsonrpc.request(2, "tools/list", {"_meta": meta}))
+    inbox.response(2)
+    _, initialized, listed = fault_server.of("POST")
+    for post in (initialized, listed):
+        assert post.headers["mcp-session-id"] == "s-1"
+    assert fault_server.of("GET") == []  # nothing said this message opens the session
+
+
 def test_option_headers_never_override_the_protocols_own(http: Any) -> None:
     transport, inbox, fault_server = http
     transport.headers["X-Trace"] = "static"
@@ -154,35 +170,6 @@ def test_opens_session_option_opens_the_get_stream_first(http: Any) -> None:
     assert last_post.json["method"] == "notifications/roots/list_changed"
     assert get.time <= last_post.time  # opened before the message went out
     assert get.headers["mcp-session-id"] == "s-1"
-
-
-@pytest.fixture
-def sdk_port() -> Iterator[int]:
-    pytest.importorskip("mcp.server.mcpserver")
-    from test_http_real_server import run_server
-
-    yield from run_server("streamable-http")
-
-
-def test_official_sdk_server_gets_param_headers_from_options(sdk_port: int) -> None:
-    transport = StreamableHttpTransport(f"http://127.0.0.1:{sdk_port}/mcp")
-    inbox = Inbox(transport)
-    transport.start()
-    try:
-        stateless = MessageOptions(version=STATELESS)
-        transport.send(jsonrpc.request(1, "tools/list", {"_meta": META}), options=stateless)
-        tools = {tool["name"]: tool for tool in inbox.response(1)["result"]["tools"]}
-        arguments = {"region": " Zürich ", "zone": 7}
-        headers = param_headers(tools["locate"]["inputSchema"], arguments)
-        call = jsonrpc.request(2, "tools/call", {"name": "locate", "arguments": arguments, "_meta": META})
-        transport.send(call, options=MessageOptions(version=STATELESS, headers=headers))
-        assert inbox.response(2)["result"]["content"][0]["text"] == " Zürich /7"
-        call = jsonrpc.request(3, "tools/call", {"name": "locate", "arguments": arguments, "_meta": META})
-        transport.send(call, options=stateless)
-        assert inbox.response(3)["error"]["code"] == -32020  # the header is required
-        assert not inbox.errors
-    finally:
-        transport.close()
 
 
 def test_only_streamable_http_cancels_by_closing_the_stream() -> None:
