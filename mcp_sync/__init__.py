@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from . import _repr
 from ._connect import connect
 from ._repr import ToolParameter, tool_parameters
-from ._targets import transport_for
+from ._targets import ClientOptions, Target, transport_for
 from ._tasks import ToolTask
 from ._version import __version__ as __version__
 from .abort import AbortController, AbortSignal
@@ -79,6 +79,7 @@ __all__ = [
     "Backoff",
     "CapabilityError",
     "Client",
+    "ClientOptions",
     "ConfigError",
     "ClientGroup",
     "ClientState",
@@ -127,6 +128,7 @@ __all__ = [
     "to_llm_text",
     "tool_parameters",
     "transport_for",
+    "Target",
     "ToolParameter",
     *_types_all,
 ]

@@ -36,9 +36,14 @@ Kind = Literal["stdio", "http", "sse"]
 
 
 class ClientOptions(TypedDict, total=False):
-    """The keyword options of :class:`~mcp_sync.Client`, for the functions that pass them on
-    (``ClientGroup.add``, ``connect_all``, ``ServerConfig.connect``); see ``Client`` for what
-    each does. A test keeps them in step with ``Client()``."""
+    """The keyword options of :class:`~mcp_sync.Client`, as the functions that pass them on
+    take them (``ClientGroup.add``, ``connect_all``, ``ServerConfig.connect``, the pytest
+    fixtures); see ``Client`` for what each does. A test keeps them in step with ``Client()``.
+    Type your own wrapper's options with it::
+
+        def my_connect(url: str, **options: Unpack[mcp_sync.ClientOptions]) -> mcp_sync.Client:
+            return mcp_sync.connect(url, headers={"X-Team": "a"}, **options)
+    """
 
     name: str
     version: str
@@ -100,12 +105,13 @@ class ServerConfig:
         )
 
 
-#: A Python MCP server object: mcp's ``MCPServer`` or ``Server``, fastmcp's ``FastMCP``
-#: (typed loosely: mcp_sync does not import them unless given one).
 ServerObject = Any
-#: What ``connect()`` accepts: a command, a URL, a transport, a function making transports, a
-#: config entry, or a server object to serve in this process.
+"""A Python MCP server object: mcp's ``MCPServer`` or ``Server``, fastmcp's ``FastMCP``
+(typed loosely: mcp_sync does not import them unless given one)."""
 Target = str | Sequence[str] | Transport | Callable[[], Transport] | ServerConfig | ServerObject
+"""What :func:`~mcp_sync.connect` and :func:`~mcp_sync.transport_for` accept: a command, a URL,
+a transport, a function making transports, a config entry, or a server object to serve in
+this process."""
 
 
 def transport_for(

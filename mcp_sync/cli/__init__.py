@@ -106,11 +106,11 @@ def _headers(raw: Sequence[str]) -> dict[str, str]:
 
 
 def connect(args: argparse.Namespace, err: IO[str]) -> Client:
+    from .. import ClientOptions, transport_for
     from .. import connect as connect_target
-    from .. import transport_for
 
     on_stderr = _LinePrefixer(err, "[server stderr] ") if args.verbose else None
-    options: dict[str, Any] = {"name": "mcp-sync-cli"}
+    options: ClientOptions = {"name": "mcp-sync-cli"}
     if args.timeout is not None:
         options["request_timeout"] = args.timeout
     if args.timeout is not None:
