@@ -69,6 +69,7 @@ class HttpClient:
             adapter = OwnAdapter(pool_connections=4, pool_maxsize=32)
             session.mount("http://", adapter)
             session.mount("https://", adapter)
+            del session.headers["Connection"]  # (keep-alive: HTTP/1.1's default)
         self.session = session
         # Proxies, CA bundle and client cert from the environment, resolved once (no per-request
         # environment or netrc lookups on the hot path).
@@ -80,7 +81,7 @@ class HttpClient:
             "verify": settings.get("verify", True),
             "cert": settings.get("cert"),
         }
-        self._sender = RequestSender(session, url, self._send_kwargs)
+        self._sender = RequestSender(session, url, self._send_kwargs, owned=self.owns_session)
         self._auth_lock = threading.Lock()
         #: The auth headers of the latest request (reused by ``last_token`` requests).
         self._last_auth: dict[str, str] = {}

@@ -68,6 +68,10 @@ def read_limited(response: requests.Response, limit: int, *, strict: bool = Fals
     length = response.headers.get("Content-Length", "")
     if strict and length.isdigit() and int(length) > limit:
         raise TooLarge
+    if strict and length.isdigit() and "Content-Encoding" not in response.headers:
+        # the whole body in one read (a short one raises), not read1 until it comes back empty
+        whole: bytes = response.raw.read(int(length))
+        return whole
     read = body_reader(response)
     data = bytearray()
     try:

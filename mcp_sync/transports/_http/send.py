@@ -32,7 +32,7 @@ ways worth leaving to ``requests``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 import requests
@@ -52,9 +52,25 @@ _REMEMBERED = 16
 class RequestSender:
     """Sends requests to one URL (and same-origin redirect targets) through ``session``."""
 
-    def __init__(self, session: requests.Session, url: str, send_kwargs: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        session: requests.Session,
+        url: str,
+        send_kwargs: Mapping[str, Any],
+        *,
+        owned: bool = False,
+    ) -> None:
         self.session = session
         self._send_kwargs = dict(send_kwargs)
+        #: The session's headers by lower-cased name, when nobody else can change them (the
+        #: transport's own session): merged without a ``CaseInsensitiveDict`` per request.
+        self._fixed_headers: dict[str, tuple[str, str]] | None = None
+        if owned:
+            self._fixed_headers = {
+                name.lower(): (name, value if isinstance(value, str) else value.decode("latin-1"))
+                for name, value in session.headers.items()
+                if value is not None
+            }
         #: URL -> its prepared (IDNA-encoded, re-quoted) form, as ``prepare_url`` makes it.
         self._prepared_urls: dict[str, str] = {}
         # A session class of the user's own may do anything in the methods skipped here.
@@ -101,10 +117,7 @@ class RequestSender:
         request = PreparedRequest()
         request.method = method
         request.url = self._prepared_url(url)
-        merged = CaseInsensitiveDict(session.headers)
-        merged.update(headers)
-        for name in [name for name, value in merged.items() if value is None]:
-            del merged[name]
+        merged = self._merged_headers(headers)
         if body is not None:
             merged["Content-Length"] = str(len(body))
         elif method not in ("GET", "HEAD"):
@@ -122,6 +135,23 @@ class RequestSender:
         if "Set-Cookie" in response.headers or "Set-Cookie2" in response.headers:
             extract_cookies_to_jar(jar, request, response.raw)  # type: ignore[no-untyped-call]
         return response
+
+    def _merged_headers(self, headers: Mapping[str, str]) -> MutableMapping[str, str]:
+        """The session's headers updated with ``headers`` (a name in any letter case replacing
+        the session's), without those whose value is None, as ``requests`` merges them."""
+        fixed = self._fixed_headers
+        if fixed is None:
+            merged: MutableMapping[str, str] = CaseInsensitiveDict(self.session.headers)  # type: ignore[arg-type]
+            merged.update(headers)
+            for name in [name for name, value in merged.items() if value is None]:
+                del merged[name]
+            return merged
+        given = {name.lower(): (name, value) for name, value in headers.items()}
+        plain = {name: value for lower, (name, value) in fixed.items() if lower not in given}
+        for name, value in given.values():
+            if value is not None:
+                plain[name] = value
+        return plain
 
     def _prepared_url(self, url: str) -> str:
         prepared = self._prepared_urls.get(url)
