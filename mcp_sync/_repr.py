@@ -8,7 +8,6 @@ IPython's default.
 
 from __future__ import annotations
 
-import html
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -108,6 +107,8 @@ _STYLE = (
 
 
 def _e(text: Any) -> str:
+    import html  # on first use: its entity table is 1% of `import mcp_sync`, for HTML only
+
     return html.escape(str(text), quote=True)
 
 
