@@ -40,6 +40,7 @@ from .protocol.types import (
 from .protocol.types._presentation import presentation
 
 __all__ = [
+    "LlmSource",
     "anthropic_tool",
     "anthropic_tool_result",
     "anthropic_tools",
@@ -55,13 +56,13 @@ __all__ = [
 ]
 
 
-#: What :func:`to_llm_content` and :func:`to_llm_text` take: a tool result, a resource read,
-#: or a list of content blocks (or their wire dicts).
 LlmSource = (
     CallToolResult
     | ReadResourceResult
     | Sequence[ContentBlock | TextResourceContents | BlobResourceContents | dict[str, Any]]
 )
+"""What :func:`to_llm_content` and :func:`to_llm_text` take: a tool result, a resource read,
+or a list of content blocks (or their wire dicts)."""
 
 
 def to_llm_content(
