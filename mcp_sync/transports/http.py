@@ -81,13 +81,11 @@ from ._http.responses import (
     JSON_TYPE,
     MIB,
     SSE_TYPE,
-    content_type,
     error_for_request,
     jsonrpc_error_in,
-    parse_retry_after,
     read_limited,
 )
-from ._http.streams import RETRY_STATUSES, Reopen, StreamGaveUp, follow_stream
+from ._http.session_streams import SessionStreams
 from ._sse import SseStream
 from .base import MessageOptions
 
@@ -185,7 +183,14 @@ class StreamableHttpTransport(HttpTransportBase):
         self.reconnect = reconnect if reconnect is not None else ReconnectOptions()
         self.session_id: str | None = None
         self._delivery = Delivery(url, max_message_bytes, self._deliver, self._report)
-        self._get_answered = threading.Event()
+        self._streams = SessionStreams(
+            self._delivery,
+            self.reconnect,
+            self._get,
+            self._describe,
+            self._new_exchange,
+            self._forget,
+        )
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -407,7 +412,7 @@ class StreamableHttpTransport(HttpTransportBase):
                 self._take_session_id(response)
             resume = None
             if not stateless:
-                resume = functools.partial(self._resume, request_id, exchange)
+                resume = functools.partial(self._streams.resume, request_id, exchange)
             if deadline is None:
                 self._delivery.answer(response, method, request_id, exchange, sent_session, resume)
                 return None
@@ -456,81 +461,15 @@ class StreamableHttpTransport(HttpTransportBase):
         else:
             logger.warning("ignoring an Mcp-Session-Id that is not visible ASCII")
 
-    def _resume(
-        self,
-        request_id: jsonrpc.RequestId,
-        exchange: Exchange,
-        last_event_id: str,
-        server_retry: float | None,
-        reason: str,
-    ) -> None:
-        """Resume a POST's stream that broke for ``reason`` with GET + ``Last-Event-ID``
-        until the answer comes."""
-
-        def unsendable(event_id: str, _last: str) -> None:
-            raise TransportError(
-                f"response stream failed: {reason}; its last event id ({event_id!r}) cannot "
-                "be sent back as Last-Event-ID to resume it",
-                request_id=request_id,
-            )
-
-        try:
-            outcome = follow_stream(
-                self.reconnect,
-                lambda event_id: self._open_stream(exchange, event_id, request_id),
-                self._delivery,
-                exchange,
-                request_id=request_id,
-                last_event_id=last_event_id,
-                server_retry=server_retry,
-                broken=reason,
-                unsendable_id=unsendable,
-            )
-        except StreamGaveUp as exc:
-            raise TransportError(
-                f"response stream failed: {reason}; resuming it failed "
-                f"{exc.failures - 1} times in a row (last: {exc.reason})",
-                request_id=request_id,
-            ) from None
-        if outcome == "no_stream":
-            raise TransportError(
-                f"response stream failed: {reason}; the server does not allow resuming it",
-                request_id=request_id,
-            )
-
-    def _open_stream(
-        self,
-        exchange: Exchange,
-        last_event_id: str | None,
-        request_id: jsonrpc.RequestId | None,
-    ) -> requests.Response | None:
-        """GET an SSE stream: the response, or None if the server has none (405)."""
+    def _get(
+        self, exchange: Exchange, last_event_id: str | None
+    ) -> tuple[requests.Response, bool]:
+        """GET the session's stream (from ``last_event_id``); and whether it named the session."""
         headers = self._headers(SSE_TYPE)
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
-        sent_session = SESSION_HEADER in headers
-        try:
-            response = self._client().open("GET", self.url, headers, None, exchange)
-        except requests.RequestException as exc:
-            raise Reopen(self._describe(exc)) from exc
-        status = response.status_code
-        if 200 <= status < 300 and content_type(response) == SSE_TYPE:
-            return response
-        with response:
-            if status == 405:
-                return None
-            if status in RETRY_STATUSES:
-                raise Reopen(f"HTTP {status}", parse_retry_after(response))
-            if 200 <= status < 300:
-                raise TransportError(
-                    f"the GET stream of {self.url} answered {content_type(response)!r}, "
-                    "not an event stream",
-                    request_id=request_id,
-                )
-            self._delivery.fail_status(
-                response, request_id, exchange, sent_session, deliver=False
-            )
-        raise AssertionError("unreachable")  # pragma: no cover
+        response = self._client().open("GET", self.url, headers, None, exchange)
+        return response, SESSION_HEADER in headers
 
     # -- notifications and responses ------------------------------------------------------
 
@@ -605,70 +544,15 @@ class StreamableHttpTransport(HttpTransportBase):
         with self._state_lock:
             if self._closing or (self._reader is not None and self._reader.is_alive()):
                 return  # (a new one is started after a re-initialization if the old one ended)
-            self._get_answered.clear()
+            self._streams.push_answered.clear()
             self._reader = threading.Thread(
-                target=self._run_get_stream, name=f"mcp-sync-{self.kind}-reader", daemon=True
+                target=self._streams.run_push_stream,
+                name=f"mcp-sync-{self.kind}-reader",
+                daemon=True,
             )
             reader = self._reader
         reader.start()
-        self._get_answered.wait(self.connect_timeout)
-
-    def _run_get_stream(self) -> None:
-        try:
-            exchange = self._new_exchange()  # one for every attempt: close() cancels it
-        except ConnectionClosed:
-            self._get_answered.set()
-            return
-        try:
-            outcome = follow_stream(
-                self.reconnect,
-                lambda event_id: self._open_get_stream(exchange, event_id),
-                self._delivery,
-                exchange,
-                unsendable_id=self._report_unsendable_id,
-            )
-            if outcome == "no_stream":
-                logger.debug("%s has no GET stream (HTTP 405)", self.url)
-        except StreamGaveUp as exc:
-            self._report(
-                TransportError(
-                    f"the GET stream of {self.url} failed {exc.failures} times in a row; "
-                    f"giving up (last: {exc.reason})"
-                )
-            )
-        except (Cancelled, ConnectionClosed):
-            pass
-        except McpError as exc:  # auth, session, protocol: reported, not retried
-            if not self._closing:
-                self._report(exc)
-        except Exception:
-            logger.exception("HTTP transport: GET stream failed")
-        finally:
-            self._get_answered.set()
-            self._forget(exchange)
-
-    def _open_get_stream(self, exchange: Exchange, last_event_id: str | None) -> Any:
-        """One attempt at the GET stream; :meth:`send` waits for the first one."""
-        try:
-            return self._open_stream(exchange, last_event_id, None)
-        except (Reopen, McpError, Cancelled):
-            raise
-        except Exception as exc:  # an auth provider's failure, or a bug: report, try again
-            failure = f"opening it failed ({exc!r})"
-            error = TransportError(f"the GET stream of {self.url}: {failure}")
-            error.__cause__ = exc
-            self._report(error)
-            raise Reopen(failure) from exc
-        finally:
-            self._get_answered.set()
-
-    def _report_unsendable_id(self, event_id: str, _reason: str) -> None:
-        self._report(
-            TransportError(
-                f"the GET stream of {self.url} gave an event id that cannot be sent "
-                f"back as Last-Event-ID ({event_id!r}); reconnecting without it"
-            )
-        )
+        self._streams.push_answered.wait(self.connect_timeout)
 
     # -- closing --------------------------------------------------------------------------
 

@@ -189,7 +189,7 @@ def test_sdk_server_resume_500_is_given_up(sse_server_port: int, opened: list[An
     exchange = transport._new_exchange()
     try:
         with pytest.raises(Exception) as info:
-            transport._resume(9, exchange, "no-such-event", None, "test")
+            transport._streams.resume(9, exchange, "no-such-event", None, "test")
     finally:
         transport._forget(exchange)
     assert "resuming it failed" in str(info.value)

@@ -5,12 +5,16 @@
 - :mod:`.workers`: the worker pool and the in-order lane outgoing messages take.
 - :mod:`.client`: the ``requests`` client: settings resolved once, auth, redirects, the one
   safe retry.
+- :mod:`.send`: sending one prepared request through the session's adapter without the
+  per-request work of ``requests.Session.send`` that the session does not need.
 - :mod:`.responses`: reading responses (content types, limited bodies, ``Retry-After``,
   JSON-RPC error bodies).
 - :mod:`.headers`: the headers of a Streamable HTTP request, in their order of precedence.
 - :mod:`.delivery`: turning answers (JSON bodies, event streams, error statuses) into delivered
   messages and errors.
 - :mod:`.streams`: the one SSE stream loop that reconnects, by one :class:`~mcp_sync.Backoff`.
+- :mod:`.session_streams`: a handshake-era session's GET streams on that loop: the server-push
+  stream and the resumption of a request's broken response stream.
 - :mod:`.base`: what both transports are made of.
 
 Nothing here knows MCP beyond JSON-RPC messages and which MCP requests only read.

@@ -253,6 +253,10 @@ class Delivery:
             headers=dict(response.headers),
         )
 
+    def report(self, error: BaseException) -> None:
+        """Report a problem that fails no request."""
+        self._report(error)
+
     def too_large(self, request_id: jsonrpc.RequestId | None) -> TransportError:
         """The error for a message over ``max_message_bytes``."""
         return TransportError(
