@@ -17,5 +17,8 @@
   stream and the resumption of a request's broken response stream.
 - :mod:`.base`: what both transports are made of.
 
-Nothing here knows MCP beyond JSON-RPC messages and which MCP requests only read.
+Nothing here knows MCP beyond what Streamable HTTP puts on the wire (its headers, JSON-RPC
+bodies, event streams) and which MCP requests only read. What a message needs beyond its
+bytes (its era, its extra headers, whether it opens the session) comes with it, as
+:class:`~mcp_sync.transports.base.MessageOptions`.
 """
