@@ -26,9 +26,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar
-
-import pydantic
+from typing import Any, Literal
 
 from . import _dispatch, _hooks
 from ._lifecycle import (
@@ -54,15 +52,14 @@ from .errors import (
 )
 from .protocol import versions
 from .protocol.jsonrpc import Notification
-from .protocol.pagination import follow_cursors
 from .protocol.types import Implementation, ProgressNotificationParams
-from .protocol.validation import parse_result
 from .transports.base import MessageOptions, Transport
 
 __all__ = [
     "ClientState",
     "CloseCallback",
     "Connection",
+    "ProgressHandler",
     "RestoreSend",
     "TransportSource",
 ]
@@ -74,11 +71,11 @@ ClientState = Literal["idle", "connecting", "connected", "disconnected", "closed
 CloseCallback = Callable[[BaseException | None], None]
 #: What ``connect()`` takes: a transport, or a function making one (needed to recover).
 TransportSource = Transport | Callable[[], Transport]
+#: A user's progress callback.
 ProgressHandler = Callable[[ProgressNotificationParams], None]
 RawProgress = Callable[[dict[str, Any]], None]
 #: ``send(method, params)``: a request on the new session, for what a reconnection restores.
 RestoreSend = Callable[[str, "dict[str, Any] | None"], Any]
-_Model = TypeVar("_Model", bound=pydantic.BaseModel)
 
 
 def _typed_progress(user: ProgressHandler) -> RawProgress:
@@ -395,52 +392,6 @@ class Connection:
         body = dict(params) if params is not None else None
         progress = None if on_progress is None else _typed_progress(on_progress)
         return self._send_handling_recovery(method, body, timeout, signal, progress)
-
-    def call(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None,
-        result_type: type[_Model],
-        *,
-        timeout: float | None,
-        signal: AbortSignal | None,
-        on_progress: ProgressHandler | None = None,
-    ) -> _Model:
-        """A request whose result is parsed into ``result_type``."""
-        raw = self.request(method, params, timeout=timeout, signal=signal, on_progress=on_progress)
-        return parse_result(method, result_type, raw)
-
-    def page(
-        self,
-        method: str,
-        result_type: type[_Model],
-        cursor: str | None,
-        timeout: float | None,
-        signal: AbortSignal | None,
-        on_progress: ProgressHandler | None = None,
-    ) -> _Model:
-        """One page of a paginated list (the first for ``cursor`` None)."""
-        params = {"cursor": cursor} if cursor else None
-        return self.call(
-            method, params, result_type, timeout=timeout, signal=signal, on_progress=on_progress
-        )
-
-    def all_items(
-        self,
-        method: str,
-        result_type: type[_Model],
-        key: str,
-        timeout: float | None,
-        signal: AbortSignal | None,
-        on_progress: ProgressHandler | None = None,
-    ) -> list[Any]:
-        """The ``key`` items of every page of a paginated list."""
-
-        def fetch(cursor: str | None) -> _Model:
-            return self.page(method, result_type, cursor, timeout, signal, on_progress)
-
-        pages = follow_cursors(method, fetch, lambda p: getattr(p, "next_cursor", None))
-        return [item for page in pages for item in getattr(page, key)]
 
     def _send_handling_recovery(
         self,

@@ -23,6 +23,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from . import _calls
 from ._connection import Connection, ProgressHandler
 from .abort import AbortSignal
 from .errors import RequestTimeout, RpcError, TaskCancelled
@@ -82,7 +83,8 @@ class Tasks:
                 params["task"] = task.to_wire()
             else:
                 params["task"] = dict(task)
-            created = connection.call(
+            created = _calls.call(
+                connection,
                 "tools/call",
                 params,
                 CreateTaskResult,
@@ -107,8 +109,8 @@ class Tasks:
         params: dict[str, Any] = {"taskId": task_id}
         if self._connection.is_stateless:
             params["_meta"] = extension_meta({})
-        return self._connection.call(
-            "tasks/get", params, GetTaskResult, timeout=timeout, signal=signal
+        return _calls.call(
+            self._connection, "tasks/get", params, GetTaskResult, timeout=timeout, signal=signal
         )
 
     def result(
@@ -117,8 +119,13 @@ class Tasks:
         if self._connection.is_stateless:
             task = ToolTask(self, self.get(task_id, None, signal), extension=True)
             return task.result(timeout=timeout, signal=signal)
-        return self._connection.call(
-            "tasks/result", {"taskId": task_id}, CallToolResult, timeout=timeout, signal=signal
+        return _calls.call(
+            self._connection,
+            "tasks/result",
+            {"taskId": task_id},
+            CallToolResult,
+            timeout=timeout,
+            signal=signal,
         )
 
     def list(
@@ -130,8 +137,8 @@ class Tasks:
         connection = self._connection
         if not connection.is_stateless:
             connection.require("tasks/list", "tasks.list")
-            return connection.all_items(
-                "tasks/list", ListTasksResult, "tasks", timeout, signal, on_progress
+            return _calls.all_items(
+                connection, "tasks/list", ListTasksResult, "tasks", timeout, signal, on_progress
             )
         with self._started_lock:
             started = list(self._started)
@@ -152,7 +159,8 @@ class Tasks:
         connection = self._connection
         if not connection.is_stateless:
             connection.require("tasks/cancel", "tasks.cancel")
-            return connection.call(
+            return _calls.call(
+                connection,
                 "tasks/cancel",
                 {"taskId": task_id},
                 CancelTaskResult,

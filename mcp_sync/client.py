@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, overload
 
-from . import skills
+from . import _calls, skills
 from ._connection import (
     ClientState,
     CloseCallback,
@@ -326,8 +326,8 @@ class Client:
         """Ask the server again what it supports (``server/discover``, 2026 era only)."""
         connection = self._connection
         connection.require_era("stateless", "server/discover")
-        result = connection.call(
-            "server/discover", None, DiscoverResult, timeout=timeout, signal=signal
+        result = _calls.call(
+            connection, "server/discover", None, DiscoverResult, timeout=timeout, signal=signal
         )
         state = connection.initialized()
         connection.server = ServerState(
@@ -551,8 +551,8 @@ class Client:
     ) -> list[Tool]:
         """Every tool the server offers (all pages)."""
         self._connection.require("tools/list", "tools")
-        tools = self._connection.all_items(
-            "tools/list", ListToolsResult, "tools", timeout, signal, on_progress
+        tools = _calls.all_items(
+            self._connection, "tools/list", ListToolsResult, "tools", timeout, signal, on_progress
         )
         if self._connection.is_stateless:
             tools = self._connection.stateless.accept_tools(tools)
@@ -569,8 +569,8 @@ class Client:
     ) -> ListToolsResult:
         """One page of tools; pass the previous page's ``next_cursor`` to get the next."""
         self._connection.require("tools/list", "tools")
-        return self._connection.page(
-            "tools/list", ListToolsResult, cursor, timeout, signal, on_progress
+        return _calls.page(
+            self._connection, "tools/list", ListToolsResult, cursor, timeout, signal, on_progress
         )
 
     @overload
@@ -624,7 +624,8 @@ class Client:
         if task is not None:
             return self._tasks.call_tool(params, task, timeout, signal, on_progress)
         try:
-            result = self._connection.call(
+            result = _calls.call(
+                self._connection,
                 "tools/call",
                 params,
                 CallToolResult,
@@ -637,7 +638,8 @@ class Client:
                 raise
             # The tool's x-mcp-header annotations changed since we listed it: list, retry once.
             self.list_tools(timeout=timeout, signal=signal)
-            result = self._connection.call(
+            result = _calls.call(
+                self._connection,
                 "tools/call",
                 params,
                 CallToolResult,
@@ -670,8 +672,14 @@ class Client:
     ) -> list[Resource]:
         """Every resource the server lists (all pages)."""
         self._connection.require("resources/list", "resources")
-        return self._connection.all_items(
-            "resources/list", ListResourcesResult, "resources", timeout, signal, on_progress
+        return _calls.all_items(
+            self._connection,
+            "resources/list",
+            ListResourcesResult,
+            "resources",
+            timeout,
+            signal,
+            on_progress,
         )
 
     def list_resources_page(
@@ -684,8 +692,14 @@ class Client:
     ) -> ListResourcesResult:
         """One page of resources."""
         self._connection.require("resources/list", "resources")
-        return self._connection.page(
-            "resources/list", ListResourcesResult, cursor, timeout, signal, on_progress
+        return _calls.page(
+            self._connection,
+            "resources/list",
+            ListResourcesResult,
+            cursor,
+            timeout,
+            signal,
+            on_progress,
         )
 
     def list_resource_templates(
@@ -697,7 +711,8 @@ class Client:
     ) -> list[ResourceTemplate]:
         """Every resource template (all pages)."""
         self._connection.require("resources/templates/list", "resources")
-        return self._connection.all_items(
+        return _calls.all_items(
+            self._connection,
             "resources/templates/list",
             ListResourceTemplatesResult,
             "resource_templates",
@@ -716,7 +731,8 @@ class Client:
     ) -> ListResourceTemplatesResult:
         """One page of resource templates."""
         self._connection.require("resources/templates/list", "resources")
-        return self._connection.page(
+        return _calls.page(
+            self._connection,
             "resources/templates/list",
             ListResourceTemplatesResult,
             cursor,
@@ -735,7 +751,8 @@ class Client:
     ) -> ReadResourceResult:
         """Read a resource's contents."""
         self._connection.require("resources/read", "resources")
-        return self._connection.call(
+        return _calls.call(
+            self._connection,
             "resources/read",
             {"uri": uri},
             ReadResourceResult,
@@ -782,8 +799,14 @@ class Client:
     ) -> list[Prompt]:
         """Every prompt the server offers (all pages)."""
         self._connection.require("prompts/list", "prompts")
-        return self._connection.all_items(
-            "prompts/list", ListPromptsResult, "prompts", timeout, signal, on_progress
+        return _calls.all_items(
+            self._connection,
+            "prompts/list",
+            ListPromptsResult,
+            "prompts",
+            timeout,
+            signal,
+            on_progress,
         )
 
     def list_prompts_page(
@@ -796,8 +819,14 @@ class Client:
     ) -> ListPromptsResult:
         """One page of prompts."""
         self._connection.require("prompts/list", "prompts")
-        return self._connection.page(
-            "prompts/list", ListPromptsResult, cursor, timeout, signal, on_progress
+        return _calls.page(
+            self._connection,
+            "prompts/list",
+            ListPromptsResult,
+            cursor,
+            timeout,
+            signal,
+            on_progress,
         )
 
     def get_prompt(
@@ -814,7 +843,8 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)
-        return self._connection.call(
+        return _calls.call(
+            self._connection,
             "prompts/get",
             params,
             GetPromptResult,
@@ -847,7 +877,8 @@ class Client:
         }
         if context is not None:
             params["context"] = {"arguments": dict(context)}
-        return self._connection.call(
+        return _calls.call(
+            self._connection,
             "completion/complete",
             params,
             CompleteResult,
@@ -870,8 +901,14 @@ class Client:
         A listing may be partial; :meth:`get_skill` reaches any skill by URI.
         """
         self._connection.require_extension("skills/list", SKILLS_EXTENSION)
-        return self._connection.all_items(
-            "skills/list", ListSkillsResult, "skills", timeout, signal, on_progress
+        return _calls.all_items(
+            self._connection,
+            "skills/list",
+            ListSkillsResult,
+            "skills",
+            timeout,
+            signal,
+            on_progress,
         )
 
     def get_skill(
@@ -884,7 +921,8 @@ class Client:
     ) -> Skill:
         """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
         self._connection.require_extension("skills/get", SKILLS_EXTENSION)
-        return self._connection.call(
+        return _calls.call(
+            self._connection,
             "skills/get",
             {"uri": uri},
             GetSkillResult,
