@@ -454,30 +454,22 @@ class Connection:
     ) -> Any:
         """One request on ``session``, through the request hook when one is installed;
         ``options`` for the transport (default: the session's)."""
+
+        def send(params: dict[str, Any] | None) -> Any:
+            return session.request(
+                method,
+                params,
+                timeout=wait,
+                max_total_timeout=self.max_total_timeout,
+                signal=signal,
+                on_progress=progress,
+                options=options,
+            )
+
         hook = _hooks.around_request  # None unless instrumented (tracing)
-        if hook is not None:
-
-            def send(params: dict[str, Any] | None) -> Any:
-                return session.request(
-                    method,
-                    params,
-                    timeout=wait,
-                    max_total_timeout=self.max_total_timeout,
-                    signal=signal,
-                    on_progress=progress,
-                    options=options,
-                )
-
-            return hook(self.server, self._transport, method, body, send)
-        return session.request(
-            method,
-            body,
-            timeout=wait,
-            max_total_timeout=self.max_total_timeout,
-            signal=signal,
-            on_progress=progress,
-            options=options,
-        )
+        if hook is None:
+            return send(body)
+        return hook(self.server, self._transport, method, body, send)
 
     def notify(
         self, method: str, params: Mapping[str, Any] | None = None, timeout: float | None = None
