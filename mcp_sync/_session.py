@@ -29,6 +29,7 @@ requests wait for handlers (the excess is refused with an error at once).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import logging
 import math
@@ -218,11 +219,13 @@ class Session:
         self._check_open()
         request_id = next(self._ids)
         pending = PendingRequest(request_id, method, timeout, max_total_timeout, on_progress)
+        options = options or self.message_options
         if on_progress is not None:
             params = dict(params or {})
             meta = dict(params.get("_meta") or {})
             meta["progressToken"] = request_id
             params["_meta"] = meta
+            options = dataclasses.replace(options or MessageOptions(), streams_progress=True)
         self._pending[request_id] = pending
         if signal is not None:
             pending.remove_abort = signal.on_abort(
@@ -233,7 +236,7 @@ class Session:
                 jsonrpc.request(request_id, method, params),
                 pending.deadline,
                 pending.send_signal,
-                options=options or self.message_options,
+                options=options,
             )
         except WriteTimeout as exc:
             # Nothing (or a broken part) reached the server: there is nothing to cancel.

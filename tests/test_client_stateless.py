@@ -456,6 +456,26 @@ def test_the_handshake_tells_the_transport_which_message_opens_the_session():
         client.close()
 
 
+@pytest.mark.parametrize("protocol", ["handshake", "auto"])
+def test_a_request_asking_for_progress_tells_the_transport_so(protocol):
+    """A transport learns that an answer may stream progress for long from the options (HTTP
+    reads such an answer on a worker), never by looking for ``_meta.progressToken``."""
+    server = MockServer(eras=("handshake", "stateless"))
+    server.handle("tools/list", lambda p, c: {"tools": []})
+    sent = _record_options(server.client_transport)
+    client = server.connect(Client(protocol=protocol))
+    try:
+        client.list_tools(on_progress=lambda progress: None)
+        client.list_tools()
+        listed = [o for method, o in sent if method == "tools/list"]
+        assert listed[0] is not None and listed[0].streams_progress
+        assert listed[1] is None or not listed[1].streams_progress
+        era_version = None if protocol == "handshake" else "2026-07-28"
+        assert listed[0].version == era_version  # the era's options, with the progress flag
+    finally:
+        client.close()
+
+
 def test_a_stateless_client_dropped_unclosed_is_closed_at_once_not_at_the_next_gc():
     """Nothing in the client makes a reference cycle: dropping the last reference runs its
     finaliser right away (the warning, the shutdown), without waiting for a garbage collection

@@ -123,12 +123,15 @@ class MessageOptions:
 
     ``version``: the message stands alone at this (stateless-era) protocol version; ``None``:
     it belongs to the session the handshake opened. ``headers``: extra headers for it (HTTP).
-    ``opens_session``: the handshake completes with it.
+    ``opens_session``: the handshake completes with it. ``streams_progress``: a request that
+    asked for progress notifications, so its answer may take long to come (HTTP reads it on a
+    worker rather than on the calling thread).
     """
 
     version: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     opens_session: bool = False
+    streams_progress: bool = False
 
 
 class Transport(ABC):

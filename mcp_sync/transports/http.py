@@ -226,7 +226,7 @@ class StreamableHttpTransport(HttpTransportBase):
         if isinstance(method, str) and jsonrpc.is_request_id(request_id):
             exchange = self._new_exchange()
             remove = signal.on_abort(exchange.on_abort) if signal is not None else None
-            if deadline != math.inf and not _has_progress_token(message):
+            if deadline != math.inf and not (options is not None and options.streams_progress):
                 # (see "Threads" above: the caller waits for this answer anyway)
                 self._run_request(message, options, method, request_id, exchange, remove, deadline)
                 return
@@ -576,12 +576,6 @@ class StreamableHttpTransport(HttpTransportBase):
             response.close()
         except Exception as exc:
             logger.debug("DELETE of the session failed: %s", exc)
-
-
-def _has_progress_token(message: dict[str, Any]) -> bool:
-    params = message.get("params")
-    meta_map = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta_map, dict) and "progressToken" in meta_map
 
 
 def _timed_out(exc: BaseException) -> bool:
