@@ -27,6 +27,8 @@ INTERNAL = {
     "Cancelled",  # the HTTP transport's worker pool: a request given up, never raised out
     "TooLarge",  # the HTTP transport's body limit: becomes a TransportError
     "PipeClosed",  # the stdio transports' pipe writer: becomes a ConnectionClosed
+    "Reopen",  # the HTTP stream loop's: one more attempt under the Backoff policy
+    "StreamGaveUp",  # the HTTP stream loop's: becomes a TransportError (raised or reported)
 }
 OPTIONAL = ("mcp_sync.integrations", "mcp_sync.oauth.redis_store", "mcp_sync.pytest_plugin")
 
