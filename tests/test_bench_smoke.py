@@ -88,3 +88,38 @@ def test_instruction_count_ways_run(way: str) -> None:
         timeout=60,
     )
     assert run.returncode == 0, run.stderr[-3000:]
+
+
+HTTP_WAYS = ["http.client", "urllib3", "requests", "transport", "client.request", "client.call_tool"]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("kind", ["json", "sse"])
+def test_http_layers_prints_every_way(kind: str) -> None:
+    flags = ["--sse"] if kind == "sse" else []
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.http_layers", *flags, "--rounds", "2", "--calls", "5"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    for way in [*HTTP_WAYS, "mcp (official)"]:
+        assert f"\n{way} " in run.stdout, run.stdout
+
+
+@pytest.mark.timeout(120)
+def test_http_layers_threads_prints_every_row() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.http_layers", "--threads", "--rounds", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    for n in (8, 32):
+        for who in ("floor", "requests shared", "mcp_sync"):
+            assert f"{who}, {n} threads" in run.stdout, run.stdout
+    assert "mcp_sync, 1 thread" in run.stdout
