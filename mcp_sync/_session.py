@@ -1,4 +1,4 @@
-"""The session core: ids, pending requests, deadlines, progress, cancellation, inbound dispatch.
+"""The session core: ids, pending requests, deadlines, progress, cancellation, inbound routing.
 
 A blocking call travels like this::
 
@@ -19,11 +19,10 @@ costs nothing while nothing happens, and Ctrl-C reaches the caller promptly (loc
 timeout are interruptible). The write has the same deadline: a server that stops reading cannot
 hold a call past its timeout.
 
-Bounds, so that a hostile or broken server cannot wedge the client or grow it without limit:
-the reader thread never writes (answers it owes, to ``ping`` and unknown methods, and
-``notifications/cancelled`` go through a writer thread with ``WRITE_BACKLOG`` places; a server
-that does not read loses the excess, reported once), and at most ``INBOUND_BACKLOG`` server
-requests wait for handlers (the excess is refused with an error at once).
+The reader thread routes what arrives: answers settle pending requests here, notifications
+go to listeners, and the server's own requests go to :mod:`._server_requests`, which runs
+their handlers and owns the bounded writer thread for everything the reader thread owes the
+server (the session's ``notifications/cancelled`` included).
 """
 
 from __future__ import annotations
@@ -42,11 +41,11 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from . import _dispatch
-from .abort import AbortController, AbortSignal
+from ._server_requests import RequestHandler, ServerRequests
+from .abort import AbortSignal
 from .errors import (
     Aborted,
     ConnectionClosed,
-    McpError,
     ProtocolError,
     RequestTimeout,
     RpcError,
@@ -67,8 +66,6 @@ __all__ = ["CLOSED_HINT", "PendingRequest", "RequestHandler", "Session"]
 
 logger = logging.getLogger("mcp_sync")
 
-#: ``handler(params, signal) -> result``; raise :class:`RpcError` to answer with an error.
-RequestHandler = Callable[[dict[str, Any], AbortSignal], Any]
 NotificationListener = Callable[[Notification], None]
 ProgressCallback = Callable[[dict[str, Any]], None]
 
@@ -77,13 +74,6 @@ CLOSED_HINT = (
     "the client is closed for good: create a new Client to connect again"
     " (or connect with recovery=True, which reconnects on the next call)"
 )
-
-#: How many answers (to pings, unknown methods) and cancellations may wait to be written.
-WRITE_BACKLOG = 1024
-
-#: How many server requests (sampling, roots, ...) may wait for or run in their handlers;
-#: the excess is answered with an error at once.
-INBOUND_BACKLOG = 1024
 
 _INTERRUPT_SLICE = 0.05
 #: How long a call waits for its own progress callbacks to run (a callback may block).
@@ -154,8 +144,6 @@ class Session:
         self.before_close: Callable[[BaseException | None], None] | None = None
         self._ids = itertools.count(1)
         self._pending: dict[RequestId, PendingRequest] = {}
-        self._inbound: dict[RequestId, AbortController] = {}
-        self._handlers: dict[str, RequestHandler] = {}
         self._listeners: dict[str | None, tuple[NotificationListener, ...]] = {}
         self._error_listeners: tuple[Callable[[BaseException], None], ...] = ()
         self._lock = threading.Lock()
@@ -164,9 +152,13 @@ class Session:
         self._main_ident = threading.main_thread().ident
         self._close_cause: BaseException | None = None
         self._closed = False
-        self._writer = _dispatch.Dispatcher("mcp-sync-writer", max_backlog=WRITE_BACKLOG)
-        self._dropped_writes = 0
-        self._overflowing = False  # refusing server requests beyond INBOUND_BACKLOG
+        self._server_requests = ServerRequests(
+            transport,
+            dispatcher,
+            options=lambda: self.message_options,
+            closed=lambda: self._closed,
+            report=self._report,
+        )
         self._removers = [
             transport.on_message(self._on_message),
             transport.on_error(self._on_transport_error),
@@ -345,7 +337,7 @@ class Session:
         if reason is None or not cancellable or not self.cancel_on_wire or self._closed:
             return
         # Through the writer: a caller whose time is up must not wait behind a stuck write.
-        self._write_later(
+        self._server_requests.write_later(
             jsonrpc.notification(
                 "notifications/cancelled", {"requestId": pending.id, "reason": reason}
             )
@@ -410,7 +402,7 @@ class Session:
             elif not self._confused(message.id):
                 logger.debug("error for unknown or settled request id %r: %s", message.id, error)
         elif isinstance(message, Request):
-            self._on_request(message)
+            self._server_requests.on_request(message)
         else:
             self._on_notification(message)
 
@@ -440,69 +432,10 @@ class Session:
         else:
             self._report(error)
 
-    def _on_request(self, request: Request) -> None:
-        # The reader thread never writes (a peer that stops reading would stop it reading):
-        # what it owes goes through the writer thread, not behind user code.
-        if request.method == "ping":
-            self._write_later(jsonrpc.result_response(request.id, {}))
-            return
-        handler = self._handlers.get(request.method)
-        if handler is None:
-            self._write_later(
-                jsonrpc.error_response(
-                    request.id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {request.method}"
-                )
-            )
-            return
-        if len(self._inbound) >= INBOUND_BACKLOG:
-            self._refuse(request)
-            return
-        self._overflowing = False
-        control = AbortController()
-        self._inbound[request.id] = control
-
-        def run() -> None:
-            try:
-                if control.signal.aborted:
-                    return
-                result = handler(request.params or {}, control.signal)
-            except RpcError as exc:
-                if not control.signal.aborted:
-                    self._respond_error(request.id, exc.code, exc.message, exc.data)
-            except Exception as exc:
-                logger.exception("handler for %s raised", request.method)
-                if not control.signal.aborted:
-                    self._respond_error(
-                        request.id, jsonrpc.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
-                    )
-            else:
-                if not control.signal.aborted:
-                    self._respond(request.id, result)
-            finally:
-                self._inbound.pop(request.id, None)
-
-        self.dispatcher.submit(run)
-
-    def _refuse(self, request: Request) -> None:
-        """Answer a server request beyond the backlog with an error (reported once a burst)."""
-        message = (
-            f"client backlog full: {INBOUND_BACKLOG} server requests are already waiting for "
-            f"their handlers; {request.method} refused, retry later"
-        )
-        self._write_later(jsonrpc.error_response(request.id, jsonrpc.INTERNAL_ERROR, message))
-        if not self._overflowing:
-            self._overflowing = True
-            self._report(ProtocolError(f"the server floods us with requests: {message}"))
-
     def _on_notification(self, notification: Notification) -> None:
         params = notification.params or {}
         if notification.method == "notifications/cancelled":
-            request_id = params.get("requestId")
-            control = (
-                self._inbound.pop(request_id, None) if jsonrpc.is_request_id(request_id) else None
-            )
-            if control is not None:
-                control.abort(params.get("reason") or "cancelled by the server")
+            self._server_requests.on_cancelled(params)
             return
         if notification.method == "notifications/progress":
             token = params.get("progressToken")
@@ -521,53 +454,15 @@ class Session:
         for listener in listeners:
             self.dispatcher.submit(lambda listener=listener: listener(notification))  # type: ignore[misc]
 
-    def _respond(self, request_id: RequestId, result: Any) -> None:
-        # A result is always an object: a handler that returned None answers {}.
-        self._send_quietly(jsonrpc.result_response(request_id, {} if result is None else result))
-
-    def _respond_error(
-        self, request_id: RequestId, code: int, message: str, data: Any = None
-    ) -> None:
-        self._send_quietly(jsonrpc.error_response(request_id, code, message, data))
-
-    def _write_later(self, message: dict[str, Any]) -> None:
-        """Send ``message`` on the writer thread; drop it (reported once) when the backlog of
-        such messages is full: the peer is not reading what we write."""
-        if self._writer.submit(lambda: self._send_quietly(message)) or self._closed:
-            return
-        self._dropped_writes += 1
-        if self._dropped_writes == 1:
-            self._report(
-                ProtocolError(
-                    f"the server is not reading: more than {WRITE_BACKLOG} answers and "
-                    "cancellations wait to be written; further ones are dropped"
-                )
-            )
-
-    def _send_quietly(self, message: dict[str, Any]) -> None:
-        try:
-            options = self.message_options
-            if options is None:  # (a ``send`` replaced on the instance may not take it)
-                self.transport.send(message)
-            else:
-                self.transport.send(message, options=options)
-        except McpError as exc:
-            # After close, answers to the server's last requests have nowhere to go.
-            log = logger.debug if self._closed or self.transport.closed else logger.warning
-            log("could not answer the server: %s", exc)
-
     # -- registration -------------------------------------------------------------------
 
     def handler(self, method: str) -> RequestHandler | None:
         """The handler registered for server requests of ``method``, if any."""
-        return self._handlers.get(method)
+        return self._server_requests.handler(method)
 
     def set_handler(self, method: str, handler: RequestHandler | None) -> None:
         """Answer server requests for ``method`` with ``handler`` (None removes it)."""
-        if handler is None:
-            self._handlers.pop(method, None)
-        else:
-            self._handlers[method] = handler
+        self._server_requests.set_handler(method, handler)
 
     def add_listener(
         self, method: str | None, listener: NotificationListener
@@ -636,9 +531,7 @@ class Session:
             self._close_cause = cause
         for pending in list(self._pending.values()):
             self._settle(pending, error=self.closed_error())
-        for control in list(self._inbound.values()):
-            control.abort("connection closed")
-        self._inbound.clear()
+        self._server_requests.abort_all("connection closed")
 
     @property
     def closed(self) -> bool:
@@ -673,4 +566,4 @@ class Session:
         closed, so that a write stuck on it has been released)."""
         for remove in self._removers:
             remove()
-        self._writer.stop()
+        self._server_requests.stop()
