@@ -100,7 +100,7 @@ def negotiate(session: Session, offer: Offer, timeout: float) -> ServerState:
     try:
         # The probe window is for transports whose old servers may ignore the probe (stdio);
         # over Streamable HTTP every server answers, and a slow one is still a 2026 one.
-        if getattr(session.transport, "answers_every_request", False):
+        if session.transport.answers_every_request:
             probe_wait = timeout
         else:
             probe_wait = min(offer.probe_timeout, timeout)

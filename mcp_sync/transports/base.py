@@ -61,6 +61,11 @@ Capabilities the session core reads (class attributes):
 ``cancels_by_closing_stream``
     True when a stateless-era request is cancelled by closing its stream (aborting its
     ``signal``), so the session sends no ``notifications/cancelled`` for it (Streamable HTTP).
+``answers_every_request``
+    True when every server answers every request, however slowly (Streamable HTTP: a POST
+    always gets a response), so version negotiation waits for the ``server/discover`` probe's
+    answer for the whole connect timeout instead of a short probe window (stdio, where an
+    old server may ignore the probe).
 
 Incoming traffic goes to listeners, called on the transport's threads; they must be quick:
 
@@ -142,6 +147,9 @@ class Transport(ABC):
     #: A stateless-era request is cancelled by closing its stream (aborting its ``signal``),
     #: not by a ``notifications/cancelled`` message.
     cancels_by_closing_stream: ClassVar[bool] = False
+    #: Every server answers every request, so the era probe waits for its answer instead
+    #: of giving up after a short window.
+    answers_every_request: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
