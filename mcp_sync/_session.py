@@ -17,7 +17,7 @@ The caller waits on its Future with a timeout equal to the time left; when it wa
 re-reads the deadline, which progress notifications may have pushed back. So a renewed timeout
 costs nothing while nothing happens, and Ctrl-C reaches the caller promptly (lock waits with a
 timeout are interruptible). The write has the same deadline: a server that stops reading cannot
-hold a call past its timeout.
+hold a call past its timeout. Each request's record and its deadlines are :mod:`._pending`'s.
 
 The reader thread routes what arrives: answers settle pending requests here, notifications
 go to listeners, and the server's own requests go to :mod:`._server_requests`, which runs
@@ -36,11 +36,11 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent import futures
-from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from . import _dispatch
+from ._pending import PendingRequest, ProgressCallback
 from ._server_requests import RequestHandler, ServerRequests
 from .abort import AbortSignal
 from .errors import (
@@ -67,7 +67,6 @@ __all__ = ["CLOSED_HINT", "PendingRequest", "RequestHandler", "Session"]
 logger = logging.getLogger("mcp_sync")
 
 NotificationListener = Callable[[Notification], None]
-ProgressCallback = Callable[[dict[str, Any]], None]
 
 #: What every error of a closed session ends with: how to go on.
 CLOSED_HINT = (
@@ -78,51 +77,6 @@ CLOSED_HINT = (
 _INTERRUPT_SLICE = 0.05
 #: How long a call waits for its own progress callbacks to run (a callback may block).
 _DRAIN_TIMEOUT = 5.0
-
-
-class PendingRequest:
-    """One request awaiting its answer; ``future`` settles exactly once."""
-
-    __slots__ = (
-        "cancel_reason",
-        "deadline",
-        "future",
-        "id",
-        "max_total",
-        "method",
-        "on_progress",
-        "remove_abort",
-        "send_signal",
-        "timeout",
-        "total_deadline",
-    )
-
-    def __init__(
-        self,
-        id: RequestId,
-        method: str,
-        timeout: float | None,
-        max_total_timeout: float | None,
-        on_progress: ProgressCallback | None,
-    ) -> None:
-        self.id = id
-        self.method = method
-        self.future: Future[Any] = Future()
-        self.timeout = timeout
-        self.max_total = max_total_timeout
-        if timeout or max_total_timeout:
-            now = time.monotonic()
-            total = self.total_deadline = now + max_total_timeout if max_total_timeout else math.inf
-            deadline = now + timeout if timeout else math.inf
-            self.deadline = deadline if deadline < total else total
-        else:
-            self.total_deadline = self.deadline = math.inf
-        self.on_progress = on_progress
-        #: Fires when the request settles: the transport may let go of it (an HTTP stream).
-        self.send_signal = AbortSignal()
-        #: Removes the caller's abort listener (see :meth:`Session.begin`).
-        self.remove_abort: Callable[[], None] | None = None
-        self.cancel_reason: str | None = None
 
 
 class Session:
@@ -232,8 +186,7 @@ class Session:
             )
         except WriteTimeout as exc:
             # Nothing (or a broken part) reached the server: there is nothing to cancel.
-            limit = pending.max_total if pending.deadline >= pending.total_deadline else timeout
-            error = RequestTimeout(method, limit or 0.0, str(exc))
+            error = pending.timed_out(str(exc))
             self._settle(pending, error=error)
             if pending.remove_abort is not None:
                 pending.remove_abort()
@@ -291,11 +244,7 @@ class Session:
             while True:
                 remaining = pending.deadline - time.monotonic()
                 if remaining <= 0:
-                    capped = pending.deadline >= pending.total_deadline
-                    limit = pending.max_total if capped else pending.timeout
-                    self._settle_locally(
-                        pending, RequestTimeout(pending.method, limit or 0.0), "Request timed out"
-                    )
+                    self._settle_locally(pending, pending.timed_out(), "Request timed out")
                     remaining = 0
                 elif remaining > longest:
                     remaining = longest
@@ -441,10 +390,7 @@ class Session:
             token = params.get("progressToken")
             pending = self._pending.get(token) if jsonrpc.is_request_id(token) else None
             if pending is not None and pending.on_progress is not None:
-                if pending.timeout:
-                    pending.deadline = min(
-                        time.monotonic() + pending.timeout, pending.total_deadline
-                    )
+                pending.renew()
                 callback = pending.on_progress
                 self.dispatcher.submit(lambda: callback(params))
                 return
