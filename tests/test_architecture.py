@@ -1,0 +1,153 @@
+"""The layering docs/contributing.md describes, checked on the source.
+
+- No import cycle anywhere in ``mcp_sync/`` (imports inside functions and type-only ones count).
+- ``protocol/`` is data and rules: it imports nothing of mcp_sync outside itself but the
+  errors. Presentation (Jupyter display, LLM formats) reaches the wire types through
+  ``protocol.types._presentation``, filled in by ``mcp_sync._repr`` and ``mcp_sync.llm``.
+- Transports know bytes, not eras: what a message needs comes down with it as options.
+- A module is short enough to read in one sitting, or says why not.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mcp_sync"
+MAX_LINES = 620  # about 600
+#: Modules allowed to be longer, and why.
+LONG_FOR_A_REASON = {
+    "mcp_sync.client": "the public facade: one class of 60 methods, each a signature, a "
+    "docstring and a delegation to the connection; splitting it means mixins (the inheritance "
+    "the composition removed) or another public API",
+}
+
+
+def _module_names() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _module_names()
+
+
+def _imports(name: str) -> set[str]:
+    """The mcp_sync modules ``name`` imports, anywhere in it."""
+    path = MODULES[name]
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name in MODULES)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            target = ".".join([*base, *([node.module] if node.module else [])])
+            submodules = {f"{target}.{alias.name}" for alias in node.names} & MODULES.keys()
+            found.update(submodules)
+            # ``from pkg import name`` of something that is not a submodule imports ``pkg``
+            if len(submodules) < len(node.names) and target in MODULES:
+                found.add(target)
+    found.discard(name)
+    return found
+
+
+GRAPH = {name: _imports(name) for name in MODULES}
+
+
+def _cycles() -> list[list[str]]:
+    """Groups of modules that import each other, directly or not (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in GRAPH[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = [stack.pop()]
+            while group[-1] != node:
+                group.append(stack.pop())
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for node in GRAPH:
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_no_import_cycles():
+    assert _cycles() == []
+
+
+def test_the_cycle_check_sees_a_cycle():
+    GRAPH["mcp_sync.errors"].add("mcp_sync.client")  # client imports errors, so: a cycle
+    try:
+        assert any("mcp_sync.errors" in group for group in _cycles())
+    finally:
+        GRAPH["mcp_sync.errors"].discard("mcp_sync.client")
+
+
+def test_protocol_imports_only_itself_and_the_errors():
+    strays = {
+        name: sorted(outside)
+        for name in MODULES
+        if name.startswith("mcp_sync.protocol")
+        and (outside := {m for m in GRAPH[name]
+                         if not m.startswith(("mcp_sync.protocol", "mcp_sync.errors"))})
+    }
+    assert strays == {}
+
+
+def test_transports_know_bytes_not_eras():
+    """No transport module imports the era rules (versions, stateless-era protocol)."""
+    eras = {"mcp_sync.protocol.versions", "mcp_sync.protocol.stateless"}
+    strays = {
+        name: sorted(GRAPH[name] & eras)
+        for name in MODULES
+        if name.startswith("mcp_sync.transports") and GRAPH[name] & eras
+    }
+    assert strays == {}
+
+
+def test_no_module_is_too_long_to_read():
+    long = {
+        name: lines
+        for name, path in MODULES.items()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+        and name not in LONG_FOR_A_REASON
+    }
+    assert long == {}
+
+
+def test_types_present_themselves_when_only_the_types_are_imported():
+    script = textwrap.dedent("""
+        from mcp_sync.protocol.types import CallToolResult, TextContent, Tool
+
+        tool = Tool(name="add", input_schema={"type": "object", "properties": {"a": {"type": "number"}}})
+        result = CallToolResult(content=[TextContent(text="5")])
+        assert "<table" in tool._repr_html_() and "add" in tool._repr_markdown_()
+        assert tool.to_openai()["function"]["name"] == "add"
+        assert tool.to_anthropic()["name"] == "add"
+        assert result.to_llm_content() == [{"type": "text", "text": "5"}]
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, cwd=PACKAGE.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
