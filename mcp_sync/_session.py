@@ -194,6 +194,12 @@ class Session:
         except BaseException as exc:
             if pending.remove_abort is not None:
                 pending.remove_abort()
+            if isinstance(exc, KeyboardInterrupt):
+                # (Ctrl-C inside send_before: the request may be on its way, as in _wait)
+                interrupted = Aborted("KeyboardInterrupt")
+                self._settle_locally(pending, interrupted, "Interrupted by the user")
+                self._send_cancel(pending, method != "initialize")
+                raise
             if isinstance(exc, ConnectionClosed):
                 exc.sent = False  # the write failed: the server cannot have read it
             self._settle(pending, error=exc)

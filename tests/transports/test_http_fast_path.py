@@ -14,6 +14,8 @@ the short path too.
 
 from __future__ import annotations
 
+import os
+import signal
 import ssl
 import sys
 import threading
@@ -277,3 +279,19 @@ def test_threads_sharing_a_client_each_get_their_own_answer() -> None:
         for thread in threads:
             thread.join(30)
         assert not wrong and len(posts(server, "tools/call")) == 160
+
+
+def test_ctrl_c_while_waiting_for_the_answer_cancels_it_on_the_wire() -> None:
+    assert threading.current_thread() is threading.main_thread()
+    with FaultServer(hanging_call) as server, connect(server.url) as client:
+
+        def ctrl_c() -> None:  # a real Ctrl-C, once the call is in flight
+            wait_until(lambda: posts(server, "tools/call"), timeout=10)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=ctrl_c).start()
+        with pytest.raises(KeyboardInterrupt):
+            client.call_tool("slow", timeout=20)
+        cancel = wait_until(lambda: posts(server, "notifications/cancelled"), timeout=10)[0]
+        assert "Interrupted" in cancel.json["params"]["reason"]
+        assert client.call_tool("echo", {}).is_error is False
