@@ -454,7 +454,32 @@ class Connection:
     ) -> Any:
         """One request on ``session``, through the request hook when one is installed;
         ``options`` for the transport (default: the session's)."""
+        hook = _hooks.around_request  # None unless instrumented (tracing)
+        if hook is not None:
+            return self._send_through(hook, session, method, body, wait, signal, progress, options)
+        # Called here, not through the hook's closure: making it took 1.7k instructions of
+        # the 99k of a client.request (python -m bench.instructions).
+        return session.request(
+            method,
+            body,
+            timeout=wait,
+            max_total_timeout=self.max_total_timeout,
+            signal=signal,
+            on_progress=progress,
+            options=options,
+        )
 
+    def _send_through(
+        self,
+        hook: _hooks.AroundRequest,
+        session: Session,
+        method: str,
+        body: dict[str, Any] | None,
+        wait: float,
+        signal: AbortSignal | None,
+        progress: RawProgress | None,
+        options: MessageOptions | None,
+    ) -> Any:
         def send(params: dict[str, Any] | None) -> Any:
             return session.request(
                 method,
@@ -466,9 +491,6 @@ class Connection:
                 options=options,
             )
 
-        hook = _hooks.around_request  # None unless instrumented (tracing)
-        if hook is None:
-            return send(body)
         return hook(self.server, self._transport, method, body, send)
 
     def notify(

@@ -174,9 +174,7 @@ class Session:
             options = dataclasses.replace(options or MessageOptions(), streams_progress=True)
         self._pending[request_id] = pending
         if signal is not None:
-            pending.remove_abort = signal.on_abort(
-                lambda reason: self._settle_locally(pending, Aborted(reason), reason)
-            )
+            pending.remove_abort = self._settle_on_abort(pending, signal)
         try:
             self.transport.send_before(
                 jsonrpc.request(request_id, method, params),
@@ -296,6 +294,12 @@ class Session:
             jsonrpc.notification(
                 "notifications/cancelled", {"requestId": pending.id, "reason": reason}
             )
+        )
+
+    def _settle_on_abort(self, pending: PendingRequest, signal: AbortSignal) -> Callable[[], None]:
+        # Not a lambda in begin(): a closure there makes its locals cells, for every request.
+        return signal.on_abort(
+            lambda reason: self._settle_locally(pending, Aborted(reason), reason)
         )
 
     def _settle_locally(
