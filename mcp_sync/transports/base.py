@@ -30,7 +30,10 @@ Contract, for someone writing a transport:
     :class:`~mcp_sync.errors.WriteTimeout`. If part of the message was written the stream
     is unrecoverable: set ``partial``, and close (``on_close`` with the reason). The session
     sends requests this way, with the request's deadline. The default calls :meth:`send`,
-    right for transports whose ``send`` only hands the message off.
+    right for transports whose ``send`` only hands the message off. A transport may also read
+    the answer of a request right here, on the caller's thread, within ``deadline`` (the
+    caller would wait for it anyway; Streamable HTTP does so for a plain JSON answer): it
+    delivers the answer as usual, and gives up when ``signal`` aborts or it is closed.
 
 ``close()``
     Idempotent, callable from any thread (a listener included). Release every reader, stop
