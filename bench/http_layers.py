@@ -40,12 +40,8 @@ import json
 import os
 import pstats
 import random
-import re
 import shutil
 import statistics
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -55,8 +51,19 @@ import mcp_sync
 from mcp_sync.protocol import jsonrpc
 
 from . import sdk_client
+from .instructions import count_instructions
+from .layers import timed
 from .raw_floor import RawHttp
-from .suite import ECHO, PY, _atimed, _threaded, free_port, http_server, sync_http
+from .suite import (
+    ECHO,
+    PY,
+    _atimed,
+    _threaded,
+    _threaded_per_connection,
+    free_port,
+    http_server,
+    sync_http,
+)
 
 FLOOR = "http.client"
 SDK_WAY = "mcp (official)"
@@ -182,20 +189,6 @@ def ways(url: str) -> tuple[dict[str, Callable[[], Any]], list[Callable[[], None
     return found, closers
 
 
-def _timed(call: Callable[[], Any], n: int) -> tuple[float, float]:
-    """Median latency and mean process CPU time of ``n`` calls, in seconds."""
-    samples = []
-    clock = time.perf_counter
-    cpu_before = os.times()
-    for _ in range(n):
-        start = clock()
-        call()
-        samples.append(clock() - start)
-    cpu_after = os.times()
-    cpu = (cpu_after.user - cpu_before.user) + (cpu_after.system - cpu_before.system)
-    return statistics.median(samples), cpu / n
-
-
 def _sdk_timed(session: Any, n: int) -> tuple[float, float]:
     name, arguments = ECHO
     cpu_before = os.times()
@@ -209,7 +202,7 @@ def sequential(url: str, rounds: int, calls: int, sdk: bool) -> None:
     found, closers = ways(url)
     held = sdk_client.Held(sdk_client.http_context(url)) if sdk else None
     timers: dict[str, Callable[[int], tuple[float, float]]] = {
-        way: (lambda n, c=call: _timed(c, n)) for way, call in found.items()
+        way: (lambda n, c=call: timed(c, n)) for way, call in found.items()
     }
     if held is not None:
         timers[SDK_WAY] = lambda n: _sdk_timed(held.session, n)
@@ -250,24 +243,11 @@ def sequential(url: str, rounds: int, calls: int, sdk: bool) -> None:
 def _per_connection(url: str, threads: int, per_thread: int) -> float:
     name, arguments = ECHO
     conns = [RawHttp(url) for _ in range(threads)]
-    barrier = threading.Barrier(threads + 1)
-
-    def work(conn: RawHttp) -> None:
-        barrier.wait()
-        for _ in range(per_thread):
-            conn.call_tool(name, arguments)
-
-    pool = [threading.Thread(target=work, args=(c,)) for c in conns]
-    for thread in pool:
-        thread.start()
-    barrier.wait()
-    start = time.perf_counter()
-    for thread in pool:
-        thread.join()
-    elapsed = time.perf_counter() - start
-    for conn in conns:
-        conn.close()
-    return threads * per_thread / elapsed
+    try:
+        return _threaded_per_connection(conns, name, arguments, per_thread)
+    finally:
+        for conn in conns:
+            conn.close()
 
 
 def threads(url: str, rounds: int, per_thread: int) -> None:
@@ -304,29 +284,7 @@ def threads(url: str, rounds: int, per_thread: int) -> None:
 
 
 def _count(way: str, calls: int, url: str) -> int:
-    run = subprocess.run(
-        [
-            "valgrind",
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--cachegrind-out-file=/dev/null",
-            sys.executable,
-            "-m",
-            "bench.http_layers",
-            "--run",
-            way,
-            str(calls),
-            url,
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONHASHSEED": "0"},
-        check=True,
-    )
-    found = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
-    if found is None:
-        raise RuntimeError(f"no instruction count in valgrind's output:\n{run.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return count_instructions(["bench.http_layers", "--run", way, str(calls), url])
 
 
 def instructions(url: str, low: int, high: int, only: list[str] | None) -> None:

@@ -105,7 +105,8 @@ def _ways() -> dict[str, Callable[[], Any]]:
     }
 
 
-def _count(way: str, calls: int) -> int:
+def count_instructions(module_and_args: list[str]) -> int:
+    """Instructions that ``python -m <module_and_args>`` executes, counted by valgrind."""
     run = subprocess.run(
         [
             "valgrind",
@@ -114,9 +115,7 @@ def _count(way: str, calls: int) -> int:
             "--cachegrind-out-file=/dev/null",
             sys.executable,
             "-m",
-            "bench.instructions",
-            way,
-            str(calls),
+            *module_and_args,
         ],
         capture_output=True,
         text=True,
@@ -127,6 +126,10 @@ def _count(way: str, calls: int) -> int:
     if found is None:
         raise RuntimeError(f"no instruction count in valgrind's output:\n{run.stderr[-2000:]}")
     return int(found.group(1).replace(",", ""))
+
+
+def _count(way: str, calls: int) -> int:
+    return count_instructions(["bench.instructions", way, str(calls)])
 
 
 def main(argv: list[str]) -> int:

@@ -32,7 +32,7 @@ from .raw_floor import RawPipe
 from .suite import ECHO, TRIVIAL, sync_stdio
 
 
-def _timed(call: Callable[[], Any], n: int) -> tuple[float, float]:
+def timed(call: Callable[[], Any], n: int) -> tuple[float, float]:
     """Median latency and mean process CPU time of ``n`` calls, in seconds."""
     samples = []
     clock = time.perf_counter
@@ -68,14 +68,14 @@ def main(argv: list[str] | None = None) -> int:
     }
     try:
         for call in ways.values():  # warm up: imports, validators, pipes
-            _timed(call, 50)
+            timed(call, 50)
         latency: dict[str, list[float]] = {way: [] for way in ways}
         cpu: dict[str, list[float]] = {way: [] for way in ways}
         for _ in range(args.rounds):
             order = list(ways)
             random.shuffle(order)  # no way always runs right after another
             for way in order:
-                median, per_call = _timed(ways[way], args.calls)
+                median, per_call = timed(ways[way], args.calls)
                 latency[way].append(median)
                 cpu[way].append(per_call)
     finally:
