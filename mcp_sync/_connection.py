@@ -438,7 +438,8 @@ class Connection:
         signal: AbortSignal | None,
         progress: RawProgress | None,
     ) -> Any:
-        if self.is_stateless:
+        server = self.server  # is_stateless, inlined: the property costs 0.7k instructions
+        if server is not None and server.era == "stateless":
             return self.stateless.request(session, method, body, wait, signal, progress)
         return self.send_once(session, method, body, wait, signal, progress)
 
