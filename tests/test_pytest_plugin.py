@@ -148,7 +148,7 @@ def test_a_config_entry_gets_env_and_cwd_and_its_stderr_is_reported(pytester):
         "command": sys.executable, "args": [str(wrapper)],
         "env": {"FROM_CONFIG": "entry", "OVERRIDDEN": "entry"},
     }}}))
-    pytester.makepyfile(test_config=f"""
+    pytester.makepyfile(test_config_entry_fixture=f"""
         import time
 
         def test_env_cwd_and_on_stderr(mcp_client):
