@@ -26,10 +26,12 @@ Threads
     (``subscriptions/listen``) or with a progress token (progress moves the deadline).
     Notifications and responses go through one ordered lane on the same pool (one at a
     time, in ``send()`` order; see :class:`~mcp_sync.transports._http.workers.Lane`) and expect
-    202. The server-push GET stream has its own thread, ``mcp-sync-http-reader``. It is opened
-    (its response headers in) before ``notifications/initialized`` is POSTed: a server without
-    an event store sends what follows that notification (``list_changed`` bursts, ``roots/list``)
-    at once and drops it when no stream is open.
+    202; a request sent after them waits for them the same way, so it never overtakes
+    ``notifications/initialized``. The server-push GET stream has its own thread,
+    ``mcp-sync-http-reader``. It is opened (its response headers in) before
+    ``notifications/initialized`` is POSTed: a server without an event store sends what follows
+    that notification (``list_changed`` bursts, ``roots/list``) at once and drops it when no
+    stream is open.
 
 Releasing a blocked reader
     Every HTTP exchange can be cut short from another thread (see
@@ -224,6 +226,8 @@ class StreamableHttpTransport(HttpTransportBase):
         method = message.get("method")
         request_id = message.get("id")
         if isinstance(method, str) and jsonrpc.is_request_id(request_id):
+            # Not before the notifications and responses sent ahead of it (their own lane).
+            self._lane.wait_passed(deadline)
             exchange = self._new_exchange()
             remove = signal.on_abort(exchange.on_abort) if signal is not None else None
             if deadline != math.inf and not (options is not None and options.streams_progress):

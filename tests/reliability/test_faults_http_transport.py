@@ -527,6 +527,51 @@ def test_slow_drip_stream_is_reassembled(make) -> None:
 # -- the GET stream ------------------------------------------------------------------------------
 
 
+def test_a_request_does_not_overtake_the_initialized_notification(make) -> None:
+    """A scripted server slow to acknowledge ``notifications/initialized``: the request sent
+    right after it must not reach the server first (the official Python SDK's server rejects a
+    request that comes before that notification)."""
+    events: list[str] = []
+    request_came = threading.Event()
+
+    def handler(req: Request) -> None:
+        msg = req.json if req.method == "POST" else None
+        if msg is not None and msg.get("method") == "notifications/initialized":
+            request_came.wait(0.5)  # a slow acknowledgement (cut short if a request came)
+            events.append("initialized acknowledged")
+        elif msg is not None and msg.get("method") == "tools/list":
+            events.append("tools/list arrived")
+            request_came.set()
+        standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url)
+        transport.send(INIT)
+        inbox.response(1)
+        transport.set_protocol_version("2025-11-25")
+        transport.send(INITIALIZED)
+        transport.send_before(jsonrpc.request(2, "tools/list"), time.monotonic() + 20)
+        inbox.response(2)
+        assert events == ["initialized acknowledged", "tools/list arrived"]
+
+
+def test_a_notification_never_acknowledged_holds_a_request_up_only_briefly(make) -> None:
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "notifications/initialized":
+            req.hang()
+        else:
+            standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url)
+        transport.send(INIT)
+        inbox.response(1)
+        transport.send(INITIALIZED)
+        transport.send_before(jsonrpc.request(2, "tools/list"), time.monotonic() + 60)
+        # answered after the lane's stall (1 s), long before the request's own deadline
+        assert inbox.response(2, timeout=10)["result"] == {"echo": "tools/list"}
+
+
 def test_initialized_returns_once_the_get_stream_is_open(make) -> None:
     def handler(req: Request) -> None:
         if req.method == "GET":

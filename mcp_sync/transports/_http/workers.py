@@ -6,7 +6,9 @@ Ordered lane
     one was answered, or, if that answer is late, :data:`LANE_STALL` seconds after it was
     written: a server that never acknowledges one must not hold up the others. Every lane POST
     is bounded: a request's by its abort signal (the session aborts it on timeout), any other
-    by the transport's acknowledgement timeout.
+    by the transport's acknowledgement timeout. A message sent outside the lane (a Streamable
+    HTTP request) first waits for the lane the same way (:meth:`Lane.wait_passed`), so it does
+    not overtake a notification sent before it (``notifications/initialized`` first).
 """
 
 from __future__ import annotations
@@ -112,15 +114,21 @@ class Lane:
         self._workers = workers
         self._handle = handle
         self._stall = stall
-        self._items: deque[Any] = deque()
+        self._items: deque[tuple[Any, threading.Event]] = deque()
         self._lock = threading.Lock()
         self._running = False
         #: Set when the latest item started is done (a new drain waits for it, up to ``stall``).
         self._latest_done: threading.Event | None = None
+        #: Items put and not yet done, and the ``done`` event of the last one put.
+        self._unsettled = 0
+        self._last_put: threading.Event | None = None
 
     def put(self, item: Any) -> None:
+        done = threading.Event()
         with self._lock:
-            self._items.append(item)
+            self._items.append((item, done))
+            self._unsettled += 1
+            self._last_put = done
             if self._running:
                 return
             self._running = True
@@ -130,8 +138,31 @@ class Lane:
         except BaseException:
             with self._lock:
                 self._running = False
-                self._items.clear()
+                self._drop_items()
             raise
+
+    def wait_passed(self, deadline: float) -> None:
+        """Return once the items put so far are done or have each held the lane up ``stall``
+        seconds (or at ``deadline``, a ``time.monotonic()`` value): what is sent next outside
+        the lane goes after them."""
+        if not self._unsettled:  # the usual case: nothing in flight, no lock taken
+            return
+        with self._lock:
+            last, count = self._last_put, self._unsettled
+        if last is not None and count:
+            last.wait(max(min(deadline - time.monotonic(), self._stall * count), 0.0))
+
+    def _settle(self, done: threading.Event) -> None:
+        with self._lock:
+            self._unsettled -= 1
+        done.set()
+
+    def _drop_items(self) -> None:
+        """(Under the lock.) Forget the queued items: they count as done."""
+        for _, done in self._items:
+            self._unsettled -= 1
+            done.set()
+        self._items.clear()
 
     def _drain(self, after: threading.Event | None) -> None:
         if after is not None:
@@ -141,8 +172,8 @@ class Lane:
                 if not self._items:
                     self._running = False
                     return
-                item = self._items.popleft()
-                done = self._latest_done = threading.Event()
+                item, done = self._items.popleft()
+                self._latest_done = done
             handed_over = False
 
             def advance(done: threading.Event = done) -> None:
@@ -161,14 +192,14 @@ class Lane:
                 except ConnectionClosed:
                     with self._lock:
                         self._running = False
-                        self._items.clear()
+                        self._drop_items()
 
             try:
                 self._handle(item, advance)
             except Exception:
                 logger.exception("HTTP transport: sending a message failed")
             finally:
-                done.set()
+                self._settle(done)
             with self._lock:
                 if handed_over:
                     return
