@@ -17,7 +17,9 @@ Contract, for someone writing a transport:
     session aborts ``signal`` once the request settles (answered, timed out, aborted), so a
     transport that keeps a per-request stream open (HTTP) closes it then. Return once the
     message is handed off; a transport whose peer may take long to answer does that waiting on
-    its own threads. Raise :class:`~mcp_sync.errors.ConnectionClosed` after close, or a
+    its own threads. Messages reach the peer in ``send()`` order: a request handed off later
+    does not overtake a notification handed off earlier. Raise
+    :class:`~mcp_sync.errors.ConnectionClosed` after close, or a
     :class:`~mcp_sync.errors.TransportError` when this one message cannot be sent.
     ``options`` (a :class:`MessageOptions`) says what this message needs beyond its bytes;
     a transport uses what applies to it and ignores the rest (stdio, pipes and the in-memory
@@ -36,9 +38,11 @@ Contract, for someone writing a transport:
     delivers the answer as usual, and gives up when ``signal`` aborts or it is closed.
 
 ``close()``
-    Idempotent, callable from any thread (a listener included). Release every reader, stop
-    the peer (a child process is gone when it returns), join the threads it started, and fire
-    ``on_close`` once, with ``None`` as the cause.
+    Idempotent, callable from any thread (a listener included). Messages already handed off
+    go out first, within a short bound (a transport that hands off to its own threads waits
+    for them that long). Release every reader, stop the peer (a child process is gone when it
+    returns), join the threads it started, and fire ``on_close`` once, with ``None`` as the
+    cause.
 
 ``set_protocol_version(version)``
     Tells the transport the version the handshake negotiated (HTTP sends it as a header on

@@ -39,7 +39,9 @@ Releasing a blocked reader
     before the answer came, its exchange is shut down at once; after the answer, the reader is
     left :data:`~mcp_sync.transports._http.delivery.LINGER` seconds to see the stream end so
     the connection goes back to the pool.
-    ``close()`` shuts every exchange down and joins every thread.
+    ``close()`` first lets the notifications and responses already sent go out (up to
+    :data:`~mcp_sync.transports._http.workers.LANE_STALL` seconds in all), then shuts every
+    exchange down and joins every thread.
 
 Retries
     A POST is sent again only when it provably never reached the server (see "Retries" in
@@ -257,6 +259,7 @@ class StreamableHttpTransport(HttpTransportBase):
                     break
 
     def close(self) -> None:
+        self._flush()
         exchanges = self._begin_closing()
         if exchanges is None:
             self._wait_closed()

@@ -124,6 +124,7 @@ class SseTransport(HttpTransportBase):
         self._lane.put((message, signal))
 
     def close(self) -> None:
+        self._flush()
         if not self._stop():
             self._wait_closed()
             return

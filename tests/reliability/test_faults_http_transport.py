@@ -572,6 +572,27 @@ def test_a_notification_never_acknowledged_holds_a_request_up_only_briefly(make)
         assert inbox.response(2, timeout=10)["result"] == {"echo": "tools/list"}
 
 
+def test_close_sends_the_notifications_sent_before_it_first(make) -> None:
+    """A scripted server slow to acknowledge the first of two notifications; close() right
+    after sending both still delivers both (within the lane's bound)."""
+    acknowledge = threading.Event()
+
+    def handler(req: Request) -> None:
+        if req.method == "POST" and req.json.get("method") == "notifications/first":
+            acknowledge.wait(0.3)  # a slow acknowledgement
+        standard(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url)
+        transport.send(INIT)
+        inbox.response(1)
+        transport.send(jsonrpc.notification("notifications/first"))
+        transport.send(jsonrpc.notification("notifications/second"))
+        transport.close()
+        got = [r.json.get("method") for r in server.of("POST")]
+        assert got == ["initialize", "notifications/first", "notifications/second"]
+
+
 def test_initialized_returns_once_the_get_stream_is_open(make) -> None:
     def handler(req: Request) -> None:
         if req.method == "GET":

@@ -113,6 +113,17 @@ def test_endpoint_post_and_messages_on_the_stream(opened) -> None:
             transport.send(jsonrpc.request(3, "ping"))
 
 
+def test_close_sends_the_notifications_sent_before_it_first(opened) -> None:
+    legacy = LegacyServer()
+    with FaultServer(legacy) as server:
+        transport, _ = open_transport(opened, server.url.replace("/mcp", "/sse"))
+        for n in range(3):
+            transport.send(jsonrpc.notification(f"notifications/n{n}"))
+        transport.close()
+        methods = [p.json.get("method") for p in server.of("POST")]
+        assert methods == ["notifications/n0", "notifications/n1", "notifications/n2"]
+
+
 def test_endpoint_on_another_origin_is_refused(opened) -> None:
     with FaultServer(LegacyServer("http://evil.example:8080/messages")) as server:
         with pytest.raises(TransportError, match="another origin"):

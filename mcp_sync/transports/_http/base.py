@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -14,7 +15,7 @@ from ...errors import ConnectionClosed
 from ..base import Transport
 from .client import HttpClient
 from .exchange import Exchange
-from .workers import Lane, Workers
+from .workers import LANE_STALL, Lane, Workers
 
 __all__ = ["ACK_TIMEOUT", "JOIN_TIMEOUT", "HttpTransportBase"]
 
@@ -84,6 +85,13 @@ class HttpTransportBase(Transport):
         exchange.release()
         with self._state_lock:
             self._exchanges.discard(exchange)
+
+    def _flush(self) -> None:
+        """At ``close()``: let the notifications and responses already sent go out first
+        (each waits for its acknowledgement up to the lane's stall, all of them together at
+        most ``LANE_STALL`` seconds); not from the transport's own threads."""
+        if not self._closing and not self._is_own_thread():
+            self._lane.wait_passed(time.monotonic() + LANE_STALL)
 
     def _begin_closing(self) -> list[Exchange] | None:
         """Mark the transport closing; the live exchanges, or None if it already was."""
