@@ -30,3 +30,13 @@ def client(server):
     server.transport.close()
     leftover = [t for t in client_threads() if t not in before and t.is_alive()]
     assert not leftover, f"threads left after close(): {leftover}"
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    """No proxy or CA-bundle variables from the environment (HTTP and TLS tests set their own)."""
+    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "HTTPS_PROXY",
+                 "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
+                 "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch

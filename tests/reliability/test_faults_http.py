@@ -86,15 +86,6 @@ def tls_server(certificates: dict[str, Path], handler=mcp_handler) -> FaultServe
     return server
 
 
-@pytest.fixture
-def clean_env(monkeypatch):
-    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "HTTPS_PROXY",
-                 "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
-                 "NO_PROXY", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
-
-
 def test_tls_to_a_self_signed_server_without_its_ca_fails_clearly(certificates, clean_env, leaks):
     with tls_server(certificates) as server:
         with pytest.raises(TransportError, match="TLS error talking to https://localhost") as raised:

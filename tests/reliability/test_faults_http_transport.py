@@ -89,10 +89,15 @@ def make():
     wait_until(lambda: not http_threads(), timeout=2)
 
 
-def handshake(transport: StreamableHttpTransport, inbox: Inbox) -> None:
+def initialize(transport: StreamableHttpTransport, inbox: Inbox) -> None:
+    """``initialize`` and its answer, without the initialized notification."""
     transport.send(INIT)
     inbox.response(1)
     transport.set_protocol_version("2025-11-25")
+
+
+def handshake(transport: StreamableHttpTransport, inbox: Inbox) -> None:
+    initialize(transport, inbox)
     transport.send(INITIALIZED, options=OPENS_SESSION)
 
 
@@ -546,9 +551,7 @@ def test_a_request_does_not_overtake_the_initialized_notification(make) -> None:
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
-        transport.send(INIT)
-        inbox.response(1)
-        transport.set_protocol_version("2025-11-25")
+        initialize(transport, inbox)
         transport.send(INITIALIZED)
         transport.send_before(jsonrpc.request(2, "tools/list"), time.monotonic() + 20)
         inbox.response(2)
@@ -564,8 +567,7 @@ def test_a_notification_never_acknowledged_holds_a_request_up_only_briefly(make)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
-        transport.send(INIT)
-        inbox.response(1)
+        initialize(transport, inbox)
         transport.send(INITIALIZED)
         transport.send_before(jsonrpc.request(2, "tools/list"), time.monotonic() + 60)
         # answered after the lane's stall (1 s), long before the request's own deadline
@@ -584,8 +586,7 @@ def test_close_sends_the_notifications_sent_before_it_first(make) -> None:
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
-        transport.send(INIT)
-        inbox.response(1)
+        initialize(transport, inbox)
         transport.send(jsonrpc.notification("notifications/first"))
         transport.send(jsonrpc.notification("notifications/second"))
         transport.close()

@@ -73,15 +73,6 @@ def session_sends(monkeypatch) -> list[str]:
     return sent
 
 
-@pytest.fixture
-def clean_env(monkeypatch):
-    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "HTTPS_PROXY",
-                 "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
-                 "NO_PROXY", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
-
-
 def posts(server: FaultServer, method: str) -> list[Any]:
     return [r for r in server.of("POST") if r.json.get("method") == method]
 
