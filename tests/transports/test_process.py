@@ -84,7 +84,7 @@ def test_the_watchdog_is_not_our_child_and_servers_are_group_leaders() -> None:
         assert os.getsid(transport.pid) == transport.pid  # no controlling terminal: no Ctrl-C
     finally:
         transport.close()
-    assert child_pids() == before
+    assert child_pids() <= before  # (children of earlier tests may be reaped meanwhile)
     assert _process.guard.groups() == frozenset()
 
 

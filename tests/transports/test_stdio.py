@@ -113,7 +113,7 @@ def test_missing_command_is_a_clear_error_naming_it() -> None:
     assert "'mcp-sync-no-such-server-xyz'" in str(info.value)
     assert "not found on PATH" in str(info.value)
     assert isinstance(info.value.__cause__, FileNotFoundError)
-    assert open_fds() == fds  # the pipes made for it are closed
+    assert open_fds() <= fds  # the pipes made for it are closed
     transport.close()  # fine after a failed start
 
 
@@ -310,9 +310,11 @@ def test_200_transports_leave_no_threads_fds_or_processes() -> None:
         cycle()
     elapsed = time.perf_counter() - started
     print(f"\n200 start/request/close cycles: {elapsed:.2f} s ({elapsed / 200 * 1000:.1f} ms each)")
-    assert set(threading.enumerate()) == threads
-    assert open_fds() == fds
-    assert child_pids() == children
+    # Nothing new is left. (Compared as "nothing added": garbage of earlier tests in this
+    # process may close its own files meanwhile, and a per-cycle leak would show 200 times.)
+    assert set(threading.enumerate()) <= threads
+    assert open_fds() <= fds
+    assert child_pids() <= children
 
 
 # -- PipeTransport --------------------------------------------------------------------------
@@ -393,7 +395,7 @@ def test_pipe_transport_over_raw_fds() -> None:
     transport.close()
     peer.join(5)
     assert not peer.is_alive()
-    assert open_fds() == fds  # the transport closed its two ends, the peer its own
+    assert open_fds() <= fds  # the transport closed its two ends, the peer its own
     assert seen.closes == [None]
 
 
