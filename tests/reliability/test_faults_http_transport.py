@@ -275,7 +275,7 @@ def test_sequential_post_latency_has_no_nagle_delay(make) -> None:
             times.append(time.perf_counter() - start)
         median = statistics.median(times)
         print(f"\nsequential JSON POST round trip: median {median * 1e3:.2f} ms")
-        assert median < 0.02
+        assert median < 0.03  # Nagle and delayed ACK would make it 40 ms or more
         assert server.connections <= 2  # kept alive
         # Headers and body are two writes: without TCP_NODELAY the body could wait 40 ms.
         pool = transport._client().session.get_adapter(server.url).poolmanager
@@ -313,7 +313,7 @@ def test_abort_releases_a_reader_blocked_on_a_silent_server(make, send_headers: 
         elapsed = time.perf_counter() - start
         print(f"\nabort released a reader blocked {'after' if send_headers else 'before'} "
               f"headers in {elapsed * 1e3:.2f} ms")
-        assert elapsed < 0.1
+        assert elapsed < 0.5  # at once, not when the server answers (it never does)
         assert not inbox.errors  # an aborted request is the session's business
 
 
@@ -834,7 +834,7 @@ def test_injected_session_abort_after_headers_still_releases_the_reader(make) ->
         start = time.perf_counter()
         controller.abort("timed out")
         wait_until(lambda: not transport._exchanges, timeout=1)
-        assert time.perf_counter() - start < 0.1
+        assert time.perf_counter() - start < 0.5
         assert session.trust_env  # an injected session is left as it was
 
 
