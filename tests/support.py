@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import threading
 import time
@@ -17,8 +18,25 @@ SERVERS = ROOT / "tests" / "servers"
 PYTHON = sys.executable
 
 
-def client_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("mcp-sync")]
+def client_threads(prefix: str | tuple[str, ...] = "mcp-sync") -> list[threading.Thread]:
+    """Live threads named ``prefix...`` (every mcp_sync thread's name starts "mcp-sync-")."""
+    return [t for t in threading.enumerate() if t.name.startswith(prefix)]
+
+
+def open_fds() -> set[int]:
+    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+
+
+def child_pids() -> set[int]:
+    """Child processes of this process (all threads), zombies included: they are leaks too."""
+    children: set[int] = set()
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                children.update(int(pid) for pid in f.read().split())
+        except OSError:
+            pass
+    return children
 
 
 def wait_until(predicate, timeout: float = 5.0, interval: float = 0.005, message: str = ""):

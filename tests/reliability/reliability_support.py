@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,8 @@ SERVERS = HERE.parent / "servers"
 for extra in (HERE.parents[1], HERE.parent, SERVERS, HERE.parent / "transports"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
+
+from support import child_pids, client_threads, open_fds  # noqa: E402
 
 from mcp_sync import Client  # noqa: E402
 from mcp_sync.transports.stdio import StdioTransport  # noqa: E402
@@ -34,26 +35,6 @@ def connect(transport: Any, **kwargs: Any) -> Client:
     return Client("reliability", "1.0", protocol="handshake", **kwargs).connect(transport)
 
 
-def open_fds() -> set[int]:
-    return {int(fd) for fd in os.listdir("/proc/self/fd")}
-
-
-def child_pids() -> set[int]:
-    """Children of this process (any thread), zombies included."""
-    children: set[int] = set()
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/children") as f:
-                children.update(int(pid) for pid in f.read().split())
-        except OSError:
-            pass
-    return children
-
-
-def client_threads() -> set[threading.Thread]:
-    return {t for t in threading.enumerate() if t.name.startswith("mcp-sync") and t.is_alive()}
-
-
 def fd_kinds(fds: set[int]) -> list[str]:
     kinds = []
     for fd in sorted(fds):
@@ -66,13 +47,13 @@ class Leaks:
     """What a client could leave behind; ``check()`` waits (bounded) for it all to go away."""
 
     def __init__(self) -> None:
-        self.threads = client_threads()
+        self.threads = set(client_threads())
         self.fds = open_fds()
         self.children = child_pids()
 
     def leftovers(self) -> dict[str, Any]:
         found: dict[str, Any] = {}
-        threads = client_threads() - self.threads
+        threads = set(client_threads()) - self.threads
         if threads:
             found["threads"] = sorted(t.name for t in threads)
         fds = open_fds() - self.fds

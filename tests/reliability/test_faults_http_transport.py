@@ -17,7 +17,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
 from http_faults import FaultServer, Inbox, Request, initialize_result
-from support import wait_until
+from support import client_threads, wait_until
 
 from mcp_sync.abort import AbortController
 from mcp_sync.auth import AuthProvider, BearerToken, UnauthorizedContext
@@ -47,10 +47,6 @@ INITIALIZED = jsonrpc.notification("notifications/initialized")
 OPENS_SESSION = MessageOptions(opens_session=True)
 
 pytestmark = pytest.mark.timeout(30)
-
-
-def http_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("mcp-sync-http")]
 
 
 def standard(req: Request, session_id: str | None = "s-1") -> None:
@@ -86,7 +82,7 @@ def make():
     yield factory
     for transport in made:
         transport.close()
-    wait_until(lambda: not http_threads(), timeout=2)
+    wait_until(lambda: not client_threads("mcp-sync-http"), timeout=2)
 
 
 def initialize(transport: StreamableHttpTransport, inbox: Inbox) -> None:
@@ -131,7 +127,7 @@ def test_json_answers_session_headers_and_delete_on_close(make) -> None:
         assert delete.headers["mcp-session-id"] == "s-1"
         assert delete.headers["authorization"] == "Bearer tok-123"
         assert inbox.closes == [None]
-        assert not http_threads()
+        assert not client_threads("mcp-sync-http")
         assert not inbox.errors
         with pytest.raises(ConnectionClosed):
             transport.send(jsonrpc.request(3, "ping"))
@@ -338,7 +334,7 @@ def test_close_releases_every_reader_and_joins(make) -> None:
         elapsed = time.perf_counter() - start
         print(f"\nclose() with 4 blocked requests and a GET stream: {elapsed * 1e3:.1f} ms")
         assert elapsed < 1.5
-        assert not http_threads()
+        assert not client_threads("mcp-sync-http")
         assert inbox.closes == [None]
 
 
@@ -665,7 +661,7 @@ def test_get_stream_405_means_no_stream(make) -> None:
         time.sleep(0.2)
         assert len(server.of("GET")) == 1
         assert not inbox.errors
-        wait_until(lambda: not any(t.name == "mcp-sync-http-reader" for t in http_threads()))
+        wait_until(lambda: not client_threads("mcp-sync-http-reader"))
 
 
 def test_get_stream_auth_errors_are_not_retried(make) -> None:

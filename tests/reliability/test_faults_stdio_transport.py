@@ -12,7 +12,8 @@ import threading
 import time
 
 import pytest
-from stdio_support import Recorder, pid_alive, request, server, transport_threads
+from stdio_support import Recorder, pid_alive, request, server
+from support import client_threads
 
 from mcp_sync.errors import ConnectionClosed, ProtocolError
 from mcp_sync.transports._process import EOF_GRACE
@@ -181,7 +182,7 @@ def test_a_grandchild_holding_the_pipes_is_stopped_with_the_server(stubborn: boo
     assert elapsed < (1.0 if stubborn else 0.5)
     assert transport.exit_status == 0
     assert not pid_alive(pid) and not pid_alive(grandchild)
-    assert not [t for t in transport_threads() if t.is_alive()]
+    assert not client_threads("mcp-sync-")
 
 
 def test_close_releases_a_writer_stuck_on_a_full_pipe() -> None:

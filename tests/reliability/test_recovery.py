@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
 import requests
-from reliability_support import child_pids
-from support import NODE, PEERS, SERVERS, HttpServer, free_port, wait_until
+from support import NODE, PEERS, SERVERS, HttpServer, child_pids, free_port, wait_until
 
 import mcp_sync
 from mcp_sync import Backoff, ConnectionClosed, StdioTransport

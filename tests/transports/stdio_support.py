@@ -80,23 +80,3 @@ def wait_gone(pids: list[int], timeout: float) -> list[int]:
         finally:
             os.close(fd)
     return [pid for pid in pids if pid_alive(pid)]
-
-
-def child_pids() -> set[int]:
-    """Child processes of this process (all threads), zombies included: they are leaks too."""
-    children: set[int] = set()
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/children") as f:
-                children.update(int(pid) for pid in f.read().split())
-        except OSError:
-            pass
-    return children
-
-
-def open_fds() -> set[int]:
-    return {int(fd) for fd in os.listdir("/proc/self/fd")}
-
-
-def transport_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("mcp-sync-")]

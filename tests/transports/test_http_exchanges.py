@@ -19,7 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
 from http_faults import FaultServer, Inbox, Request, initialize_result
-from support import wait_until
+from support import client_threads, wait_until
 
 import mcp_sync
 from mcp_sync.abort import AbortController
@@ -41,10 +41,6 @@ INITIALIZED = jsonrpc.notification("notifications/initialized")
 #: What the session core sends the initialized notification with: it opens the GET stream.
 OPENS_SESSION = MessageOptions(opens_session=True)
 FRAMINGS = ["connection-close", "http-1.0"]
-
-
-def client_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("mcp-sync-") and t.is_alive()]
 
 
 def initialize(transport: StreamableHttpTransport) -> Inbox:

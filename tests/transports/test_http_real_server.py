@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
 from http_faults import Inbox
+from support import client_threads
 
 from mcp_sync.errors import HttpError, SessionExpired
 from mcp_sync.protocol import jsonrpc
@@ -95,10 +95,6 @@ def legacy_server_port() -> Iterator[int]:
     yield from run_server("sse")
 
 
-def transport_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith(("mcp-sync-http", "mcp-sync-sse"))]
-
-
 @pytest.fixture
 def opened() -> Iterator[list[Any]]:
     transports: list[Any] = []
@@ -106,9 +102,9 @@ def opened() -> Iterator[list[Any]]:
     for transport in transports:
         transport.close()
     deadline = time.monotonic() + 2
-    while transport_threads() and time.monotonic() < deadline:
+    while client_threads(("mcp-sync-http", "mcp-sync-sse")) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert not transport_threads()
+    assert not client_threads(("mcp-sync-http", "mcp-sync-sse"))
 
 
 def handshake(transport: Any, inbox: Inbox) -> dict[str, Any]:
@@ -150,7 +146,7 @@ def test_streamable_http_against_the_sdk_server(
     transport.start()
     exercise(transport, inbox, logs_expected=mode == "sse")
     assert transport.session_id
-    assert any(t.name == "mcp-sync-http-reader" for t in transport_threads())  # GET stream open
+    assert any(t.name == "mcp-sync-http-reader" for t in client_threads(("mcp-sync-http", "mcp-sync-sse")))  # GET stream open
     # Concurrent calls, each on its own POST.
     for i in range(10, 30):
         transport.send(
@@ -241,4 +237,4 @@ def test_connect_with_the_client_when_it_is_there(
     with connect(url) as client:
         assert {tool.name for tool in client.list_tools()} >= {"add", "count", "echo"}
         assert client.call_tool("add", {"a": 40, "b": 2}).text == "42"
-    assert not transport_threads()
+    assert not client_threads(("mcp-sync-http", "mcp-sync-sse"))

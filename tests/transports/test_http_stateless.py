@@ -19,7 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
 from http_faults import FaultServer, Inbox, Request, discover_result, initialize_result
-from support import wait_until
+from support import client_threads, wait_until
 
 from mcp_sync.abort import AbortController
 from mcp_sync.errors import TransportError
@@ -52,10 +52,6 @@ def request(id: int, method: str, **params: Any) -> dict[str, Any]:
 def mcp_headers(headers: dict[str, str]) -> dict[str, str]:
     """The MCP-specific headers of a recorded request (names lower-cased by the server)."""
     return {k: v for k, v in headers.items() if k.startswith("mcp")}
-
-
-def http_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("mcp-sync-http")]
 
 
 def stateless_server(req: Request) -> None:
@@ -96,9 +92,9 @@ def make() -> Iterator[Any]:
     for transport in made:
         transport.close()
     deadline = time.monotonic() + 2
-    while http_threads() and time.monotonic() < deadline:
+    while client_threads("mcp-sync-http") and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert not http_threads()
+    assert not client_threads("mcp-sync-http")
 
 
 # -- headers on the wire ------------------------------------------------------------------------

@@ -14,7 +14,8 @@ import sys
 import time
 
 import pytest
-from stdio_support import SERVERS, child_pids, pid_alive, request, server, wait_gone
+from stdio_support import SERVERS, pid_alive, request, server, wait_gone
+from support import child_pids
 
 from mcp_sync.transports import _process
 

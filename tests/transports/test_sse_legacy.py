@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
 from http_faults import FaultServer, Inbox, Request, SseWriter
+from support import client_threads
 
 from mcp_sync.auth import BearerToken
 from mcp_sync.errors import ConnectionClosed, HttpError, TransportError
@@ -20,10 +21,6 @@ from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports.sse_legacy import SseTransport
 
 pytestmark = pytest.mark.timeout(30)
-
-
-def sse_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("mcp-sync-sse")]
 
 
 class LegacyServer:
@@ -70,9 +67,9 @@ def opened():
     for transport in transports:
         transport.close()
     deadline = time.monotonic() + 2
-    while sse_threads() and time.monotonic() < deadline:
+    while client_threads("mcp-sync-sse") and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert not sse_threads()
+    assert not client_threads("mcp-sync-sse")
 
 
 def open_transport(opened: list[SseTransport], url: str, **kw: Any) -> tuple[SseTransport, Inbox]:
@@ -108,7 +105,7 @@ def test_endpoint_post_and_messages_on_the_stream(opened) -> None:
         assert get.headers["authorization"] == "Bearer tk"
         transport.close()
         assert inbox.closes == [None]
-        assert not sse_threads()
+        assert not client_threads("mcp-sync-sse")
         with pytest.raises(ConnectionClosed):
             transport.send(jsonrpc.request(3, "ping"))
 
@@ -128,7 +125,7 @@ def test_endpoint_on_another_origin_is_refused(opened) -> None:
     with FaultServer(LegacyServer("http://evil.example:8080/messages")) as server:
         with pytest.raises(TransportError, match="another origin"):
             open_transport(opened, server.url)
-        assert not sse_threads()
+        assert not client_threads("mcp-sync-sse")
 
 
 def test_no_endpoint_event_within_connect_timeout(opened) -> None:
@@ -141,7 +138,7 @@ def test_no_endpoint_event_within_connect_timeout(opened) -> None:
         with pytest.raises(TransportError, match="no endpoint event"):
             open_transport(opened, server.url, connect_timeout=0.3)
         assert time.monotonic() - start < 1.0
-        assert not sse_threads()
+        assert not client_threads("mcp-sync-sse")
 
 
 def test_get_error_status_fails_start(opened) -> None:

@@ -15,13 +15,11 @@ from stdio_support import (
     PYTHON,
     SERVERS,
     Recorder,
-    child_pids,
-    open_fds,
     pid_alive,
     request,
     server,
-    transport_threads,
 )
+from support import child_pids, client_threads, open_fds
 
 from mcp_sync.abort import AbortController
 from mcp_sync.errors import ConnectionClosed, TransportError
@@ -59,7 +57,7 @@ def test_round_trip_then_close_of_an_eof_exiting_server_is_fast() -> None:
     assert seen.closes == [None]
     transport.close()  # idempotent
     assert seen.closes == [None]
-    assert not [t for t in transport_threads() if t.is_alive()]
+    assert not client_threads("mcp-sync-")
 
 
 def test_notifications_batches_and_crlf_arrive_in_order() -> None:
@@ -199,7 +197,7 @@ def test_stderr_not_captured(mode: str) -> None:
     seen = Recorder(transport)
     transport.start()
     try:
-        assert [t.name for t in transport_threads() if t.is_alive()] == ["mcp-sync-stdio-reader"]
+        assert [t.name for t in client_threads("mcp-sync-")] == ["mcp-sync-stdio-reader"]
         transport.send(request(1, "exit", {"code": 4, "text": "bye from the test\n"}))
         cause = seen.wait_closed()
     finally:
@@ -229,7 +227,7 @@ def test_server_death_reports_exit_status_and_stderr_tail() -> None:
         transport.send(request(2))
     transport.close()
     assert seen.closes == [cause]
-    assert not [t for t in transport_threads() if t.is_alive()]
+    assert not client_threads("mcp-sync-")
 
 
 def test_close_from_inside_a_listener() -> None:
@@ -249,7 +247,7 @@ def test_close_from_inside_a_listener() -> None:
     assert done.wait(10)
     assert seen.wait_closed() is None
     assert not pid_alive(pid)
-    for thread in transport_threads():
+    for thread in client_threads("mcp-sync-"):
         thread.join(5)
     assert seen.closes == [None]
 
