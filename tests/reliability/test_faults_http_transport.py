@@ -8,6 +8,7 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
-from http_faults import FaultServer, Inbox, Request, initialize_result
+from http_faults import FaultServer, Inbox, Request, initialize_result, started_transports
 from support import client_threads, wait_until
 
 from mcp_sync.abort import AbortController
@@ -68,21 +69,9 @@ def standard(req: Request, session_id: str | None = "s-1") -> None:
 
 
 @pytest.fixture
-def make():
-    made: list[StreamableHttpTransport] = []
-
-    def factory(url: str, **kw: Any) -> tuple[StreamableHttpTransport, Inbox]:
-        kw.setdefault("reconnect", FAST)
-        transport = StreamableHttpTransport(url, **kw)
-        inbox = Inbox(transport)
-        transport.start()
-        made.append(transport)
-        return transport, inbox
-
-    yield factory
-    for transport in made:
-        transport.close()
-    wait_until(lambda: not client_threads("mcp-sync-http"), timeout=2)
+def make() -> Iterator[Any]:
+    with started_transports(reconnect=FAST) as factory:
+        yield factory
 
 
 def initialize(transport: StreamableHttpTransport, inbox: Inbox) -> None:

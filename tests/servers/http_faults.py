@@ -23,12 +23,20 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FaultServer", "Inbox", "Recorded", "Request", "SseWriter", "initialize_result"]
+__all__ = [
+    "FaultServer",
+    "Inbox",
+    "Recorded",
+    "Request",
+    "SseWriter",
+    "initialize_result",
+    "started_transports",
+]
 
 
 def initialize_result(version: str = "2025-11-25") -> dict[str, Any]:
@@ -359,3 +367,32 @@ class Inbox:
 
     def error(self, timeout: float = 5.0) -> BaseException:
         return self.wait_for(lambda: self.errors[0] if self.errors else None, timeout)  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def started_transports(**defaults: Any) -> Iterator[Callable[..., tuple[Any, Inbox]]]:
+    """Yields ``make(url, **options)``: a started ``StreamableHttpTransport`` and its
+    :class:`Inbox`, ``defaults`` under ``options``. At the end every transport made is closed,
+    and its threads must be gone within 2 s."""
+    from mcp_sync.transports.http import StreamableHttpTransport
+
+    made: list[Any] = []
+
+    def make(url: str, **options: Any) -> tuple[Any, Inbox]:
+        transport = StreamableHttpTransport(url, **{**defaults, **options})
+        inbox = Inbox(transport)
+        transport.start()
+        made.append(transport)
+        return transport, inbox
+
+    yield make
+    for transport in made:
+        transport.close()
+
+    def http_threads() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("mcp-sync-http")]
+
+    deadline = time.monotonic() + 2
+    while http_threads() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not http_threads(), f"threads left after close(): {http_threads()}"

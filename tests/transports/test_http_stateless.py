@@ -18,15 +18,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
-from http_faults import FaultServer, Inbox, Request, discover_result, initialize_result
-from support import client_threads, wait_until
+from http_faults import FaultServer, Request, discover_result, initialize_result, started_transports
+from support import wait_until
 
 from mcp_sync.abort import AbortController
 from mcp_sync.errors import TransportError
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.protocol.headers import param_headers
 from mcp_sync.transports import MessageOptions
-from mcp_sync.transports.http import ReconnectOptions, StreamableHttpTransport
+from mcp_sync.transports.http import ReconnectOptions
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -78,23 +78,8 @@ def stateless_server(req: Request) -> None:
 
 @pytest.fixture
 def make() -> Iterator[Any]:
-    made: list[StreamableHttpTransport] = []
-
-    def factory(url: str, **kw: Any) -> tuple[StreamableHttpTransport, Inbox]:
-        kw.setdefault("reconnect", FAST)
-        transport = StreamableHttpTransport(url, **kw)
-        inbox = Inbox(transport)
-        transport.start()
-        made.append(transport)
-        return transport, inbox
-
-    yield factory
-    for transport in made:
-        transport.close()
-    deadline = time.monotonic() + 2
-    while client_threads("mcp-sync-http") and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not client_threads("mcp-sync-http")
+    with started_transports(reconnect=FAST) as factory:
+        yield factory
 
 
 # -- headers on the wire ------------------------------------------------------------------------
