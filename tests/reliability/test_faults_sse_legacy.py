@@ -1,4 +1,5 @@
-"""SseTransport (HTTP+SSE, 2024-11-05) against the scripted fault server."""
+"""SseTransport (HTTP+SSE, 2024-11-05): its exchange and its faults, against the scripted fault
+server (no real server can be made to drop its stream, refuse a POST or send a foreign endpoint)."""
 
 from __future__ import annotations
 
