@@ -13,10 +13,11 @@ Handlers and callbacks run on the client's dispatcher thread, one at a time, in 
 Layout: this module is the public API and only that, which is why it is long (every method's
 signature and documentation); the bodies delegate. A :class:`Client` holds a
 :class:`~mcp_sync._connection.Connection` (lifecycle, era, recovery, the request path), which
-hands stateless-era requests to :mod:`mcp_sync._stateless`; tasks are
-:class:`~mcp_sync._tasks.Tasks`, handshake-era resource subscriptions
-:class:`~mcp_sync._subscriptions.ResourceSubscriptions`, the server requests the client
-answers :class:`~mcp_sync._handlers.ClientHandlers`. None of them knows the client.
+hands stateless-era requests to :mod:`mcp_sync._stateless`; tools are
+:class:`~mcp_sync._tools.Tools`, tasks :class:`~mcp_sync._tasks.Tasks`, handshake-era
+resource subscriptions :class:`~mcp_sync._subscriptions.ResourceSubscriptions`, the server
+requests the client answers :class:`~mcp_sync._handlers.ClientHandlers`. None of them knows
+the client.
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ from ._negotiation import ServerState
 from ._stateless import listen_filters
 from ._subscriptions import ResourceSubscriptions, Subscription
 from ._tasks import Tasks, ToolTask
+from ._tools import Tools
 from ._version import __version__
 from .abort import AbortSignal
 from .backoff import Backoff
 from .errors import InvalidStateError, RpcError, UnsupportedProtocolVersion
-from .protocol import jsonrpc, stateless, versions
+from .protocol import jsonrpc, versions
 from .protocol.jsonrpc import Notification
 from .protocol.types import (
     CallToolResult,
@@ -213,7 +215,7 @@ class Client:
         self._tasks = Tasks(self._connection)
         self._handlers = ClientHandlers(roots, capabilities)
         self._resources = ResourceSubscriptions(self._connection)
-        self._tool_cache: dict[str, Tool] = {}
+        self._tools = Tools(self._connection)
 
     @property
     def max_input_rounds(self) -> int:
@@ -459,8 +461,6 @@ class Client:
         self, kind: Literal["tools", "prompts", "resources"], callback: Callable[[], None]
     ) -> Callable[[], None]:
         """Call ``callback()`` when the server says its list of ``kind`` changed."""
-        if kind == "tools":
-            self._tool_cache.clear()
         return self.on_notification(f"notifications/{kind}/list_changed", lambda _n: callback())
 
     def listen(
@@ -550,14 +550,7 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> list[Tool]:
         """Every tool the server offers (all pages)."""
-        self._connection.require("tools/list", "tools")
-        tools = _calls.all_items(
-            self._connection, "tools/list", ListToolsResult, "tools", timeout, signal, on_progress
-        )
-        if self._connection.is_stateless:
-            tools = self._connection.stateless.accept_tools(tools)
-        self._tool_cache = {tool.name: tool for tool in tools}
-        return tools
+        return self._tools.list(timeout, signal, on_progress)
 
     def list_tools_page(
         self,
@@ -623,43 +616,7 @@ class Client:
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
         if task is not None:
             return self._tasks.call_tool(params, task, timeout, signal, on_progress)
-        try:
-            result = _calls.call(
-                self._connection,
-                "tools/call",
-                params,
-                CallToolResult,
-                timeout=timeout,
-                signal=signal,
-                on_progress=on_progress,
-            )
-        except RpcError as exc:
-            if exc.code != stateless.HEADER_MISMATCH or not self._connection.is_stateless:
-                raise
-            # The tool's x-mcp-header annotations changed since we listed it: list, retry once.
-            self.list_tools(timeout=timeout, signal=signal)
-            result = _calls.call(
-                self._connection,
-                "tools/call",
-                params,
-                CallToolResult,
-                timeout=timeout,
-                signal=signal,
-                on_progress=on_progress,
-            )
-        if validate and not result.is_error:
-            self._validate_output(name, result, timeout)
-        return result
-
-    def _validate_output(self, name: str, result: CallToolResult, timeout: float | None) -> None:
-        from .protocol.validation import validate_structured
-
-        tool = self._tool_cache.get(name)
-        if tool is None:
-            self.list_tools(timeout=timeout)
-            tool = self._tool_cache.get(name)
-        if tool is not None and tool.output_schema is not None:
-            validate_structured(name, tool.output_schema, result.structured_content)
+        return self._tools.call(params, timeout, signal, on_progress, validate)
 
     # -- resources ----------------------------------------------------------------------
 

@@ -162,6 +162,26 @@ def test_structured_content_and_output_validation(full):
     assert client.call_tool("count").structured_content == {"n": "three"}  # off by default
 
 
+def test_output_validation_follows_a_changed_tool_list(full):
+    server, client = full
+    schemas = iter([{"type": "integer"}, {"type": "string"}])
+
+    def tools(_p, _c):
+        schema = {"type": "object", "properties": {"n": next(schemas)}, "required": ["n"]}
+        return {"tools": [{"name": "count", "inputSchema": {"type": "object"},
+                           "outputSchema": schema}]}
+
+    server.handle("tools/list", tools)
+    replies = iter([{"n": 3}, {"n": "three"}])
+    server.handle("tools/call", lambda p, c: {"content": [], "structuredContent": next(replies)})
+    changed = threading.Event()
+    client.on_list_changed("tools", changed.set)
+    assert client.call_tool("count", validate=True).structured_content == {"n": 3}
+    server.notify("notifications/tools/list_changed")  # "n" is now a string
+    assert changed.wait(5)
+    assert client.call_tool("count", validate=True).structured_content == {"n": "three"}
+
+
 # -- tasks -----------------------------------------------------------------------------
 
 

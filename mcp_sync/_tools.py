@@ -1,0 +1,102 @@
+"""The tools of one connection: listing, calling, and checking a result against its tool.
+
+The tools last listed are kept by name, for ``call_tool(validate=True)`` to find a tool's
+``outputSchema`` without listing again; they are forgotten when the server says its tools
+changed and when the connection is made again. In the stateless era (2026-07-28) a listing
+keeps only the tools whose parameter-header annotations are valid, and a call the server
+refuses because those headers no longer match the tool is sent once more after listing again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import _calls
+from ._connection import Connection, ProgressHandler
+from ._lifecycle import weak_callback
+from .abort import AbortSignal
+from .errors import RpcError
+from .protocol import stateless
+from .protocol.types import CallToolResult, ListToolsResult, Tool
+
+__all__ = ["Tools"]
+
+
+class Tools:
+    """``tools/list`` and ``tools/call`` over one connection, and the tools last listed."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        self._listed: dict[str, Tool] = {}
+        # Weak: the session's threads reach these, and must not keep the client alive.
+        connection.on_notification("notifications/tools/list_changed", weak_callback(self._forget))
+        connection.on_reconnect(weak_callback(self._forget))
+
+    def list(
+        self,
+        timeout: float | None,
+        signal: AbortSignal | None,
+        on_progress: ProgressHandler | None,
+    ) -> list[Tool]:
+        """Every tool the server offers (all pages)."""
+        connection = self._connection
+        connection.require("tools/list", "tools")
+        tools = _calls.all_items(
+            connection, "tools/list", ListToolsResult, "tools", timeout, signal, on_progress
+        )
+        if connection.is_stateless:
+            tools = connection.stateless.accept_tools(tools)
+        self._listed = {tool.name: tool for tool in tools}
+        return tools
+
+    def call(
+        self,
+        params: Mapping[str, Any],
+        timeout: float | None,
+        signal: AbortSignal | None,
+        on_progress: ProgressHandler | None,
+        validate: bool,
+    ) -> CallToolResult:
+        """``tools/call`` with ``params``; ``validate`` checks the structured content."""
+        connection = self._connection
+        try:
+            result = _calls.call(
+                connection,
+                "tools/call",
+                params,
+                CallToolResult,
+                timeout=timeout,
+                signal=signal,
+                on_progress=on_progress,
+            )
+        except RpcError as exc:
+            if exc.code != stateless.HEADER_MISMATCH or not connection.is_stateless:
+                raise
+            # The tool's x-mcp-header annotations changed since we listed it: list, retry once.
+            self.list(timeout, signal, None)
+            result = _calls.call(
+                connection,
+                "tools/call",
+                params,
+                CallToolResult,
+                timeout=timeout,
+                signal=signal,
+                on_progress=on_progress,
+            )
+        if validate and not result.is_error:
+            self._validate(params["name"], result, timeout)
+        return result
+
+    def _validate(self, name: str, result: CallToolResult, timeout: float | None) -> None:
+        from .protocol.validation import validate_structured
+
+        tool = self._listed.get(name)
+        if tool is None:
+            self.list(timeout, None, None)
+            tool = self._listed.get(name)
+        if tool is not None and tool.output_schema is not None:
+            validate_structured(name, tool.output_schema, result.structured_content)
+
+    def _forget(self, _event: object = None) -> None:
+        self._listed = {}
