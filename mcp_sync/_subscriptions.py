@@ -1,5 +1,5 @@
-"""Resource subscriptions of the handshake era, and the :class:`Subscription` handle every
-subscription of either era returns.
+"""Resource subscriptions and ``listen`` in the handshake era, and the :class:`Subscription`
+handle every subscription of either era returns.
 
 In the handshake era a client asks ``resources/subscribe`` once per URI, however many
 callbacks want it, and the server sends ``notifications/resources/updated`` on the
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from ._connection import Connection, RestoreSend
 from ._lifecycle import weak_callback
@@ -93,6 +93,36 @@ class ResourceSubscriptions:
                 self.unsubscribe(uri, None, None)
 
         return Subscription(cancel)
+
+    def listen(
+        self,
+        kinds: Iterable[str],
+        uris: Iterable[str],
+        callback: Callable[[Notification], None],
+        timeout: float | None,
+    ) -> Subscription:
+        """``Client.listen`` in the handshake era: the ``list_changed`` notifications of
+        ``kinds`` on the connection, and ``resources/subscribe`` for each of ``uris``, all
+        to ``callback``."""
+        stops = [
+            self._connection.on_notification(f"notifications/{kind}/list_changed", callback)
+            for kind in kinds
+        ]
+
+        def updated(uri: str) -> None:
+            callback(Notification("notifications/resources/updated", {"uri": uri}))
+
+        def stop_all() -> None:
+            for stop in stops:
+                stop()
+
+        try:
+            for uri in uris:
+                stops.append(self.subscribe(uri, updated, timeout, None).cancel)
+        except BaseException:
+            stop_all()
+            raise
+        return Subscription(stop_all)
 
     def unsubscribe(self, uri: str, timeout: float | None, signal: AbortSignal | None) -> None:
         """Drop every callback of ``uri`` and tell the server (when connected)."""

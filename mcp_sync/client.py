@@ -488,30 +488,13 @@ class Client:
             wait = self.request_timeout if timeout is None else timeout
             listener = self._connection.stateless.listen(filters, callback, wait)
             return Subscription(listener.cancel)
-        stops: list[Callable[[], None]] = []
-        kinds = {
+        wanted = {
             "tools": tools_list_changed,
             "prompts": prompts_list_changed,
             "resources": resources_list_changed,
         }
-        for kind, wanted in kinds.items():
-            if wanted:
-                stops.append(self.on_notification(f"notifications/{kind}/list_changed", callback))
-
-        def updated(uri: str) -> None:
-            callback(Notification("notifications/resources/updated", {"uri": uri}))
-
-        def stop_all() -> None:
-            for stop in stops:
-                stop()
-
-        try:
-            for uri in uris:
-                stops.append(self.subscribe_resource(uri, updated, timeout=timeout).cancel)
-        except BaseException:
-            stop_all()
-            raise
-        return Subscription(stop_all)
+        kinds = [kind for kind, on in wanted.items() if on]
+        return self._resources.listen(kinds, uris, callback, timeout)
 
     # -- utilities ----------------------------------------------------------------------
 
