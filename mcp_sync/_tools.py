@@ -60,30 +60,25 @@ class Tools:
     ) -> CallToolResult:
         """``tools/call`` with ``params``; ``validate`` checks the structured content."""
         connection = self._connection
-        try:
-            result = _calls.call(
-                connection,
-                "tools/call",
-                params,
-                CallToolResult,
-                timeout=timeout,
-                signal=signal,
-                on_progress=on_progress,
-            )
-        except RpcError as exc:
-            if exc.code != stateless.HEADER_MISMATCH or not connection.is_stateless:
-                raise
-            # The tool's x-mcp-header annotations changed since we listed it: list, retry once.
-            self.list(timeout, signal, None)
-            result = _calls.call(
-                connection,
-                "tools/call",
-                params,
-                CallToolResult,
-                timeout=timeout,
-                signal=signal,
-                on_progress=on_progress,
-            )
+        for attempt in (1, 2):
+            try:
+                result = _calls.call(
+                    connection,
+                    "tools/call",
+                    params,
+                    CallToolResult,
+                    timeout=timeout,
+                    signal=signal,
+                    on_progress=on_progress,
+                )
+                break
+            except RpcError as exc:
+                if attempt == 2 or exc.code != stateless.HEADER_MISMATCH:
+                    raise
+                if not connection.is_stateless:
+                    raise
+                # The tool's x-mcp-header annotations changed since we listed it: list, retry.
+                self.list(timeout, signal, None)
         if validate and not result.is_error:
             self._validate(params["name"], result, timeout)
         return result

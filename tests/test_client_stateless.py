@@ -307,6 +307,34 @@ def test_listen_in_the_legacy_era_uses_subscribe_and_list_changed():
         client.close()
 
 
+@pytest.mark.parametrize("mismatches", [1, 2])
+def test_a_header_mismatch_lists_the_tools_again_and_retries_once(mismatches):
+    server = stateless_server()
+    tool = {"name": "echo", "inputSchema": {"type": "object"}}
+    server.handle("tools/list", lambda p, c: {"tools": [tool]})
+    left = [mismatches]
+
+    def call(params, ctx):
+        if left[0]:
+            left[0] -= 1
+            raise RpcError(-32020, "header mismatch")
+        return {"content": [{"type": "text", "text": "ok"}]}
+
+    server.handle("tools/call", call)
+    client = server.connect(Client())
+    try:
+        if mismatches == 1:
+            assert client.call_tool("echo", {}).text == "ok"
+        else:
+            with pytest.raises(RpcError) as info:
+                client.call_tool("echo", {})
+            assert info.value.code == -32020  # once, not forever
+        calls = [m for m in server.methods() if m in ("tools/call", "tools/list")]
+        assert calls == ["tools/call", "tools/list", "tools/call"]
+    finally:
+        client.close()
+
+
 def test_cancelling_a_stateless_request_over_a_stream_sends_cancelled():
     server = stateless_server()
     server.handle("tools/call", lambda p, c: NO_REPLY)
