@@ -1,4 +1,8 @@
-"""The pytest plugin, as a server author uses it: a test file in a fresh pytest run."""
+"""The pytest plugin, as a server author uses it: a test file in a fresh pytest run.
+
+The run is a subprocess: an in-process run takes out of ``sys.modules`` what it imported, and
+``cryptography`` (its Rust bindings load once per process) then failed a later test that built
+an SDK server in-process ("Expected instance of hashes.HashAlgorithm")."""
 
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ def test_fixture_connects_closes_and_reports_the_server_stderr(pytester):
             assert clients[1].state == "closed"
     """)
     # The plugin comes from the installed pytest11 entry point (no conftest, no -p).
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines([
         "*assert {'result': 2} == {'result': 3}*",
@@ -121,7 +125,7 @@ def test_session_and_module_scoped_clients(pytester):
             assert per_module is not test_one.seen[0][1]
             assert test_one.seen[0][1].state == "closed"   # the first module's, closed after it
     """)
-    result = pytester.runpytest("-p", "no:cacheprovider", "-s")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s")
     result.assert_outcomes(passed=2, failed=1, errors=1)
     result.stdout.fnmatch_lines([
         "*ScopeMismatch*mcp_client*",
@@ -172,7 +176,7 @@ def test_a_config_entry_gets_env_and_cwd_and_its_stderr_is_reported(pytester):
             wait_for(seen, "reading its environment")      # so that the report has it too
             assert client.call_tool("getenv", {{"name": "FROM_CONFIG"}}).text == "elsewhere"
     """)
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "*- mcp server stderr: envsrv -*",
