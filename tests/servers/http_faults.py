@@ -374,6 +374,8 @@ def started_transports(**defaults: Any) -> Iterator[Callable[..., tuple[Any, Inb
     """Yields ``make(url, **options)``: a started ``StreamableHttpTransport`` and its
     :class:`Inbox`, ``defaults`` under ``options``. At the end every transport made is closed,
     and its threads must be gone within 2 s."""
+    from support import client_threads, wait_until
+
     from mcp_sync.transports.http import StreamableHttpTransport
 
     made: list[Any] = []
@@ -388,11 +390,4 @@ def started_transports(**defaults: Any) -> Iterator[Callable[..., tuple[Any, Inb
     yield make
     for transport in made:
         transport.close()
-
-    def http_threads() -> list[threading.Thread]:
-        return [t for t in threading.enumerate() if t.name.startswith("mcp-sync-http")]
-
-    deadline = time.monotonic() + 2
-    while http_threads() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not http_threads(), f"threads left after close(): {http_threads()}"
+    wait_until(lambda: not client_threads("mcp-sync-http"), 2, message="threads left after close()")
