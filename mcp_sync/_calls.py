@@ -1,45 +1,110 @@
-"""Typed requests over a :class:`~mcp_sync._connection.Connection`: a result parsed into its
-model, one page of a paginated list, every item of one (the connection itself deals in raw
-results)."""
+"""Typed requests over a :class:`~mcp_sync._connection.Connection`: the MCP methods the typed API
+sends, each described once (:class:`Call`: its name, its result's model, what the server must
+declare for it, the field holding a list's items), and three ways to send one: a result parsed
+into its model, one page of a paginated list, every item of one. The connection itself deals
+in raw results.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import pydantic
 
 from ._connection import Connection, ProgressHandler
 from .abort import AbortSignal
 from .protocol.pagination import follow_cursors
+from .protocol.types import (
+    CallToolResult,
+    CancelTaskResult,
+    CompleteResult,
+    CreateTaskResult,
+    DiscoverResult,
+    GetPromptResult,
+    GetSkillResult,
+    GetTaskResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListSkillsResult,
+    ListTasksResult,
+    ListToolsResult,
+    ReadResourceResult,
+)
+from .protocol.types.skills import SKILLS_EXTENSION
 from .protocol.validation import parse_result
 
-__all__ = ["all_items", "call", "page"]
+__all__ = ["Call", "call", "every", "page"]
 
 _Model = TypeVar("_Model", bound=pydantic.BaseModel)
 
 
+@dataclass(frozen=True)
+class Call(Generic[_Model]):
+    """One MCP method as the typed API sends it."""
+
+    method: str
+    result: type[_Model]
+    #: The capability (a dotted path) the server must declare; None when the caller checks,
+    #: because what is needed depends on the era or the version.
+    capability: str | None = None
+    #: Or the extension it must declare.
+    extension: str | None = None
+    #: For a paginated list: the result's field that holds the items.
+    items: str = ""
+
+    def check(self, connection: Connection) -> None:
+        """Raise :class:`~mcp_sync.errors.CapabilityError` if the server did not declare
+        what this method needs (and the client checks capabilities)."""
+        if self.capability is not None:
+            connection.require(self.method, self.capability)
+        elif self.extension is not None:
+            connection.require_extension(self.method, self.extension)
+
+
+TOOLS = Call("tools/list", ListToolsResult, "tools", items="tools")
+CALL_TOOL = Call("tools/call", CallToolResult)  # "tools", or a task capability: by the caller
+RESOURCES = Call("resources/list", ListResourcesResult, "resources", items="resources")
+TEMPLATES = Call(
+    "resources/templates/list", ListResourceTemplatesResult, "resources", items="resource_templates"
+)
+READ_RESOURCE = Call("resources/read", ReadResourceResult, "resources")
+PROMPTS = Call("prompts/list", ListPromptsResult, "prompts", items="prompts")
+GET_PROMPT = Call("prompts/get", GetPromptResult, "prompts")
+COMPLETE = Call("completion/complete", CompleteResult)  # declared from 2025-03-26 on
+SKILLS = Call("skills/list", ListSkillsResult, extension=SKILLS_EXTENSION, items="skills")
+GET_SKILL = Call("skills/get", GetSkillResult, extension=SKILLS_EXTENSION)
+DISCOVER = Call("server/discover", DiscoverResult)
+# Tasks: the 2025-11-25 core needs the capabilities below; the 2026 extension is checked by
+# the caller.
+CREATE_TASK = Call("tools/call", CreateTaskResult, "tasks.requests.tools.call")
+GET_TASK = Call("tasks/get", GetTaskResult)
+TASK_RESULT = Call("tasks/result", CallToolResult)
+LIST_TASKS = Call("tasks/list", ListTasksResult, "tasks.list", items="tasks")
+CANCEL_TASK = Call("tasks/cancel", CancelTaskResult, "tasks.cancel")
+
+
 def call(
     connection: Connection,
-    method: str,
+    spec: Call[_Model],
     params: Mapping[str, Any] | None,
-    result_type: type[_Model],
-    *,
     timeout: float | None,
     signal: AbortSignal | None,
     on_progress: ProgressHandler | None = None,
 ) -> _Model:
-    """A request whose result is parsed into ``result_type``."""
+    """Send ``spec``'s request with ``params`` and parse its result."""
+    spec.check(connection)
     raw = connection.request(
-        method, params, timeout=timeout, signal=signal, on_progress=on_progress
+        spec.method, params, timeout=timeout, signal=signal, on_progress=on_progress
     )
-    return parse_result(method, result_type, raw)
+    return parse_result(spec.method, spec.result, raw)
 
 
 def page(
     connection: Connection,
-    method: str,
-    result_type: type[_Model],
+    spec: Call[_Model],
     cursor: str | None,
     timeout: float | None,
     signal: AbortSignal | None,
@@ -47,30 +112,20 @@ def page(
 ) -> _Model:
     """One page of a paginated list (the first for ``cursor`` None)."""
     params = {"cursor": cursor} if cursor else None
-    return call(
-        connection,
-        method,
-        params,
-        result_type,
-        timeout=timeout,
-        signal=signal,
-        on_progress=on_progress,
-    )
+    return call(connection, spec, params, timeout, signal, on_progress)
 
 
-def all_items(
+def every(
     connection: Connection,
-    method: str,
-    result_type: type[_Model],
-    key: str,
+    spec: Call[_Model],
     timeout: float | None,
     signal: AbortSignal | None,
     on_progress: ProgressHandler | None = None,
 ) -> list[Any]:
-    """The ``key`` items of every page of a paginated list."""
+    """The items of every page of a paginated list."""
 
     def fetch(cursor: str | None) -> _Model:
-        return page(connection, method, result_type, cursor, timeout, signal, on_progress)
+        return page(connection, spec, cursor, timeout, signal, on_progress)
 
-    pages = follow_cursors(method, fetch, lambda p: getattr(p, "next_cursor", None))
-    return [item for each in pages for item in getattr(each, key)]
+    pages = follow_cursors(spec.method, fetch, lambda p: getattr(p, "next_cursor", None))
+    return [item for each in pages for item in getattr(each, spec.items)]

@@ -64,6 +64,13 @@ class ServerState:
             caps = caps.get(part) if isinstance(caps, dict) else None
         return caps not in (None, False)
 
+    def rediscovered(self, result: DiscoverResult) -> ServerState:
+        """This state after a later ``server/discover`` (the version agreed stays)."""
+        info = result.server_info or self.server_info
+        return ServerState(
+            self.protocol_version, result.capabilities, info, result.instructions, result
+        )
+
 
 @dataclasses.dataclass(frozen=True)
 class Offer:

@@ -34,9 +34,7 @@ from .protocol.types import (
     TASKS_EXTENSION,
     CallToolResult,
     CancelTaskResult,
-    CreateTaskResult,
     GetTaskResult,
-    ListTasksResult,
     Task,
     TaskMetadata,
 )
@@ -76,7 +74,6 @@ class Tasks:
         the stateless era one of the tasks extension, which the server may answer at once."""
         connection = self._connection
         if not connection.is_stateless:
-            connection.require("tools/call", "tasks.requests.tools.call")
             if task is True:
                 params["task"] = {}
             elif isinstance(task, TaskMetadata):
@@ -84,13 +81,7 @@ class Tasks:
             else:
                 params["task"] = dict(task)
             created = _calls.call(
-                connection,
-                "tools/call",
-                params,
-                CreateTaskResult,
-                timeout=timeout,
-                signal=signal,
-                on_progress=on_progress,
+                connection, _calls.CREATE_TASK, params, timeout, signal, on_progress
             )
             return ToolTask(self, created.task)
         connection.require_extension("tools/call", TASKS_EXTENSION)
@@ -109,9 +100,7 @@ class Tasks:
         params: dict[str, Any] = {"taskId": task_id}
         if self._connection.is_stateless:
             params["_meta"] = extension_meta({})
-        return _calls.call(
-            self._connection, "tasks/get", params, GetTaskResult, timeout=timeout, signal=signal
-        )
+        return _calls.call(self._connection, _calls.GET_TASK, params, timeout, signal)
 
     def result(
         self, task_id: str, timeout: float | None, signal: AbortSignal | None
@@ -119,14 +108,8 @@ class Tasks:
         if self._connection.is_stateless:
             task = ToolTask(self, self.get(task_id, None, signal), extension=True)
             return task.result(timeout=timeout, signal=signal)
-        return _calls.call(
-            self._connection,
-            "tasks/result",
-            {"taskId": task_id},
-            CallToolResult,
-            timeout=timeout,
-            signal=signal,
-        )
+        params = {"taskId": task_id}
+        return _calls.call(self._connection, _calls.TASK_RESULT, params, timeout, signal)
 
     def list(
         self,
@@ -136,10 +119,7 @@ class Tasks:
     ) -> list[Task]:
         connection = self._connection
         if not connection.is_stateless:
-            connection.require("tasks/list", "tasks.list")
-            return _calls.all_items(
-                connection, "tasks/list", ListTasksResult, "tasks", timeout, signal, on_progress
-            )
+            return _calls.every(connection, _calls.LIST_TASKS, timeout, signal, on_progress)
         with self._started_lock:
             started = list(self._started)
         tasks: list[Task] = []
@@ -157,17 +137,10 @@ class Tasks:
         self, task_id: str, timeout: float | None, signal: AbortSignal | None
     ) -> CancelTaskResult:
         connection = self._connection
+        params: dict[str, Any] = {"taskId": task_id}
         if not connection.is_stateless:
-            connection.require("tasks/cancel", "tasks.cancel")
-            return _calls.call(
-                connection,
-                "tasks/cancel",
-                {"taskId": task_id},
-                CancelTaskResult,
-                timeout=timeout,
-                signal=signal,
-            )
-        params = {"taskId": task_id, "_meta": extension_meta({})}
+            return _calls.call(connection, _calls.CANCEL_TASK, params, timeout, signal)
+        params["_meta"] = extension_meta({})
         connection.request("tasks/cancel", params, timeout=timeout, signal=signal)
         state = self.get(task_id, timeout, signal)
         return CancelTaskResult.from_wire(state.to_wire())

@@ -18,7 +18,7 @@ from ._lifecycle import weak_callback
 from .abort import AbortSignal
 from .errors import RpcError
 from .protocol import stateless
-from .protocol.types import CallToolResult, ListToolsResult, Tool
+from .protocol.types import CallToolResult, Tool
 
 __all__ = ["Tools"]
 
@@ -41,10 +41,7 @@ class Tools:
     ) -> list[Tool]:
         """Every tool the server offers (all pages)."""
         connection = self._connection
-        connection.require("tools/list", "tools")
-        tools = _calls.all_items(
-            connection, "tools/list", ListToolsResult, "tools", timeout, signal, on_progress
-        )
+        tools: list[Tool] = _calls.every(connection, _calls.TOOLS, timeout, signal, on_progress)
         if connection.is_stateless:
             tools = connection.stateless.accept_tools(tools)
         self._listed = {tool.name: tool for tool in tools}
@@ -63,13 +60,7 @@ class Tools:
         for attempt in (1, 2):
             try:
                 result = _calls.call(
-                    connection,
-                    "tools/call",
-                    params,
-                    CallToolResult,
-                    timeout=timeout,
-                    signal=signal,
-                    on_progress=on_progress,
+                    connection, _calls.CALL_TOOL, params, timeout, signal, on_progress
                 )
                 break
             except RpcError as exc:

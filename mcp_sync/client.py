@@ -54,13 +54,11 @@ from .protocol.types import (
     CompleteResult,
     DiscoverResult,
     GetPromptResult,
-    GetSkillResult,
     GetTaskResult,
     Implementation,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
-    ListSkillsResult,
     ListToolsResult,
     LoggingLevel,
     LoggingMessageNotificationParams,
@@ -77,7 +75,6 @@ from .protocol.types import (
     TaskStatusNotificationParams,
     Tool,
 )
-from .protocol.types.skills import SKILLS_EXTENSION
 from .skills import LoadedSkill
 
 __all__ = ["Client", "ClientState", "HandlerContext", "ServerState", "Subscription"]
@@ -328,17 +325,8 @@ class Client:
         """Ask the server again what it supports (``server/discover``, 2026 era only)."""
         connection = self._connection
         connection.require_era("stateless", "server/discover")
-        result = _calls.call(
-            connection, "server/discover", None, DiscoverResult, timeout=timeout, signal=signal
-        )
-        state = connection.initialized()
-        connection.server = ServerState(
-            state.protocol_version,
-            result.capabilities,
-            result.server_info or state.server_info,
-            result.instructions,
-            result,
-        )
+        result = _calls.call(connection, _calls.DISCOVER, None, timeout, signal)
+        connection.server = connection.initialized().rediscovered(result)
         return result
 
     # -- capabilities and handlers ------------------------------------------------------
@@ -544,10 +532,7 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> ListToolsResult:
         """One page of tools; pass the previous page's ``next_cursor`` to get the next."""
-        self._connection.require("tools/list", "tools")
-        return _calls.page(
-            self._connection, "tools/list", ListToolsResult, cursor, timeout, signal, on_progress
-        )
+        return _calls.page(self._connection, _calls.TOOLS, cursor, timeout, signal, on_progress)
 
     @overload
     def call_tool(
@@ -611,16 +596,7 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> list[Resource]:
         """Every resource the server lists (all pages)."""
-        self._connection.require("resources/list", "resources")
-        return _calls.all_items(
-            self._connection,
-            "resources/list",
-            ListResourcesResult,
-            "resources",
-            timeout,
-            signal,
-            on_progress,
-        )
+        return _calls.every(self._connection, _calls.RESOURCES, timeout, signal, on_progress)
 
     def list_resources_page(
         self,
@@ -631,16 +607,7 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> ListResourcesResult:
         """One page of resources."""
-        self._connection.require("resources/list", "resources")
-        return _calls.page(
-            self._connection,
-            "resources/list",
-            ListResourcesResult,
-            cursor,
-            timeout,
-            signal,
-            on_progress,
-        )
+        return _calls.page(self._connection, _calls.RESOURCES, cursor, timeout, signal, on_progress)
 
     def list_resource_templates(
         self,
@@ -650,16 +617,7 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> list[ResourceTemplate]:
         """Every resource template (all pages)."""
-        self._connection.require("resources/templates/list", "resources")
-        return _calls.all_items(
-            self._connection,
-            "resources/templates/list",
-            ListResourceTemplatesResult,
-            "resource_templates",
-            timeout,
-            signal,
-            on_progress,
-        )
+        return _calls.every(self._connection, _calls.TEMPLATES, timeout, signal, on_progress)
 
     def list_resource_templates_page(
         self,
@@ -670,16 +628,7 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> ListResourceTemplatesResult:
         """One page of resource templates."""
-        self._connection.require("resources/templates/list", "resources")
-        return _calls.page(
-            self._connection,
-            "resources/templates/list",
-            ListResourceTemplatesResult,
-            cursor,
-            timeout,
-            signal,
-            on_progress,
-        )
+        return _calls.page(self._connection, _calls.TEMPLATES, cursor, timeout, signal, on_progress)
 
     def read_resource(
         self,
@@ -690,16 +639,9 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> ReadResourceResult:
         """Read a resource's contents."""
-        self._connection.require("resources/read", "resources")
-        return _calls.call(
-            self._connection,
-            "resources/read",
-            {"uri": uri},
-            ReadResourceResult,
-            timeout=timeout,
-            signal=signal,
-            on_progress=on_progress,
-        )
+        params = {"uri": uri}
+        spec = _calls.READ_RESOURCE
+        return _calls.call(self._connection, spec, params, timeout, signal, on_progress)
 
     def subscribe_resource(
         self,
@@ -738,16 +680,7 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> list[Prompt]:
         """Every prompt the server offers (all pages)."""
-        self._connection.require("prompts/list", "prompts")
-        return _calls.all_items(
-            self._connection,
-            "prompts/list",
-            ListPromptsResult,
-            "prompts",
-            timeout,
-            signal,
-            on_progress,
-        )
+        return _calls.every(self._connection, _calls.PROMPTS, timeout, signal, on_progress)
 
     def list_prompts_page(
         self,
@@ -758,16 +691,7 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> ListPromptsResult:
         """One page of prompts."""
-        self._connection.require("prompts/list", "prompts")
-        return _calls.page(
-            self._connection,
-            "prompts/list",
-            ListPromptsResult,
-            cursor,
-            timeout,
-            signal,
-            on_progress,
-        )
+        return _calls.page(self._connection, _calls.PROMPTS, cursor, timeout, signal, on_progress)
 
     def get_prompt(
         self,
@@ -779,19 +703,11 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> GetPromptResult:
         """Render a prompt with ``arguments``."""
-        self._connection.require("prompts/get", "prompts")
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)
-        return _calls.call(
-            self._connection,
-            "prompts/get",
-            params,
-            GetPromptResult,
-            timeout=timeout,
-            signal=signal,
-            on_progress=on_progress,
-        )
+        spec = _calls.GET_PROMPT
+        return _calls.call(self._connection, spec, params, timeout, signal, on_progress)
 
     def complete(
         self,
@@ -817,15 +733,8 @@ class Client:
         }
         if context is not None:
             params["context"] = {"arguments": dict(context)}
-        return _calls.call(
-            self._connection,
-            "completion/complete",
-            params,
-            CompleteResult,
-            timeout=timeout,
-            signal=signal,
-            on_progress=on_progress,
-        )
+        spec = _calls.COMPLETE
+        return _calls.call(self._connection, spec, params, timeout, signal, on_progress)
 
     # -- skills (extension io.modelcontextprotocol/skills) ------------------------------
 
@@ -840,16 +749,7 @@ class Client:
 
         A listing may be partial; :meth:`get_skill` reaches any skill by URI.
         """
-        self._connection.require_extension("skills/list", SKILLS_EXTENSION)
-        return _calls.all_items(
-            self._connection,
-            "skills/list",
-            ListSkillsResult,
-            "skills",
-            timeout,
-            signal,
-            on_progress,
-        )
+        return _calls.every(self._connection, _calls.SKILLS, timeout, signal, on_progress)
 
     def get_skill(
         self,
@@ -860,16 +760,9 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> Skill:
         """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
-        self._connection.require_extension("skills/get", SKILLS_EXTENSION)
-        return _calls.call(
-            self._connection,
-            "skills/get",
-            {"uri": uri},
-            GetSkillResult,
-            timeout=timeout,
-            signal=signal,
-            on_progress=on_progress,
-        ).skill
+        params = {"uri": uri}
+        spec = _calls.GET_SKILL
+        return _calls.call(self._connection, spec, params, timeout, signal, on_progress).skill
 
     def load_skill(
         self,
