@@ -18,11 +18,14 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mcp_sync"
 MAX_LINES = 620  # about 600
-#: Modules allowed to be longer, and why.
+#: Modules allowed to be longer, how much longer, and why.
 LONG_FOR_A_REASON = {
-    "mcp_sync.client": "the public facade: one class of 60 methods, each a signature, a "
-    "docstring and a delegation to the connection; splitting it means mixins (the inheritance "
-    "the composition removed) or another public API",
+    "mcp_sync.client": (
+        880,
+        "the public facade: 55 public methods and properties, each a typed signature and a "
+        "docstring over a body of a line or two (182 lines of bodies in all); splitting it "
+        "means mixins (the inheritance the composition removed) or another public API",
+    ),
 }
 
 
@@ -129,8 +132,8 @@ def test_no_module_is_too_long_to_read():
     long = {
         name: lines
         for name, path in MODULES.items()
-        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
-        and name not in LONG_FOR_A_REASON
+        if (lines := len(path.read_text(encoding="utf-8").splitlines()))
+        > LONG_FOR_A_REASON.get(name, (MAX_LINES, ""))[0]
     }
     assert long == {}
 
