@@ -18,7 +18,16 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
-from http_faults import FaultServer, Inbox, Request, initialize_result
+from http_faults import (
+    INIT,
+    INITIALIZED,
+    OPENS_SESSION,
+    FaultServer,
+    Inbox,
+    Request,
+    answer,
+    initialize_result,
+)
 from support import client_threads, wait_until
 
 import mcp_sync
@@ -26,20 +35,11 @@ from mcp_sync.abort import AbortController
 from mcp_sync.auth import AuthProvider
 from mcp_sync.errors import ConnectionClosed, RequestTimeout, TransportError
 from mcp_sync.protocol import jsonrpc
-from mcp_sync.transports import MessageOptions
 from mcp_sync.transports.http import ReconnectOptions, StreamableHttpTransport
 from mcp_sync.transports.sse_legacy import SseTransport
 
 pytestmark = pytest.mark.timeout(60)
 
-INIT = jsonrpc.request(
-    1,
-    "initialize",
-    {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-)
-INITIALIZED = jsonrpc.notification("notifications/initialized")
-#: What the session core sends the initialized notification with: it opens the GET stream.
-OPENS_SESSION = MessageOptions(opens_session=True)
 FRAMINGS = ["connection-close", "http-1.0"]
 
 
@@ -51,18 +51,6 @@ def initialize(transport: StreamableHttpTransport) -> Inbox:
     inbox.response(1)
     transport.set_protocol_version("2025-11-25")
     return inbox
-
-
-def answer(req: Request, session_id: str | None = "s-1") -> None:
-    """What a plain Streamable HTTP server answers (JSON, 202, 405 for GET)."""
-    msg = req.rpc_request()
-    if msg is None:
-        return
-    if msg["method"] == "initialize":
-        headers = {"Mcp-Session-Id": session_id} if session_id else {}
-        req.reply_json(jsonrpc.result_response(msg["id"], initialize_result()), headers=headers)
-    else:
-        req.reply_json(jsonrpc.result_response(msg["id"], {"echo": msg["method"]}))
 
 
 def stalled_stream(disconnects: queue.Queue[float | None], framing: str) -> Any:

@@ -17,7 +17,16 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
-from http_faults import FaultServer, Inbox, Request, initialize_result, started_transports
+from http_faults import (
+    INIT,
+    INITIALIZED,
+    OPENS_SESSION,
+    FaultServer,
+    Inbox,
+    Request,
+    answer,
+    started_transports,
+)
 from support import client_threads, wait_until
 
 from mcp_sync.abort import AbortController
@@ -30,7 +39,6 @@ from mcp_sync.errors import (
     TransportError,
 )
 from mcp_sync.protocol import jsonrpc
-from mcp_sync.transports import MessageOptions
 from mcp_sync.transports.http import (
     ReconnectOptions,
     StreamableHttpTransport,
@@ -38,34 +46,8 @@ from mcp_sync.transports.http import (
 )
 
 FAST = ReconnectOptions(initial_delay=0.05, max_delay=0.5, max_retries=3)
-INIT = jsonrpc.request(
-    1,
-    "initialize",
-    {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-)
-INITIALIZED = jsonrpc.notification("notifications/initialized")
-#: What the session core sends the initialized notification with: it opens the GET stream.
-OPENS_SESSION = MessageOptions(opens_session=True)
 
 pytestmark = pytest.mark.timeout(30)
-
-
-def standard(req: Request, session_id: str | None = "s-1") -> None:
-    """A well-behaved server: JSON answers, 202 for notifications, no GET stream."""
-    if req.method == "POST":
-        msg = req.json
-        if "method" not in msg or "id" not in msg:
-            req.reply(202)
-            return
-        if msg["method"] == "initialize":
-            headers = {"Mcp-Session-Id": session_id} if session_id else {}
-            req.reply_json(jsonrpc.result_response(msg["id"], initialize_result()), headers=headers)
-        else:
-            req.reply_json(jsonrpc.result_response(msg["id"], {"echo": msg["method"]}))
-    elif req.method == "GET":
-        req.reply(405)
-    else:
-        req.reply(200)
 
 
 @pytest.fixture
@@ -94,7 +76,7 @@ def call(id: int, name: str = "t") -> dict[str, Any]:
 
 
 def test_json_answers_session_headers_and_delete_on_close(make) -> None:
-    with FaultServer(standard) as server:
+    with FaultServer(answer) as server:
         transport, inbox = make(server.url, auth=BearerToken("tok-123"))
         handshake(transport, inbox)
         transport.send(jsonrpc.request(2, "tools/list"))
@@ -129,11 +111,11 @@ def test_sse_answer_with_crlf_comments_multiline_and_related_messages(make) -> N
             w = req.open_sse()
             w.raw(": keep-alive\r\n\r\n")
             w.event(jsonrpc.notification("notifications/progress", {"progress": 1}), eol="\r\n")
-            answer = json.dumps(jsonrpc.result_response(msg["id"], {"ok": True}), indent=1)
-            w.event(answer, eol="\r\n")  # multi-line data
+            body = json.dumps(jsonrpc.result_response(msg["id"], {"ok": True}), indent=1)
+            w.event(body, eol="\r\n")  # multi-line data
             w.end()
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
@@ -149,7 +131,7 @@ def test_202_to_a_request_fails_only_that_request(make) -> None:
         if req.method == "POST" and req.json.get("method") == "tools/list":
             req.reply(202)
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, open_get_stream=False)
@@ -168,7 +150,7 @@ def test_http_error_status_is_an_http_error_for_that_request(make) -> None:
         if req.method == "POST" and req.json.get("method") == "tools/list":
             req.reply(500, "kaputt " * 3000, {"Content-Type": "text/plain"})
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, open_get_stream=False)
@@ -186,14 +168,14 @@ def test_id_null_error_body_fails_the_request_that_got_it(make) -> None:
         if req.method == "POST" and req.json.get("method") == "tools/call":
             req.reply_json(jsonrpc.error_response(None, -32600, "Bad Request: nope"), status=400)
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, open_get_stream=False)
         handshake(transport, inbox)
         transport.send(call(7))
-        answer = inbox.response(7)
-        assert answer["error"]["code"] == -32600
+        response = inbox.response(7)
+        assert response["error"]["code"] == -32600
         assert not inbox.errors
 
 
@@ -202,7 +184,7 @@ def test_session_404_is_session_expired(make) -> None:
         if req.method == "POST" and req.json.get("method") == "tools/list":
             req.reply_json(jsonrpc.error_response(None, -32600, "Session not found"), status=404)
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, open_get_stream=False)
@@ -237,7 +219,7 @@ def test_connection_refused_names_the_url(make) -> None:
 
 
 def test_already_aborted_signal_sends_nothing(make) -> None:
-    with FaultServer(standard) as server:
+    with FaultServer(answer) as server:
         transport, inbox = make(server.url, open_get_stream=False)
         controller = AbortController()
         controller.abort("too late")
@@ -249,7 +231,7 @@ def test_already_aborted_signal_sends_nothing(make) -> None:
 
 
 def test_sequential_post_latency_has_no_nagle_delay(make) -> None:
-    with FaultServer(standard) as server:
+    with FaultServer(answer) as server:
         transport, inbox = make(server.url, open_get_stream=False)
         handshake(transport, inbox)
         times = []
@@ -282,7 +264,7 @@ def test_abort_releases_a_reader_blocked_on_a_silent_server(make, send_headers: 
                 req.send_headers_only()
             req.hang()
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, open_get_stream=False)
@@ -310,7 +292,7 @@ def test_close_releases_every_reader_and_joins(make) -> None:
             req.open_sse()
             req.hang()
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
@@ -337,7 +319,7 @@ def test_response_stream_dropped_without_event_ids_fails_that_request(make) -> N
             w.event(jsonrpc.notification("notifications/progress", {"progress": 1}))
             w.drop()
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, open_get_stream=False)
@@ -360,7 +342,7 @@ def test_response_stream_dropped_with_event_ids_resumes_with_last_event_id(make)
             w.event(jsonrpc.result_response(2, {"resumed": True}), id="e2")
             w.end()
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, open_get_stream=False)
@@ -383,7 +365,7 @@ def test_response_stream_resumption_gets_the_same_budget_as_the_get_stream(make)
         elif req.method == "GET":
             req.reply(503)
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, open_get_stream=False)
@@ -414,7 +396,7 @@ def test_response_stream_ended_while_idle_is_resumed_until_the_answer(make) -> N
                 w.event(jsonrpc.result_response(2, {"at": "last"}), id="p2")
             w.end()
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, open_get_stream=False)
@@ -436,7 +418,7 @@ def test_polling_priming_event_then_wait_retry_then_get(make) -> None:
             w.event(jsonrpc.result_response(2, {"polled": True}), id="p2")
             w.end()
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, open_get_stream=False)
@@ -461,7 +443,7 @@ def test_sse_event_over_the_size_limit_fails_the_request_memory_bounded(make) ->
                 w.raw("x" * 65536)
                 sent.append(1)
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, open_get_stream=False, max_message_bytes=1 << 20)
@@ -478,7 +460,7 @@ def test_json_body_over_the_size_limit_fails_the_request(make) -> None:
         if req.method == "POST" and req.json.get("method") == "tools/call":
             req.reply_json(jsonrpc.result_response(2, {"blob": "y" * 300_000}))
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, open_get_stream=False, max_message_bytes=100_000)
@@ -502,7 +484,7 @@ def test_slow_drip_stream_is_reassembled(make) -> None:
             w.raw("\n\r\n")  # CRLF CRLF, split after the CR
             req.hang(2)
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, open_get_stream=False)
@@ -532,7 +514,7 @@ def test_a_request_does_not_overtake_the_initialized_notification(make) -> None:
         elif msg is not None and msg.get("method") == "tools/list":
             events.append("tools/list arrived")
             request_came.set()
-        standard(req)
+        answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
@@ -548,7 +530,7 @@ def test_a_notification_never_acknowledged_holds_a_request_up_only_briefly(make)
         if req.method == "POST" and req.json.get("method") == "notifications/initialized":
             req.hang()
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
@@ -567,7 +549,7 @@ def test_close_sends_the_notifications_sent_before_it_first(make) -> None:
     def handler(req: Request) -> None:
         if req.method == "POST" and req.json.get("method") == "notifications/first":
             acknowledge.wait(0.3)  # a slow acknowledgement
-        standard(req)
+        answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
@@ -587,7 +569,7 @@ def test_initialized_returns_once_the_get_stream_is_open(make) -> None:
             w.event(jsonrpc.request(0, "roots/list"))
             req.hang()
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
@@ -612,7 +594,7 @@ def test_get_stream_503_then_200_reconnects(make) -> None:
             w.event(jsonrpc.notification("notifications/tools/list_changed"))
             req.hang()
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
@@ -633,7 +615,7 @@ def test_get_stream_429_honours_retry_after(make) -> None:
             req.open_sse()
             req.hang()
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url, reconnect=ReconnectOptions(0.05, 5.0, 3))
@@ -644,7 +626,7 @@ def test_get_stream_429_honours_retry_after(make) -> None:
 
 
 def test_get_stream_405_means_no_stream(make) -> None:
-    with FaultServer(standard) as server:
+    with FaultServer(answer) as server:
         transport, inbox = make(server.url)
         handshake(transport, inbox)
         time.sleep(0.2)
@@ -658,7 +640,7 @@ def test_get_stream_auth_errors_are_not_retried(make) -> None:
         if req.method == "GET":
             req.reply(403, "forbidden")
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
@@ -680,7 +662,7 @@ def test_get_stream_resume_500_gives_up_after_the_retry_budget(make) -> None:
             w.event(jsonrpc.notification("notifications/message", {"data": 1}), id="g1")
             w.drop()
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
@@ -731,7 +713,7 @@ def test_concurrent_401s_call_on_unauthorized_once(make) -> None:
         if req.header("Authorization") != "Bearer fresh":
             req.reply(401, "no", {"WWW-Authenticate": 'Bearer resource_metadata="http://x/prm"'})
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         provider = RefreshingProvider("stale", "fresh")
@@ -754,7 +736,7 @@ def test_403_insufficient_scope_steps_up(make) -> None:
             challenge = 'Bearer error="insufficient_scope", scope="tools:call"'
             req.reply(403, "", {"WWW-Authenticate": challenge})
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server:
         provider = RefreshingProvider("basic", "scoped")
@@ -807,7 +789,7 @@ def test_injected_session_abort_after_headers_still_releases_the_reader(make) ->
             req.send_headers_only()
             req.hang()
         else:
-            standard(req)
+            answer(req)
 
     with FaultServer(handler) as server, requests.Session() as session:
         transport, inbox = make(server.url, session=session, open_get_stream=False)
@@ -824,7 +806,7 @@ def test_injected_session_abort_after_headers_still_releases_the_reader(make) ->
 
 
 def test_environment_proxy_is_resolved_once_at_start(make, monkeypatch) -> None:
-    with FaultServer(standard) as proxy:
+    with FaultServer(answer) as proxy:
         for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
             monkeypatch.delenv(name, raising=False)
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")

@@ -28,15 +28,37 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from mcp_sync.protocol import jsonrpc
+from mcp_sync.transports import MessageOptions
+
 __all__ = [
+    "INIT",
+    "INITIALIZED",
+    "OPENS_SESSION",
     "FaultServer",
     "Inbox",
     "Recorded",
     "Request",
     "SseWriter",
+    "answer",
     "initialize_result",
     "started_transports",
 ]
+
+
+#: ``initialize`` at 2025-11-25 (id 1), and the notification that completes the handshake.
+INIT = jsonrpc.request(
+    1,
+    "initialize",
+    {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+)
+INITIALIZED = jsonrpc.notification("notifications/initialized")
+#: What the session core sends the initialized notification with: it opens the GET stream.
+OPENS_SESSION = MessageOptions(opens_session=True)
 
 
 def initialize_result(version: str = "2025-11-25") -> dict[str, Any]:
@@ -56,6 +78,19 @@ def discover_result(version: str) -> dict[str, Any]:
         "cacheScope": "private",
         "resultType": "complete",
     }
+
+
+def answer(req: Request, session_id: str | None = "s-1") -> None:
+    """What a plain Streamable HTTP server answers: JSON, ``session_id`` from ``initialize``
+    on, 202 for a notification or a response, 405 for a GET or a DELETE."""
+    msg = req.rpc_request()
+    if msg is None:
+        return
+    if msg["method"] == "initialize":
+        headers = {"Mcp-Session-Id": session_id} if session_id else {}
+        req.reply_json(jsonrpc.result_response(msg["id"], initialize_result()), headers=headers)
+    else:
+        req.reply_json(jsonrpc.result_response(msg["id"], {"echo": msg["method"]}))
 
 
 @dataclass
@@ -177,9 +212,7 @@ class Request:
     def reply_json(
         self, obj: Any, status: int = 200, headers: dict[str, str] | None = None
     ) -> None:
-        self.reply(
-            status, json.dumps(obj), {"Content-Type": "application/json", **(headers or {})}
-        )
+        self.reply(status, json.dumps(obj), {"Content-Type": "application/json", **(headers or {})})
 
     def open_sse(
         self,
@@ -272,9 +305,7 @@ class FaultServer:
                 body = self.rfile.read(length) if length else b""
                 req = Request(outer, self, body)
                 with outer._lock:
-                    outer.requests.append(
-                        Recorded(req.method, req.path, dict(req.headers), body)
-                    )
+                    outer.requests.append(Recorded(req.method, req.path, dict(req.headers), body))
                 try:
                     outer.handler(req)
                 except (BrokenPipeError, ConnectionResetError):
@@ -356,8 +387,10 @@ class Inbox:
     def response(self, request_id: Any, timeout: float = 5.0) -> dict[str, Any]:
         def find() -> Any:
             for item in self.messages:
-                if isinstance(item, dict) and item.get("id") == request_id and (
-                    "result" in item or "error" in item
+                if (
+                    isinstance(item, dict)
+                    and item.get("id") == request_id
+                    and ("result" in item or "error" in item)
                 ):
                     return item
             return None

@@ -18,12 +18,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
-from http_faults import Inbox
+from http_faults import INIT, OPENS_SESSION, Inbox
 from support import client_threads
 
 from mcp_sync.errors import HttpError, SessionExpired
 from mcp_sync.protocol import jsonrpc
-from mcp_sync.transports import MessageOptions
 from mcp_sync.transports.http import (
     ReconnectOptions,
     StreamableHttpTransport,
@@ -34,14 +33,7 @@ from mcp_sync.transports.sse_legacy import SseTransport
 pytest.importorskip("mcp.server.mcpserver")
 pytestmark = pytest.mark.timeout(30)
 
-#: What the session core sends the initialized notification with: it opens the GET stream.
-OPENS_SESSION = MessageOptions(opens_session=True)
 SERVER = Path(__file__).resolve().parent.parent / "servers" / "http_fixture_server.py"
-INIT = jsonrpc.request(
-    1,
-    "initialize",
-    {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-)
 
 
 def free_port() -> int:

@@ -20,7 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
-from http_faults import FaultServer, Inbox, Request, discover_result, initialize_result
+from http_faults import INIT, FaultServer, Inbox, Request, discover_result, initialize_result
 from support import wait_until
 
 from mcp_sync.abort import AbortSignal
@@ -39,11 +39,6 @@ from mcp_sync.transports import (
 pytestmark = pytest.mark.timeout(30)
 
 STATELESS = "2026-07-28"
-INIT = jsonrpc.request(
-    1,
-    "initialize",
-    {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-)
 
 
 #: What the session core puts in a stateless-era request (the server needs it; the transport
