@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import itertools
 import logging
 import math
@@ -74,6 +75,11 @@ CLOSED_HINT = (
     " (or connect with recovery=True, which reconnects on the next call)"
 )
 
+#: Callbacks (notification and progress listeners, ``on_error``) waiting for the dispatcher
+#: thread. A server that floods faster than they run gets the excess dropped, reported once
+#: until they catch up, instead of memory that grows without end.
+CALLBACK_BACKLOG = 10_000
+
 _INTERRUPT_SLICE = 0.05
 #: How long a call waits for its own progress callbacks to run (a callback may block).
 _DRAIN_TIMEOUT = 5.0
@@ -101,6 +107,8 @@ class Session:
         self._listeners: dict[str | None, tuple[NotificationListener, ...]] = {}
         self._error_listeners: tuple[Callable[[BaseException], None], ...] = ()
         self._lock = threading.Lock()
+        self._callbacks_waiting = 0  # guarded by _lock
+        self._flooded = False  # guarded by _lock: callbacks were dropped since it last emptied
         # A session does not outlive a fork (the client refuses calls after one), so the
         # main thread it waits on never changes.
         self._main_ident = threading.main_thread().ident
@@ -402,13 +410,45 @@ class Session:
             if pending is not None and pending.on_progress is not None:
                 pending.renew()
                 callback = pending.on_progress
-                self.dispatcher.submit(lambda: callback(params))
+                self._callback_later(functools.partial(callback, params))
                 return
         if self.inline_listener is not None:
             self.inline_listener(notification)
         listeners = self._listeners.get(notification.method, ()) + self._listeners.get(None, ())
-        for listener in listeners:
-            self.dispatcher.submit(lambda listener=listener: listener(notification))  # type: ignore[misc]
+        if listeners:
+            self._callback_later(functools.partial(_call_each, listeners, notification))
+
+    def _callback_later(self, job: Callable[[], None]) -> None:
+        """Run a user callback on the dispatcher thread, unless :data:`CALLBACK_BACKLOG` of
+        them are waiting already: then drop it (the first drop of a flood is reported)."""
+        with self._lock:
+            if self._callbacks_waiting >= CALLBACK_BACKLOG:
+                report, self._flooded = not self._flooded, True
+                accepted = False
+            else:
+                self._callbacks_waiting += 1
+                report = accepted = True
+        if not accepted:
+            if report:
+                self._report(
+                    ProtocolError(
+                        f"the server floods us with notifications: {CALLBACK_BACKLOG} callbacks "
+                        "are already waiting to run; further ones are dropped until they catch up"
+                    ),
+                    bounded=False,
+                )
+            return
+
+        def run() -> None:
+            with self._lock:
+                self._callbacks_waiting -= 1
+                if self._callbacks_waiting == 0:
+                    self._flooded = False
+            job()
+
+        if not self.dispatcher.submit(run):  # stopped: it will never run
+            with self._lock:
+                self._callbacks_waiting -= 1
 
     # -- registration -------------------------------------------------------------------
 
@@ -462,12 +502,16 @@ class Session:
         if isinstance(error, ProtocolError):
             self._report(error)  # the server is broken: say so even though a call failed
 
-    def _report(self, error: BaseException) -> None:
+    def _report(self, error: BaseException, *, bounded: bool = True) -> None:
         listeners = self._error_listeners
         if not listeners:
             logger.warning("mcp_sync: %s", error)
-        for listener in listeners:
-            self.dispatcher.submit(lambda listener=listener: listener(error))  # type: ignore[misc]
+            return
+        job = functools.partial(_call_each, listeners, error)
+        if bounded:
+            self._callback_later(job)
+        else:
+            self.dispatcher.submit(job)
 
     def _on_transport_close(self, cause: BaseException | None) -> None:
         hook = self.before_close
@@ -523,3 +567,12 @@ class Session:
         for remove in self._removers:
             remove()
         self._server_requests.stop()
+
+
+def _call_each(listeners: tuple[Callable[[Any], None], ...], value: Any) -> None:
+    """Call every listener with ``value``, in order; one that raises is logged, not the end."""
+    for listener in listeners:
+        try:
+            listener(value)
+        except Exception:
+            logger.exception("mcp_sync: a callback raised")

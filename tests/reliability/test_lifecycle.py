@@ -18,7 +18,8 @@ from reliability_support import PYTHON, SERVERS, connect, fault_peer
 from support import wait_until
 
 from mcp_sync import Client
-from mcp_sync.errors import ConnectionClosed, InvalidStateError
+from mcp_sync.errors import ConnectionClosed, InvalidStateError, ProtocolError
+from mcp_sync.protocol.types import LoggingMessageNotificationParams
 from mcp_sync.testing import MockServer
 from mcp_sync.transports.stdio import StdioTransport
 
@@ -114,6 +115,43 @@ def test_server_requests_beyond_the_backlog_are_refused_and_reported(leaks) -> N
         client.close()
         server.transport.close()
     assert len(calls) < flood  # the excess never reached the handler
+
+
+def test_notifications_beyond_the_backlog_are_dropped_and_reported(leaks) -> None:
+    # A real server (the official SDK's, tests/servers/sdk_server.py) logs once per step of
+    # its `slow` tool; the log callback is stuck, so the messages wait for it.
+    backlog = 10_000  # as docs/reliability.md says
+    steps = backlog + 3_000
+    release = threading.Event()
+    logged: list[str] = []
+
+    def stuck(message: LoggingMessageNotificationParams) -> None:
+        release.wait(60)
+        logged.append(str(message.data))
+
+    client = connect(StdioTransport(PYTHON, [str(SERVERS / "sdk_server.py"), "stdio"]))
+    errors: list[BaseException] = []
+    client.on_error(errors.append)
+    client.on_log(stuck)
+    try:
+        # the answer comes after every log message: all of them have been read by then
+        result = client.call_tool("slow", {"steps": steps}, timeout=60)
+        assert result.text == f"done after {steps} steps"
+        release.set()
+        wait_until(lambda: any("notifications" in str(e) for e in errors), timeout=20)
+        flood = next(e for e in errors if "notifications" in str(e))
+        assert isinstance(flood, ProtocolError) and "dropped" in str(flood)
+        wait_until(lambda: len(logged) >= backlog, timeout=20)
+        assert len(logged) <= backlog + 1  # the one running, and the backlog; no more
+        assert logged[:3] == ["step 1 of 13000", "step 2 of 13000", "step 3 of 13000"]
+        # once the backlog has drained, a burst under the bound arrives whole, in order
+        kept = len(logged)
+        client.call_tool("slow", {"steps": 50}, timeout=30)
+        wait_until(lambda: len(logged) == kept + 50, timeout=20)
+        assert logged[-1] == "step 50 of 50"
+    finally:
+        release.set()
+        client.close()
 
 
 def test_close_drops_the_callback_backlog_and_no_callback_runs_after_it(leaks) -> None:
