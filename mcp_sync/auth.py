@@ -127,6 +127,10 @@ class AuthProvider(ABC):
         token = self.token()
         return {"Authorization": f"Bearer {token}"} if token else {}
 
+    def on_response(self, url: str, headers: Mapping[str, str]) -> None:  # noqa: B027
+        """Called with the headers of every response from the server at ``url``; by default
+        nothing. A DPoP provider takes the next nonce from a ``DPoP-Nonce`` header here."""
+
     def on_unauthorized(self, ctx: UnauthorizedContext) -> bool:
         """Handle a 401 (or a 403 asking for more scope); return True to retry the request.
 

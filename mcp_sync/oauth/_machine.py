@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 import threading
 from abc import abstractmethod
+from collections.abc import Mapping
 
 import requests
 
 from ..auth import AuthProvider, UnauthorizedContext
 from ._http import Limits, limits, origin
 from .discovery import ServerMetadata, canonical_resource, discover
-from .dpop import DPoPKey, authorization_headers, supported_by, take_nonce
+from .dpop import DPoPKey, authorization_headers, note_nonce, supported_by, take_nonce
 from .errors import OAuthError
 from .flow import TokenSet
 from .registration import ClientInfo, choose_auth_method
@@ -113,6 +114,10 @@ class MachineProvider(AuthProvider):
         if token is None or tokens is None:
             return {}
         return authorization_headers(token, tokens.token_type, self._proof_key, method, url)
+
+    def on_response(self, url: str, headers: Mapping[str, str]) -> None:
+        """Keep a new DPoP nonce the server sent."""
+        note_nonce(self._proof_key, url, headers)
 
     def on_unauthorized(self, ctx: UnauthorizedContext) -> bool:
         """A 401 (or a 403 asking for more scope): run the grant again; True to retry."""

@@ -19,6 +19,7 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -27,7 +28,7 @@ from ._http import origin
 from ._jwt import _crypto, b64url, load_private_key, sign_jwt
 from .discovery import ServerMetadata
 
-__all__ = ["DPoPKey", "authorization_headers", "supported_by", "take_nonce"]
+__all__ = ["DPoPKey", "authorization_headers", "note_nonce", "supported_by", "take_nonce"]
 
 #: The JWS algorithm of generated keys (P-256 ECDSA: every DPoP server supports it).
 ALGORITHM = "ES256"
@@ -134,6 +135,12 @@ def authorization_headers(
             "DPoP": key.proof(method, url, access_token=token),
         }
     return {"Authorization": f"Bearer {token}"}
+
+
+def note_nonce(key: DPoPKey | None, url: str, headers: Mapping[str, str]) -> None:
+    """Keep the nonce a server hands out with any answer (RFC 9449 sections 8.2 and 9)."""
+    if key is not None:
+        key.remember_nonce(url, headers.get("DPoP-Nonce"))
 
 
 def take_nonce(key: DPoPKey | None, ctx: UnauthorizedContext) -> bool:

@@ -32,7 +32,7 @@ import requests
 from ..auth import AuthProvider, UnauthorizedContext
 from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, require_secure
 from .discovery import Discovery, ServerMetadata, canonical_resource, discover
-from .dpop import DPoPKey, authorization_headers, supported_by, take_nonce
+from .dpop import DPoPKey, authorization_headers, note_nonce, supported_by, take_nonce
 from .errors import (
     AuthorizationRequired,
     InsufficientScopeError,
@@ -182,6 +182,10 @@ class OAuthProvider(AuthProvider):
             return {}
         key = self._dpop_key() if tokens.token_type == "DPoP" else None
         return authorization_headers(token, tokens.token_type, key, method, url)
+
+    def on_response(self, url: str, headers: Mapping[str, str]) -> None:
+        """Keep a new DPoP nonce the server sent."""
+        note_nonce(self._proof_key, url, headers)
 
     def on_unauthorized(self, ctx: UnauthorizedContext) -> bool:
         """Handle a 401 / 403 insufficient_scope; True to retry the request (see module doc)."""

@@ -15,6 +15,8 @@ accepts (``provider.access_tokens``):
   ``DPoP`` token bound to the proof's key (``cnf.jkt`` kept here); the MCP endpoint accepts
   such a token only as ``Authorization: DPoP`` with a fresh proof (``htm``, ``htu``, ``ath``,
   new ``jti``, the bound key), and with ``require_nonce`` both servers demand a nonce first.
+  With ``rotate_rs_nonce`` the MCP endpoint hands out a new nonce in the ``DPoP-Nonce`` header
+  of every request it accepts (RFC 9449 section 9) and takes the newest two.
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ class Trust:
     #: The MCP client's credentials at this authorization server (client_secret_basic).
     clients: dict[str, str] = field(default_factory=dict)
     require_nonce: bool = False
+    rotate_rs_nonce: bool = False
+    rs_nonces: tuple[str, ...] = (RS_NONCE,)  # the newest first
+    rs_nonce_challenges: int = 0  # use_dpop_nonce answers of the MCP endpoint
     dpop_bindings: dict[str, str] = field(default_factory=dict)  # access token -> jkt
     jtis: set[str] = field(default_factory=set)
     grants: list[str] = field(default_factory=list)
@@ -100,6 +105,8 @@ class Extensions:
             problem = self.check_resource_proof(method, headers)
             if problem is not None:
                 return await problem(scope, receive, send)
+            if self.trust.rotate_rs_nonce:
+                send = self.with_new_nonce(send)
             token = headers["authorization"][5:]
             scope = dict(scope, headers=[(k, v) for k, v in scope["headers"]
                                          if k.lower() not in (b"authorization", b"dpop")]
@@ -167,7 +174,7 @@ class Extensions:
     async def dpop_token(self, scope: dict[str, Any], body: bytes, headers: dict[str, str],
                          send: Any) -> None:
         jkt, problem = self.check_proof(headers.get("dpop", ""), "POST",
-                                        self.issuer.rstrip("/") + "/token", None, AS_NONCE)
+                                        self.issuer.rstrip("/") + "/token", None, (AS_NONCE,))
         if problem is not None:
             return await problem(scope, _replay(body), send)
         answer: dict[str, Any] = {"body": b""}
@@ -213,7 +220,7 @@ class Extensions:
     # -- DPoP proofs ---------------------------------------------------------------------------
 
     def check_proof(self, proof: str, method: str, url: str, token: str | None,
-                    nonce: str) -> tuple[str, Any]:
+                    nonces: tuple[str, ...]) -> tuple[str, Any]:
         """(the proof key's thumbprint, None) or ("", the error response)."""
         try:
             header = jwt.get_unverified_header(proof)
@@ -230,16 +237,32 @@ class Extensions:
                               "htm, htu, iat or jti is wrong")
         if token is not None and claims.get("ath") != b64url(hashlib.sha256(token.encode()).digest()):
             return "", _error(401, "invalid_dpop_proof", "ath does not match")
-        if self.trust.require_nonce and claims.get("nonce") != nonce:
+        if self.trust.require_nonce and claims.get("nonce") not in nonces:
             status, challenge = (400, None) if token is None else (401, 'DPoP error="use_dpop_nonce"')
+            if token is not None:
+                self.trust.rs_nonce_challenges += 1
             return "", _error(status, "use_dpop_nonce", "a nonce is required", challenge,
-                              {"DPoP-Nonce": nonce})
+                              {"DPoP-Nonce": nonces[0]})
         return thumbprint(header["jwk"]), None
+
+    def with_new_nonce(self, send: Any) -> Any:
+        """``send`` adding a new nonce to the response (the previous one stays accepted)."""
+        nonce = secrets.token_hex(8)
+        self.trust.rs_nonces = (nonce, self.trust.rs_nonces[0])
+
+        async def sending(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = [*message.get("headers", []), (b"dpop-nonce", nonce.encode())]
+                message = dict(message, headers=headers)
+            await send(message)
+
+        return sending
 
     def check_resource_proof(self, method: str, headers: dict[str, str]) -> Any:
         token = headers["authorization"][5:]
         url = self.issuer.rstrip("/") + "/mcp"
-        jkt, problem = self.check_proof(headers.get("dpop", ""), method, url, token, RS_NONCE)
+        jkt, problem = self.check_proof(headers.get("dpop", ""), method, url, token,
+                                        self.trust.rs_nonces)
         if problem is None and self.trust.dpop_bindings.get(token) != jkt:
             problem = _error(401, "invalid_token", "the proof's key is not the token's",
                              'DPoP error="invalid_token"')

@@ -109,6 +109,21 @@ def test_dpop_bound_tokens_with_a_fresh_proof_per_request(trust, require_nonce):
 
 
 @pytest.mark.timeout(60)
+def test_a_nonce_the_resource_server_sends_with_its_answers_is_used_without_a_challenge(trust):
+    # RFC 9449 section 9: a resource server may hand out the next nonce in any response
+    trust.require_nonce = trust.rotate_rs_nonce = True
+    with serve(trust=trust) as server:
+        provider, _, _ = provider_for(server, dpop=DPoPKey())
+        with mcp_sync.connect(server.url, auth=provider) as client:
+            assert client.call_tool("add", {"a": 0, "b": 1}).text == "1"
+            challenged = trust.rs_nonce_challenges  # the first request had no nonce yet
+            assert challenged >= 1
+            for n in range(10):
+                assert client.call_tool("add", {"a": n, "b": 1}).text == str(n + 1)
+            assert trust.rs_nonce_challenges == challenged  # each answer's nonce was used
+
+
+@pytest.mark.timeout(60)
 def test_dpop_is_used_when_the_authorization_server_advertises_it(trust):
     with serve(trust=trust) as server:
         provider, _, _ = provider_for(server)  # dpop=None: automatic

@@ -163,6 +163,8 @@ class HttpClient:
                 response.close()
                 url = target
                 continue
+            if self.auth is not None:
+                self.auth.on_response(url, response.headers)
             challenge = _auth_challenge(response)
             if challenge in challenges_left:
                 challenges_left.discard(challenge)
