@@ -49,6 +49,7 @@ services:
 
 lint: venv
 	$(VENV)/bin/ruff check mcp_sync tests examples bench
+	$(VENV)/bin/ruff format --check mcp_sync tests examples bench
 
 typecheck: venv
 	$(VENV)/bin/mypy --strict mcp_sync

@@ -56,13 +56,19 @@ def scripted_model(messages: list[Message], tools: list[dict[str, Any]]) -> Mess
     """A stand-in for a real model: converts a time once, then answers."""
     last = messages[-1]["content"]
     if isinstance(last, str):
-        use = {"type": "tool_use", "id": "toolu_1", "name": "convert_time",
-               "input": {"source_timezone": "UTC", "time": "12:00",
-                         "target_timezone": "Asia/Tokyo"}}
+        use = {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "convert_time",
+            "input": {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+        }
         return {"role": "assistant", "content": [use], "stop_reason": "tool_use"}
     answer = last[0]["content"][0]["text"]
-    return {"role": "assistant", "stop_reason": "end_turn",
-            "content": [{"type": "text", "text": f"The tool said: {answer}"}]}
+    return {
+        "role": "assistant",
+        "stop_reason": "end_turn",
+        "content": [{"type": "text", "text": f"The tool said: {answer}"}],
+    }
 
 
 if __name__ == "__main__":

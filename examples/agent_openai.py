@@ -56,8 +56,11 @@ def scripted_model(messages: list[Message], tools: list[dict[str, Any]]) -> Mess
     """A stand-in for a real model: asks for the time in Paris once, then answers."""
     if messages[-1]["role"] == "user":
         arguments = json.dumps({"timezone": "Europe/Paris"})
-        call = {"id": "call_1", "type": "function",
-                "function": {"name": "get_current_time", "arguments": arguments}}
+        call = {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "get_current_time", "arguments": arguments},
+        }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
     time_now = json.loads(messages[-1]["content"])["datetime"]
     return {"role": "assistant", "content": f"In Paris it is {time_now}."}

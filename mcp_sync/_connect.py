@@ -81,14 +81,30 @@ def connect(
             raise TypeError("with config=, the target is a server name (a string)")
         target = resolve(config)[target]
     client_options: ClientOptions = {
-        "name": name, "version": version, "title": title, "capabilities": capabilities,
-        "protocol_version": protocol_version, "request_timeout": request_timeout,
-        "max_total_timeout": max_total_timeout, "roots": roots,
-        "strict_capabilities": strict_capabilities, "protocol": protocol,
-        "probe_timeout": probe_timeout, "max_input_rounds": max_input_rounds, "cache": cache,
-        "recovery": recovery, "auto_reinitialize": auto_reinitialize, "on_close": on_close,
+        "name": name,
+        "version": version,
+        "title": title,
+        "capabilities": capabilities,
+        "protocol_version": protocol_version,
+        "request_timeout": request_timeout,
+        "max_total_timeout": max_total_timeout,
+        "roots": roots,
+        "strict_capabilities": strict_capabilities,
+        "protocol": protocol,
+        "probe_timeout": probe_timeout,
+        "max_input_rounds": max_input_rounds,
+        "cache": cache,
+        "recovery": recovery,
+        "auto_reinitialize": auto_reinitialize,
+        "on_close": on_close,
     }
     return open_client(
-        target, headers=headers, auth=auth, env=env, cwd=cwd, on_stderr=on_stderr, timeout=timeout,
+        target,
+        headers=headers,
+        auth=auth,
+        env=env,
+        cwd=cwd,
+        on_stderr=on_stderr,
+        timeout=timeout,
         client_options=client_options,
     )

@@ -46,8 +46,7 @@ def refused_unprocessed(error: BaseException) -> bool:
     if not isinstance(error, TransportError) or isinstance(error, HttpError):
         return False
     return any(
-        isinstance(cause, ConnectionRefusedError)
-        or type(cause).__name__ in _CANNOT_CONNECT
+        isinstance(cause, ConnectionRefusedError) or type(cause).__name__ in _CANNOT_CONNECT
         for cause in causes_of(error)
     )
 

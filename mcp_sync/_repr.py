@@ -135,8 +135,11 @@ def _params_html(input_schema: Any) -> str:
 
 def _tools_html(tools: Sequence[Any]) -> str:
     rows = [
-        [f"<code>{_e(t.name)}</code>", _e(t.description or t.title or ""),
-         _params_html(t.input_schema)]
+        [
+            f"<code>{_e(t.name)}</code>",
+            _e(t.description or t.title or ""),
+            _params_html(t.input_schema),
+        ]
         for t in tools
     ]
     return _table(["tool", "description", "parameters"], rows, _count(tools, "tool"))
@@ -165,8 +168,12 @@ def _resources_html(resources: Sequence[Any]) -> str:
 
 def _templates_html(templates: Sequence[Any]) -> str:
     rows = [
-        [f"<code>{_e(t.uri_template)}</code>", _e(t.name), _e(t.mime_type or ""),
-         _e(t.description or "")]
+        [
+            f"<code>{_e(t.uri_template)}</code>",
+            _e(t.name),
+            _e(t.mime_type or ""),
+            _e(t.description or ""),
+        ]
         for t in templates
     ]
     return _table(
@@ -295,9 +302,13 @@ def _kind(value: Any) -> str | None:
     from .protocol import types as t
 
     kinds: list[tuple[type[Any], str]] = [
-        (t.Tool, "tool"), (t.Prompt, "prompt"), (t.Resource, "resource"),
-        (t.ResourceTemplate, "template"), (t.CallToolResult, "result"),
-        (t.GetPromptResult, "prompt_result"), (t.ReadResourceResult, "read_result"),
+        (t.Tool, "tool"),
+        (t.Prompt, "prompt"),
+        (t.Resource, "resource"),
+        (t.ResourceTemplate, "template"),
+        (t.CallToolResult, "result"),
+        (t.GetPromptResult, "prompt_result"),
+        (t.ReadResourceResult, "read_result"),
     ]
     for cls, name in kinds:
         if isinstance(value, cls):
@@ -343,26 +354,43 @@ def markdown_for(value: Any) -> str | None:
     items = value if kind is not None else [value]
     kind = kind or _kind(value)
     if kind == "tool":
-        rows = [[f"`{_m(t.name)}`", _m(t.description or ""), _params_md(t.input_schema)]
-                for t in items]
+        rows = [
+            [f"`{_m(t.name)}`", _m(t.description or ""), _params_md(t.input_schema)] for t in items
+        ]
         return _md_table(["tool", "description", "parameters"], rows)
     if kind == "prompt":
-        rows = [[f"`{_m(p.name)}`", _m(p.description or ""),
-                 ", ".join(f"`{_m(a.name)}`{'*' if a.required else ''}"
-                           for a in (p.arguments or []))] for p in items]
+        rows = [
+            [
+                f"`{_m(p.name)}`",
+                _m(p.description or ""),
+                ", ".join(
+                    f"`{_m(a.name)}`{'*' if a.required else ''}" for a in (p.arguments or [])
+                ),
+            ]
+            for p in items
+        ]
         return _md_table(["prompt", "description", "arguments"], rows)
     if kind in ("resource", "template"):
-        rows = [[f"`{_m(getattr(r, 'uri', None) or r.uri_template)}`", _m(r.name),
-                 _m(r.mime_type or ""), _m(r.description or "")] for r in items]
+        rows = [
+            [
+                f"`{_m(getattr(r, 'uri', None) or r.uri_template)}`",
+                _m(r.name),
+                _m(r.mime_type or ""),
+                _m(r.description or ""),
+            ]
+            for r in items
+        ]
         return _md_table(["uri", "name", "type", "description"], rows)
     if kind == "result":
         return _result_md(value)
     if kind == "prompt_result":
-        return "\n\n".join(f"**{m.role}**: {_m(getattr(m.content, 'text', m.content))}"
-                           for m in value.messages)
+        return "\n\n".join(
+            f"**{m.role}**: {_m(getattr(m.content, 'text', m.content))}" for m in value.messages
+        )
     if kind == "read_result":
-        return "\n\n".join(_fence(getattr(c, "text", None) or f"[binary {c.mime_type}]")
-                           for c in value.contents)
+        return "\n\n".join(
+            _fence(getattr(c, "text", None) or f"[binary {c.mime_type}]") for c in value.contents
+        )
     return None
 
 

@@ -128,9 +128,7 @@ class ServerRequests:
     def on_cancelled(self, params: dict[str, Any]) -> None:
         """The server's ``notifications/cancelled``: abort the handler of that request."""
         request_id = params.get("requestId")
-        control = (
-            self._running.pop(request_id, None) if jsonrpc.is_request_id(request_id) else None
-        )
+        control = self._running.pop(request_id, None) if jsonrpc.is_request_id(request_id) else None
         if control is not None:
             control.abort(params.get("reason") or "cancelled by the server")
 

@@ -135,8 +135,10 @@ def transport_for(
         if target.kind == "stdio":
             assert target.command is not None
             return _stdio(
-                [target.command, *target.args], {**target.env, **(env or {})} or None,
-                cwd or target.cwd, on_stderr,
+                [target.command, *target.args],
+                {**target.env, **(env or {})} or None,
+                cwd or target.cwd,
+                on_stderr,
             )
         assert target.url is not None
         return _http(target.url, target.kind, {**target.headers, **(headers or {})}, auth)

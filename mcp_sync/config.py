@@ -126,9 +126,7 @@ class Config(Mapping[str, ServerConfig]):
         **client_options: Unpack[ClientOptions],
     ) -> Client:
         """Connect to the server called ``name``; see :meth:`ServerConfig.connect`."""
-        return self[name].connect(
-            timeout=timeout, auth=auth, on_stderr=on_stderr, **client_options
-        )
+        return self[name].connect(timeout=timeout, auth=auth, on_stderr=on_stderr, **client_options)
 
 
 def load(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Config:
@@ -200,10 +198,7 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
         value = entry.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise fail(f'"{key}" must be a list of strings')
-        return tuple(
-            _expand(v, environ, lambda var: unset(var, repr(key)))
-            for v in value
-        )
+        return tuple(_expand(v, environ, lambda var: unset(var, repr(key))) for v in value)
 
     def table(key: str) -> dict[str, str]:
         value = entry.get(key, {})
@@ -231,8 +226,13 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
         if not command:
             raise fail('a stdio server needs "command"')
         return ServerConfig(
-            name, "stdio", command=command, args=strings("args"), env=table("env"),
-            cwd=text("cwd"), declared_type=declared,
+            name,
+            "stdio",
+            command=command,
+            args=strings("args"),
+            env=table("env"),
+            cwd=text("cwd"),
+            declared_type=declared,
         )
     if not url:
         raise fail(f'a {kind} server needs "url"')

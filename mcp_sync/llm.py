@@ -65,9 +65,7 @@ LlmSource = (
 or a list of content blocks (or their wire dicts)."""
 
 
-def to_llm_content(
-    result: LlmSource, *, max_text_bytes: int | None = None
-) -> list[dict[str, Any]]:
+def to_llm_content(result: LlmSource, *, max_text_bytes: int | None = None) -> list[dict[str, Any]]:
     """Convert a tool result (or a resource read, or a list of content blocks) into LLM
     message content.
 

@@ -77,8 +77,15 @@ class McpClientFactory:
         # Kept before connecting, so that a server failing to start shows its stderr too.
         self._node.stash.setdefault(_STDERR_KEY, []).append((_label(target), stderr.text))
         client = connect(
-            target, headers=headers, auth=auth, env=env, cwd=cwd, on_stderr=stderr.write,
-            timeout=timeout, config=config, **client_options,
+            target,
+            headers=headers,
+            auth=auth,
+            env=env,
+            cwd=cwd,
+            on_stderr=stderr.write,
+            timeout=timeout,
+            config=config,
+            **client_options,
         )
         self.clients.append(client)
         return client

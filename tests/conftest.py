@@ -15,8 +15,15 @@ pytest_plugins = ["mcp_sync.pytest_plugin"]
 
 @pytest.fixture
 def server():
-    return MockServer(capabilities={"tools": {"listChanged": True}, "resources": {"subscribe": True},
-                                    "prompts": {}, "logging": {}, "completions": {}})
+    return MockServer(
+        capabilities={
+            "tools": {"listChanged": True},
+            "resources": {"subscribe": True},
+            "prompts": {},
+            "logging": {},
+            "completions": {},
+        }
+    )
 
 
 @pytest.fixture
@@ -35,8 +42,18 @@ def client(server):
 @pytest.fixture
 def clean_env(monkeypatch):
     """No proxy or CA-bundle variables from the environment (HTTP and TLS tests set their own)."""
-    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "HTTPS_PROXY",
-                 "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
-                 "NO_PROXY", "no_proxy"):
+    for name in (
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        "SSL_CERT_FILE",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "NO_PROXY",
+        "no_proxy",
+    ):
         monkeypatch.delenv(name, raising=False)
     return monkeypatch

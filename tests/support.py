@@ -79,13 +79,18 @@ class HttpServer:
 
         env = dict(os.environ, **(self.env or {}))
         self.process = subprocess.Popen(
-            self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+            self.argv,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
             start_new_session=True,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise AssertionError(f"{self.argv} exited: {self.process.stderr.read().decode()[-2000:]}")
+                raise AssertionError(
+                    f"{self.argv} exited: {self.process.stderr.read().decode()[-2000:]}"
+                )
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
                 return self

@@ -111,8 +111,11 @@ def test_protocol_imports_only_itself_and_the_errors():
         name: sorted(outside)
         for name in MODULES
         if name.startswith("mcp_sync.protocol")
-        and (outside := {m for m in GRAPH[name]
-                         if not m.startswith(("mcp_sync.protocol", "mcp_sync.errors"))})
+        and (
+            outside := {
+                m for m in GRAPH[name] if not m.startswith(("mcp_sync.protocol", "mcp_sync.errors"))
+            }
+        )
     }
     assert strays == {}
 
@@ -150,7 +153,12 @@ def test_types_present_themselves_when_only_the_types_are_imported():
         assert result.to_llm_content() == [{"type": "text", "text": "5"}]
         print("ok")
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=60, cwd=PACKAGE.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=PACKAGE.parent,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"

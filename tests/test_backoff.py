@@ -25,9 +25,10 @@ def test_retry_after_wins_unless_told_otherwise_and_is_capped() -> None:
     assert policy.delay(1, retry_after=4) == 4
     assert policy.delay(1, retry_after=60) == 10
     assert policy.delay(1, server_retry=2) == 2
-    assert Backoff(initial_delay=0.1, jitter=0, respect_retry_after=False).delay(
-        1, retry_after=4
-    ) == 0.1
+    assert (
+        Backoff(initial_delay=0.1, jitter=0, respect_retry_after=False).delay(1, retry_after=4)
+        == 0.1
+    )
 
 
 def test_a_run_counts_failures_until_exhausted_and_reset_starts_over() -> None:

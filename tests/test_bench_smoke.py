@@ -90,7 +90,14 @@ def test_instruction_count_ways_run(way: str) -> None:
     assert run.returncode == 0, run.stderr[-3000:]
 
 
-HTTP_WAYS = ["http.client", "urllib3", "requests", "transport", "client.request", "client.call_tool"]
+HTTP_WAYS = [
+    "http.client",
+    "urllib3",
+    "requests",
+    "transport",
+    "client.request",
+    "client.call_tool",
+]
 
 
 @pytest.mark.timeout(120)

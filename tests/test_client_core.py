@@ -256,8 +256,11 @@ def test_handlers_may_call_the_client_without_deadlock(server):
 
     def sample(params, ctx):
         names = [tool.name for tool in ctx.client.list_tools()]
-        return {"role": "assistant", "content": {"type": "text", "text": ",".join(names)},
-                "model": "m"}
+        return {
+            "role": "assistant",
+            "content": {"type": "text", "text": ",".join(names)},
+            "model": "m",
+        }
 
     client.on_sampling(sample)
     server.connect(client)
@@ -336,10 +339,20 @@ def test_garbage_and_id_less_errors_are_reported_not_dropped(client, server):
 def test_batches_from_a_2025_03_26_peer_are_unpacked(client, server):
     seen = []
     client.on_notification("notifications/message", seen.append)
-    server.send_raw([
-        {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": 1}},
-        {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": 2}},
-    ])
+    server.send_raw(
+        [
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": {"level": "info", "data": 1},
+            },
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": {"level": "info", "data": 2},
+            },
+        ]
+    )
     wait_until(lambda: len(seen) == 2)
     assert [n.params["data"] for n in seen] == [1, 2]
 
@@ -377,7 +390,9 @@ def test_close_leaves_no_client_thread_and_fails_pending(server):
     client = server.connect(Client())
     server.handle("tools/call", lambda p, ctx: NO_REPLY)
     errors = []
-    worker = threading.Thread(target=lambda: errors.append(pytest.raises(ConnectionClosed, client.call_tool, "x")))
+    worker = threading.Thread(
+        target=lambda: errors.append(pytest.raises(ConnectionClosed, client.call_tool, "x"))
+    )
     worker.start()
     server.wait_for("tools/call")
     client.close()
@@ -441,26 +456,38 @@ def _paged(pages):
 
 
 def test_list_tools_follows_cursors_to_the_end(client, server):
-    server.handle("tools/list", _paged({
-        None: {"tools": [{"name": "a", "inputSchema": {}}], "nextCursor": "p2"},
-        "p2": {"tools": [{"name": "b", "inputSchema": {}}], "nextCursor": ""},
-    }))
+    server.handle(
+        "tools/list",
+        _paged(
+            {
+                None: {"tools": [{"name": "a", "inputSchema": {}}], "nextCursor": "p2"},
+                "p2": {"tools": [{"name": "b", "inputSchema": {}}], "nextCursor": ""},
+            }
+        ),
+    )
     assert [t.name for t in client.list_tools()] == ["a", "b"]
     page = client.list_tools_page("p2")
     assert [t.name for t in page.tools] == ["b"]
 
 
 def test_a_repeated_cursor_is_an_error_not_a_loop(client, server):
-    server.handle("tools/list", _paged({
-        None: {"tools": [], "nextCursor": "p2"},
-        "p2": {"tools": [], "nextCursor": "p2"},
-    }))
+    server.handle(
+        "tools/list",
+        _paged(
+            {
+                None: {"tools": [], "nextCursor": "p2"},
+                "p2": {"tools": [], "nextCursor": "p2"},
+            }
+        ),
+    )
     with pytest.raises(ProtocolError, match="repeated the cursor"):
         client.list_tools()
 
 
 def test_paging_gives_up_after_1000_pages(client, server):
-    server.handle("tools/list", lambda p, ctx: {"tools": [], "nextCursor": str(int(p.get("cursor") or 0) + 1)})
+    server.handle(
+        "tools/list", lambda p, ctx: {"tools": [], "nextCursor": str(int(p.get("cursor") or 0) + 1)}
+    )
     with pytest.raises(ProtocolError, match="1000 pages"):
         client.list_tools()
 

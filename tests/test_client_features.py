@@ -61,16 +61,28 @@ def connect_with(server, **handlers):
 
 def test_resources_templates_and_read(full):
     server, client = full
-    server.handle("resources/list", lambda p, c: {
-        "resources": [{"uri": "file:///a", "name": "a"}] if not p.get("cursor") else [
-            {"uri": "file:///b", "name": "b", "mimeType": "text/plain"}],
-        **({"nextCursor": "2"} if not p.get("cursor") else {}),
-    })
-    server.handle("resources/templates/list", lambda p, c: {
-        "resourceTemplates": [{"uriTemplate": "file:///{name}", "name": "files"}]})
-    server.handle("resources/read", lambda p, c: {"contents": [
-        {"uri": p["uri"], "text": "hello", "mimeType": "text/plain"},
-        {"uri": p["uri"], "blob": "AAE=", "mimeType": "application/octet-stream"}]})
+    server.handle(
+        "resources/list",
+        lambda p, c: {
+            "resources": [{"uri": "file:///a", "name": "a"}]
+            if not p.get("cursor")
+            else [{"uri": "file:///b", "name": "b", "mimeType": "text/plain"}],
+            **({"nextCursor": "2"} if not p.get("cursor") else {}),
+        },
+    )
+    server.handle(
+        "resources/templates/list",
+        lambda p, c: {"resourceTemplates": [{"uriTemplate": "file:///{name}", "name": "files"}]},
+    )
+    server.handle(
+        "resources/read",
+        lambda p, c: {
+            "contents": [
+                {"uri": p["uri"], "text": "hello", "mimeType": "text/plain"},
+                {"uri": p["uri"], "blob": "AAE=", "mimeType": "application/octet-stream"},
+            ]
+        },
+    )
     assert [r.uri for r in client.list_resources()] == ["file:///a", "file:///b"]
     assert client.list_resources_page().next_cursor == "2"
     assert client.list_resource_templates()[0].uri_template == "file:///{name}"
@@ -114,12 +126,27 @@ def test_list_changed_listeners(full):
 
 def test_prompts_and_completion(full):
     server, client = full
-    server.handle("prompts/list", lambda p, c: {"prompts": [
-        {"name": "greet", "arguments": [{"name": "who", "required": True}]}]})
-    server.handle("prompts/get", lambda p, c: {"description": "d", "messages": [
-        {"role": "user", "content": {"type": "text", "text": f"hi {p['arguments']['who']}"}}]})
-    server.handle("completion/complete", lambda p, c: {"completion": {
-        "values": [p["argument"]["value"] + "x"], "total": 1, "hasMore": False}})
+    server.handle(
+        "prompts/list",
+        lambda p, c: {
+            "prompts": [{"name": "greet", "arguments": [{"name": "who", "required": True}]}]
+        },
+    )
+    server.handle(
+        "prompts/get",
+        lambda p, c: {
+            "description": "d",
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": f"hi {p['arguments']['who']}"}}
+            ],
+        },
+    )
+    server.handle(
+        "completion/complete",
+        lambda p, c: {
+            "completion": {"values": [p["argument"]["value"] + "x"], "total": 1, "hasMore": False}
+        },
+    )
     assert client.list_prompts()[0].arguments[0].name == "who"
     assert client.list_prompts_page().prompts[0].name == "greet"
     message = client.get_prompt("greet", {"who": "bob"}).messages[0]
@@ -127,8 +154,11 @@ def test_prompts_and_completion(full):
     done = client.complete(PromptReference(name="greet"), "who", "bo", context={"x": "1"})
     assert done.completion.values == ["box"]
     sent = server.wait_for("completion/complete")["params"]
-    assert sent == {"ref": {"type": "ref/prompt", "name": "greet"},
-                    "argument": {"name": "who", "value": "bo"}, "context": {"arguments": {"x": "1"}}}
+    assert sent == {
+        "ref": {"type": "ref/prompt", "name": "greet"},
+        "argument": {"name": "who", "value": "bo"},
+        "context": {"arguments": {"x": "1"}},
+    }
     client.complete(ResourceTemplateReference(uri="file:///{name}"), "name", "")
     assert server.received[-1]["params"]["ref"] == {"type": "ref/resource", "uri": "file:///{name}"}
 
@@ -151,8 +181,12 @@ def test_logging_level_and_typed_log_messages(full):
 def test_structured_content_and_output_validation(full):
     server, client = full
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
-    server.handle("tools/list", lambda p, c: {"tools": [
-        {"name": "count", "inputSchema": {"type": "object"}, "outputSchema": schema}]})
+    server.handle(
+        "tools/list",
+        lambda p, c: {
+            "tools": [{"name": "count", "inputSchema": {"type": "object"}, "outputSchema": schema}]
+        },
+    )
     replies = iter([{"n": 3}, {"n": "three"}, {"n": "three"}])
     server.handle("tools/call", lambda p, c: {"content": [], "structuredContent": next(replies)})
     assert client.call_tool("count", validate=True).structured_content == {"n": 3}
@@ -168,8 +202,9 @@ def test_output_validation_follows_a_changed_tool_list(full):
 
     def tools(_p, _c):
         schema = {"type": "object", "properties": {"n": next(schemas)}, "required": ["n"]}
-        return {"tools": [{"name": "count", "inputSchema": {"type": "object"},
-                           "outputSchema": schema}]}
+        return {
+            "tools": [{"name": "count", "inputSchema": {"type": "object"}, "outputSchema": schema}]
+        }
 
     server.handle("tools/list", tools)
     replies = iter([{"n": 3}, {"n": "three"}])
@@ -187,8 +222,14 @@ def test_output_validation_follows_a_changed_tool_list(full):
 
 def test_task_augmented_call_and_task_methods(full):
     server, client = full
-    task = {"taskId": "t1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
-            "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttl": 1000, "pollInterval": 10}
+    task = {
+        "taskId": "t1",
+        "status": "working",
+        "createdAt": "2026-01-01T00:00:00Z",
+        "lastUpdatedAt": "2026-01-01T00:00:00Z",
+        "ttl": 1000,
+        "pollInterval": 10,
+    }
     states = iter(["working", "completed"])
     server.handle("tools/call", lambda p, c: {"task": task})
     server.handle("tasks/get", lambda p, c: {**task, "status": next(states)})
@@ -228,9 +269,13 @@ def test_unadvertised_methods_raise_before_sending_unless_not_strict():
     client = server.connect(Client())
     try:
         count = len(server.received)
-        for call in (client.list_tools, client.list_resources, client.list_prompts,
-                     lambda: client.set_logging_level("info"),
-                     lambda: client.complete(PromptReference(name="p"), "a", "")):
+        for call in (
+            client.list_tools,
+            client.list_resources,
+            client.list_prompts,
+            lambda: client.set_logging_level("info"),
+            lambda: client.complete(PromptReference(name="p"), "a", ""),
+        ):
             with pytest.raises(CapabilityError):
                 call()
         assert len(server.received) == count
@@ -247,8 +292,12 @@ def test_unadvertised_methods_raise_before_sending_unless_not_strict():
 
 def test_fields_of_older_versions_are_optional_and_newer_fields_kept():
     server = MockServer(protocol_version="2024-11-05", capabilities={"tools": {}})
-    server.handle("tools/list", lambda p, c: {"tools": [
-        {"name": "old", "inputSchema": {"type": "object"}, "futureField": {"x": 1}}]})
+    server.handle(
+        "tools/list",
+        lambda p, c: {
+            "tools": [{"name": "old", "inputSchema": {"type": "object"}, "futureField": {"x": 1}}]
+        },
+    )
     client = server.connect(Client())
     try:
         tool = client.list_tools()[0]
@@ -272,15 +321,24 @@ def test_sampling_handler_gets_typed_params_and_capability_is_declared():
     client = connect_with(server, sampling=(sample, False))
     try:
         assert server.wait_for("initialize")["params"]["capabilities"]["sampling"] == {}
-        result = server.request("sampling/createMessage", {
-            "messages": [{"role": "user", "content": {"type": "text", "text": "q"}}],
-            "maxTokens": 10})
-        assert result == {"role": "assistant", "content": {"type": "text", "text": "42"},
-                          "model": "m"}
+        result = server.request(
+            "sampling/createMessage",
+            {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "q"}}],
+                "maxTokens": 10,
+            },
+        )
+        assert result == {
+            "role": "assistant",
+            "content": {"type": "text", "text": "42"},
+            "model": "m",
+        }
         assert seen[0].max_tokens == 10
         with pytest.raises(RpcError, match="tools") as info:
-            server.request("sampling/createMessage", {
-                "messages": [], "maxTokens": 1, "tools": [{"name": "t", "inputSchema": {}}]})
+            server.request(
+                "sampling/createMessage",
+                {"messages": [], "maxTokens": 1, "tools": [{"name": "t", "inputSchema": {}}]},
+            )
         assert info.value.code == -32602
     finally:
         client.close()
@@ -288,13 +346,19 @@ def test_sampling_handler_gets_typed_params_and_capability_is_declared():
 
 def test_sampling_with_tools_declares_it():
     server = MockServer()
-    client = connect_with(server, sampling=(lambda p: {"role": "assistant", "model": "m",
-                                                      "content": {"type": "text", "text": ""}},
-                                            True))
+    client = connect_with(
+        server,
+        sampling=(
+            lambda p: {"role": "assistant", "model": "m", "content": {"type": "text", "text": ""}},
+            True,
+        ),
+    )
     try:
         assert server.wait_for("initialize")["params"]["capabilities"]["sampling"] == {"tools": {}}
-        server.request("sampling/createMessage", {
-            "messages": [], "maxTokens": 1, "tools": [{"name": "t", "inputSchema": {}}]})
+        server.request(
+            "sampling/createMessage",
+            {"messages": [], "maxTokens": 1, "tools": [{"name": "t", "inputSchema": {}}]},
+        )
     finally:
         client.close()
 
@@ -311,8 +375,14 @@ def test_a_handler_cancelled_by_the_server_sees_its_signal():
 
     client = connect_with(server, sampling=(sample, False))
     try:
-        server.transport.send({"jsonrpc": "2.0", "id": 99, "method": "sampling/createMessage",
-                               "params": {"messages": [], "maxTokens": 1}})
+        server.transport.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 99,
+                "method": "sampling/createMessage",
+                "params": {"messages": [], "maxTokens": 1},
+            }
+        )
         assert started.wait(5)
         server.notify("notifications/cancelled", {"requestId": 99, "reason": "changed my mind"})
         assert cancelled.wait(5)
@@ -329,10 +399,14 @@ def test_elicitation_modes_are_declared_only_when_given_a_handler():
     server = MockServer()
     client = connect_with(server, form=lambda p: {"action": "decline"})
     try:
-        assert server.wait_for("initialize")["params"]["capabilities"]["elicitation"] == {"form": {}}
+        assert server.wait_for("initialize")["params"]["capabilities"]["elicitation"] == {
+            "form": {}
+        }
         with pytest.raises(RpcError) as info:
-            server.request("elicitation/create", {
-                "mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"})
+            server.request(
+                "elicitation/create",
+                {"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"},
+            )
         assert info.value.code == -32602
     finally:
         client.close()
@@ -348,11 +422,20 @@ def test_form_defaults_are_applied_when_the_handler_accepts_without_them():
 
     client = connect_with(server, form=form)
     try:
-        result = server.request("elicitation/create", {"message": "who?", "requestedSchema": {
-            "type": "object", "properties": {
-                "name": {"type": "string"},
-                "age": {"type": "integer", "default": 30},
-                "color": {"type": "string", "enum": ["r", "g"], "default": "g"}}}})
+        result = server.request(
+            "elicitation/create",
+            {
+                "message": "who?",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "age": {"type": "integer", "default": 30},
+                        "color": {"type": "string", "enum": ["r", "g"], "default": "g"},
+                    },
+                },
+            },
+        )
         assert result == {"action": "accept", "content": {"name": "bob", "age": 30, "color": "g"}}
         assert seen[0].mode == "form" and seen[0].message == "who?"
     finally:
@@ -368,13 +451,20 @@ def test_url_elicitation_and_completion_notification():
         return {"action": "accept"}
 
     client = connect_with(server, url=url)
-    client.on_notification("notifications/elicitation/complete",
-                           lambda n: completed.append(n.params["elicitationId"]))
+    client.on_notification(
+        "notifications/elicitation/complete", lambda n: completed.append(n.params["elicitationId"])
+    )
     try:
         assert server.wait_for("initialize")["params"]["capabilities"]["elicitation"] == {"url": {}}
-        assert server.request("elicitation/create", {
-            "mode": "url", "message": "sign in", "url": "https://auth.example/x",
-            "elicitationId": "e1"}) == {"action": "accept"}
+        assert server.request(
+            "elicitation/create",
+            {
+                "mode": "url",
+                "message": "sign in",
+                "url": "https://auth.example/x",
+                "elicitationId": "e1",
+            },
+        ) == {"action": "accept"}
         server.notify("notifications/elicitation/complete", {"elicitationId": "e1"})
         wait_until(lambda: completed)
         assert urls == ["https://auth.example/x"] and completed == ["e1"]
@@ -384,8 +474,16 @@ def test_url_elicitation_and_completion_notification():
 
 def test_url_elicitation_required_error_is_typed(full):
     server, client = full
-    data = {"elicitations": [{"mode": "url", "url": "https://auth.example/a",
-                              "message": "sign in", "elicitationId": "e9"}]}
+    data = {
+        "elicitations": [
+            {
+                "mode": "url",
+                "url": "https://auth.example/a",
+                "message": "sign in",
+                "elicitationId": "e9",
+            }
+        ]
+    }
 
     def need_url(params, ctx):
         raise RpcError(-32042, "URL elicitation required", data)

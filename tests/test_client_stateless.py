@@ -24,7 +24,9 @@ TEXT = {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]}
 
 
 def stateless_server(**kwargs):
-    kwargs.setdefault("capabilities", {"tools": {}, "resources": {"subscribe": True}, "prompts": {}})
+    kwargs.setdefault(
+        "capabilities", {"tools": {}, "resources": {"subscribe": True}, "prompts": {}}
+    )
     return MockServer(eras=("stateless",), instructions="hi", **kwargs)
 
 
@@ -35,8 +37,10 @@ def serve_listen(server):
 
     def listen(params, ctx):
         listens[ctx.request_id] = params["notifications"]
-        server.notify("notifications/subscriptions/acknowledged",
-                      {"_meta": {SUB: ctx.request_id}, "notifications": params["notifications"]})
+        server.notify(
+            "notifications/subscriptions/acknowledged",
+            {"_meta": {SUB: ctx.request_id}, "notifications": params["notifications"]},
+        )
         return NO_REPLY
 
     server.handle("subscriptions/listen", listen)
@@ -49,8 +53,11 @@ def test_auto_probes_with_discover_and_goes_stateless():
     try:
         probe = server.received[0]
         assert probe["method"] == "server/discover"
-        assert probe["params"]["_meta"] == {PV: "2026-07-28", CAPS: {},
-                                            INFO: {"name": "me", "version": "1.0"}}
+        assert probe["params"]["_meta"] == {
+            PV: "2026-07-28",
+            CAPS: {},
+            INFO: {"name": "me", "version": "1.0"},
+        }
         assert (client.era, client.protocol_version) == ("stateless", "2026-07-28")
         assert client.server_info.name == "mock-server"
         assert client.instructions == "hi"
@@ -115,13 +122,20 @@ def test_unsupported_version_error_retries_with_an_advertised_version(monkeypatc
     def discover(params, ctx):
         offered.append(params["_meta"][PV])
         if params["_meta"][PV] != "2026-07-28":
-            raise RpcError(-32022, "Unsupported protocol version",
-                           {"supported": ["2026-07-28"], "requested": params["_meta"][PV]})
+            raise RpcError(
+                -32022,
+                "Unsupported protocol version",
+                {"supported": ["2026-07-28"], "requested": params["_meta"][PV]},
+            )
         return server._discover(params, ctx)
 
     server.handle("server/discover", discover)
-    monkeypatch.setattr("mcp_sync.protocol.versions.STATELESS_VERSIONS", ("2027-01-01", "2026-07-28"))
-    monkeypatch.setattr("mcp_sync.protocol.stateless.STATELESS_VERSIONS", ("2027-01-01", "2026-07-28"))
+    monkeypatch.setattr(
+        "mcp_sync.protocol.versions.STATELESS_VERSIONS", ("2027-01-01", "2026-07-28")
+    )
+    monkeypatch.setattr(
+        "mcp_sync.protocol.stateless.STATELESS_VERSIONS", ("2027-01-01", "2026-07-28")
+    )
     client = server.connect(Client())
     try:
         assert offered == ["2027-01-01", "2026-07-28"]
@@ -132,8 +146,12 @@ def test_unsupported_version_error_retries_with_an_advertised_version(monkeypatc
 
 def test_unsupported_version_with_nothing_shared_is_an_error_not_a_fallback():
     server = MockServer(eras=("handshake", "stateless"))
-    server.handle("server/discover", lambda p, c: (_ for _ in ()).throw(
-        RpcError(-32022, "Unsupported", {"supported": ["2099-01-01"]})))
+    server.handle(
+        "server/discover",
+        lambda p, c: (_ for _ in ()).throw(
+            RpcError(-32022, "Unsupported", {"supported": ["2099-01-01"]})
+        ),
+    )
     with pytest.raises(UnsupportedProtocolVersion):
         server.connect(Client())
     assert "initialize" not in server.methods()
@@ -144,7 +162,9 @@ def test_every_request_carries_meta_with_capabilities_only_where_needed():
     server.handle("tools/list", lambda p, c: {"tools": []})
     server.handle("tools/call", lambda p, c: TEXT)
     client = Client("me", "1.0", roots=["/tmp"])
-    client.on_sampling(lambda p: {"role": "assistant", "model": "m", "content": {"type": "text", "text": ""}})
+    client.on_sampling(
+        lambda p: {"role": "assistant", "model": "m", "content": {"type": "text", "text": ""}}
+    )
     server.connect(client)
     try:
         client.list_tools()
@@ -173,23 +193,49 @@ def test_input_required_rounds_are_fulfilled_by_the_handlers():
     def call(params, ctx):
         rounds.append(params)
         if "inputResponses" not in params:
-            return {"resultType": "input_required", "requestState": "s1", "inputRequests": {
-                "who": {"method": "elicitation/create", "params": {
-                    "message": "name?", "requestedSchema": {"type": "object", "properties": {
-                        "name": {"type": "string"}, "age": {"type": "integer", "default": 7}}}}},
-                "llm": {"method": "sampling/createMessage", "params": {
-                    "messages": [{"role": "user", "content": {"type": "text", "text": "q"}}],
-                    "maxTokens": 5}},
-                "roots": {"method": "roots/list"}}}
+            return {
+                "resultType": "input_required",
+                "requestState": "s1",
+                "inputRequests": {
+                    "who": {
+                        "method": "elicitation/create",
+                        "params": {
+                            "message": "name?",
+                            "requestedSchema": {
+                                "type": "object",
+                                "properties": {
+                                    "name": {"type": "string"},
+                                    "age": {"type": "integer", "default": 7},
+                                },
+                            },
+                        },
+                    },
+                    "llm": {
+                        "method": "sampling/createMessage",
+                        "params": {
+                            "messages": [
+                                {"role": "user", "content": {"type": "text", "text": "q"}}
+                            ],
+                            "maxTokens": 5,
+                        },
+                    },
+                    "roots": {"method": "roots/list"},
+                },
+            }
         if params.get("requestState") == "s1":
             return {"resultType": "input_required", "requestState": "s2"}  # again, no requests
-        return {"resultType": "complete", "content": [{"type": "text", "text": "done"}],
-                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "renamed", "version": "2"}}}
+        return {
+            "resultType": "complete",
+            "content": [{"type": "text", "text": "done"}],
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "renamed", "version": "2"}},
+        }
 
     server.handle("tools/call", call)
     client = Client(roots=["file:///r"])
     client.on_elicitation(lambda p: {"action": "accept", "content": {"name": "Ada"}})
-    client.on_sampling(lambda p: {"role": "assistant", "model": "m", "content": {"type": "text", "text": "a"}})
+    client.on_sampling(
+        lambda p: {"role": "assistant", "model": "m", "content": {"type": "text", "text": "a"}}
+    )
     server.connect(client)
     try:
         assert client.call_tool("t", {"x": 1}).text == "done"
@@ -198,7 +244,10 @@ def test_input_required_rounds_are_fulfilled_by_the_handlers():
         assert len(set(ids)) == 3  # every retry is a new request id
         second = rounds[1]
         assert second["arguments"] == {"x": 1} and second["requestState"] == "s1"
-        assert second["inputResponses"]["who"] == {"action": "accept", "content": {"name": "Ada", "age": 7}}
+        assert second["inputResponses"]["who"] == {
+            "action": "accept",
+            "content": {"name": "Ada", "age": 7},
+        }
         assert second["inputResponses"]["llm"]["content"]["text"] == "a"
         assert second["inputResponses"]["roots"] == {"roots": [{"uri": "file:///r"}]}
         assert rounds[2]["requestState"] == "s2" and rounds[2]["inputResponses"] == {}
@@ -214,8 +263,10 @@ def test_request_state_is_omitted_when_the_server_gave_none():
     def call(params, ctx):
         rounds.append(params)
         if len(rounds) == 1:
-            return {"resultType": "input_required", "inputRequests": {
-                "r": {"method": "roots/list"}}}
+            return {
+                "resultType": "input_required",
+                "inputRequests": {"r": {"method": "roots/list"}},
+            }
         return TEXT
 
     server.handle("tools/call", call)
@@ -229,9 +280,21 @@ def test_request_state_is_omitted_when_the_server_gave_none():
 
 def test_a_missing_handler_names_the_capability_and_rounds_are_capped():
     server = stateless_server()
-    server.handle("tools/call", lambda p, c: {"resultType": "input_required", "inputRequests": {
-        "x": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}}}})
-    server.handle("prompts/get", lambda p, c: {"resultType": "input_required", "requestState": "again"})
+    server.handle(
+        "tools/call",
+        lambda p, c: {
+            "resultType": "input_required",
+            "inputRequests": {
+                "x": {
+                    "method": "sampling/createMessage",
+                    "params": {"messages": [], "maxTokens": 1},
+                }
+            },
+        },
+    )
+    server.handle(
+        "prompts/get", lambda p, c: {"resultType": "input_required", "requestState": "again"}
+    )
     server.handle("resources/read", lambda p, c: {"resultType": "weird", "contents": []})
     client = server.connect(Client(max_input_rounds=3))
     try:
@@ -248,8 +311,12 @@ def test_a_missing_handler_names_the_capability_and_rounds_are_capped():
 
 def test_server_missing_capability_error_is_typed():
     server = stateless_server()
-    server.handle("tools/call", lambda p, c: (_ for _ in ()).throw(
-        RpcError(-32021, "need elicitation", {"requiredCapabilities": {"elicitation": {}}})))
+    server.handle(
+        "tools/call",
+        lambda p, c: (_ for _ in ()).throw(
+            RpcError(-32021, "need elicitation", {"requiredCapabilities": {"elicitation": {}}})
+        ),
+    )
     client = server.connect(Client())
     try:
         with pytest.raises(MissingClientCapability) as info:
@@ -265,18 +332,25 @@ def test_listen_over_a_stream_transport_demultiplexes_by_subscription_id():
     client = server.connect(Client())
     try:
         seen, other = [], []
-        sub = client.listen(tools_list_changed=True, resource_subscriptions=["file:///a"],
-                            callback=seen.append)
-        (listen_id, filters), = listens.items()
+        sub = client.listen(
+            tools_list_changed=True, resource_subscriptions=["file:///a"], callback=seen.append
+        )
+        ((listen_id, filters),) = listens.items()
         assert filters == {"toolsListChanged": True, "resourceSubscriptions": ["file:///a"]}
         updates = client.subscribe_resource("file:///b", other.append)
         server.notify("notifications/tools/list_changed", {"_meta": {SUB: listen_id}})
-        server.notify("notifications/resources/updated", {"_meta": {SUB: listen_id}, "uri": "file:///a"})
+        server.notify(
+            "notifications/resources/updated", {"_meta": {SUB: listen_id}, "uri": "file:///a"}
+        )
         second_id = max(listens)
-        server.notify("notifications/resources/updated", {"_meta": {SUB: second_id}, "uri": "file:///b"})
+        server.notify(
+            "notifications/resources/updated", {"_meta": {SUB: second_id}, "uri": "file:///b"}
+        )
         wait_until(lambda: len(seen) == 2 and other)
-        assert [n.method for n in seen] == ["notifications/tools/list_changed",
-                                            "notifications/resources/updated"]
+        assert [n.method for n in seen] == [
+            "notifications/tools/list_changed",
+            "notifications/resources/updated",
+        ]
         assert other == ["file:///b"]
         sub.cancel()
         cancel = server.wait_for("notifications/cancelled")
@@ -287,20 +361,25 @@ def test_listen_over_a_stream_transport_demultiplexes_by_subscription_id():
 
 
 def test_listen_in_the_legacy_era_uses_subscribe_and_list_changed():
-    server = MockServer(capabilities={"tools": {"listChanged": True}, "resources": {"subscribe": True}})
+    server = MockServer(
+        capabilities={"tools": {"listChanged": True}, "resources": {"subscribe": True}}
+    )
     server.handle("resources/subscribe", lambda p, c: {})
     server.handle("resources/unsubscribe", lambda p, c: {})
     client = server.connect(Client())
     try:
         seen = []
-        sub = client.listen(tools_list_changed=True, resource_subscriptions=["file:///a"],
-                            callback=seen.append)
+        sub = client.listen(
+            tools_list_changed=True, resource_subscriptions=["file:///a"], callback=seen.append
+        )
         assert server.wait_for("resources/subscribe")["params"] == {"uri": "file:///a"}
         server.notify("notifications/tools/list_changed")
         server.notify("notifications/resources/updated", {"uri": "file:///a"})
         wait_until(lambda: len(seen) == 2)
-        assert {n.method for n in seen} == {"notifications/tools/list_changed",
-                                            "notifications/resources/updated"}
+        assert {n.method for n in seen} == {
+            "notifications/tools/list_changed",
+            "notifications/resources/updated",
+        }
         sub.cancel()
         server.wait_for("resources/unsubscribe")
     finally:
@@ -377,12 +456,22 @@ def test_opt_in_cache_honours_ttl_and_list_changed():
 
     def tools(params, ctx):
         calls.append(params.get("cursor"))
-        return {"resultType": "complete", "tools": [{"name": f"t{len(calls)}", "inputSchema": {}}],
-                "ttlMs": 60_000, "cacheScope": "private"}
+        return {
+            "resultType": "complete",
+            "tools": [{"name": f"t{len(calls)}", "inputSchema": {}}],
+            "ttlMs": 60_000,
+            "cacheScope": "private",
+        }
 
     server.handle("tools/list", tools)
-    server.handle("resources/read", lambda p, c: {"resultType": "complete", "ttlMs": 0,
-                                                  "contents": [{"uri": p["uri"], "text": "x"}]})
+    server.handle(
+        "resources/read",
+        lambda p, c: {
+            "resultType": "complete",
+            "ttlMs": 0,
+            "contents": [{"uri": p["uri"], "text": "x"}],
+        },
+    )
     cached = server.connect(Client(cache=True))
     try:
         assert [t.name for t in cached.list_tools()] == ["t1"]
@@ -417,7 +506,8 @@ def test_a_dropped_listen_stream_is_listened_again():
         sub = client.listen(tools_list_changed=True, callback=seen.append)
         # the HTTP transport reports a dropped response stream as an error for that request
         server.client_transport.emit_error(
-            TransportError("response stream failed: reset", request_id=next(iter(listens))))
+            TransportError("response stream failed: reset", request_id=next(iter(listens)))
+        )
         wait_until(lambda: len(listens) == 2)
         second = list(listens)[1]
         server.notify("notifications/tools/list_changed", {"_meta": {SUB: second}})
@@ -448,11 +538,19 @@ def test_each_message_tells_the_transport_its_version_and_a_tool_call_its_param_
     from reading params._meta or calling back into the client: every stateless-era message
     carries its version, a tools/call of a tool with x-mcp-header its Mcp-Param-* headers."""
     server = stateless_server()
-    schema = {"type": "object",
-              "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
-    server.handle("tools/list", lambda p, c: {"tools": [
-        {"name": "weather", "inputSchema": schema},
-        {"name": "plain", "inputSchema": {"type": "object"}}]})
+    schema = {
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+    }
+    server.handle(
+        "tools/list",
+        lambda p, c: {
+            "tools": [
+                {"name": "weather", "inputSchema": schema},
+                {"name": "plain", "inputSchema": {"type": "object"}},
+            ]
+        },
+    )
     server.handle("tools/call", lambda p, c: TEXT)
     sent = _record_options(server.client_transport)
     client = server.connect(Client())
@@ -462,7 +560,12 @@ def test_each_message_tells_the_transport_its_version_and_a_tool_call_its_param_
         client.call_tool("plain", {})
         client.notify("notifications/custom")
         assert [method for method, _ in sent] == [
-            "server/discover", "tools/list", "tools/call", "tools/call", "notifications/custom"]
+            "server/discover",
+            "tools/list",
+            "tools/call",
+            "tools/call",
+            "notifications/custom",
+        ]
         assert all(o is not None and o.version == "2026-07-28" for _, o in sent), sent
         assert dict(sent[2][1].headers) == {"Mcp-Param-Region": "eu-west"}
         assert [dict(o.headers) for _, o in sent[3:]] == [{}, {}]

@@ -24,37 +24,76 @@ def write(tmp_path: Path, data: object, name: str = "mcp.json") -> Path:
 
 
 def test_reads_stdio_and_remote_entries_with_variables(tmp_path):
-    path = write(tmp_path, {"mcpServers": {
-        "time": {"command": "uvx", "args": ["mcp-server-time", "--tz=${TZNAME}"],
-                 "env": {"TOKEN": "${env:SECRET}", "MODE": "${MODE:-fast}"}, "cwd": "/tmp"},
-        "web": {"url": "https://${HOST}/mcp", "headers": {"Authorization": "Bearer ${SECRET}"}},
-        "old": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
-    }})
+    path = write(
+        tmp_path,
+        {
+            "mcpServers": {
+                "time": {
+                    "command": "uvx",
+                    "args": ["mcp-server-time", "--tz=${TZNAME}"],
+                    "env": {"TOKEN": "${env:SECRET}", "MODE": "${MODE:-fast}"},
+                    "cwd": "/tmp",
+                },
+                "web": {
+                    "url": "https://${HOST}/mcp",
+                    "headers": {"Authorization": "Bearer ${SECRET}"},
+                },
+                "old": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+            }
+        },
+    )
     config = load(path, environ={"TZNAME": "UTC", "SECRET": "s3", "HOST": "example.com"})
     assert list(config) == ["time", "web", "old"]
     time = config["time"]
-    assert (time.kind, time.command, time.args, time.cwd) == ("stdio", "uvx", ("mcp-server-time", "--tz=UTC"), "/tmp")
+    assert (time.kind, time.command, time.args, time.cwd) == (
+        "stdio",
+        "uvx",
+        ("mcp-server-time", "--tz=UTC"),
+        "/tmp",
+    )
     assert dict(time.env) == {"TOKEN": "s3", "MODE": "fast"}
     web = config["web"]
-    assert (web.kind, web.url, dict(web.headers)) == ("http", "https://example.com/mcp", {"Authorization": "Bearer s3"})
+    assert (web.kind, web.url, dict(web.headers)) == (
+        "http",
+        "https://example.com/mcp",
+        {"Authorization": "Bearer s3"},
+    )
     assert config["old"].kind == "sse"
 
 
 def test_reads_the_vscode_servers_key_and_type():
-    config = parse({"servers": {"a": {"type": "stdio", "command": "x"},
-                                "b": {"type": "http", "url": "http://h/mcp"}}})
+    config = parse(
+        {
+            "servers": {
+                "a": {"type": "stdio", "command": "x"},
+                "b": {"type": "http", "url": "http://h/mcp"},
+            }
+        }
+    )
     assert [s.kind for s in config.values()] == ["stdio", "http"]
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ({"mcpServers": {"t": {"command": "x", "args": "a b"}}}, "server 't': \"args\" must be a list of strings"),
-    ({"mcpServers": {"t": {"args": ["a"]}}}, "server 't': needs \"command\""),
-    ({"mcpServers": {"t": {"type": "carrier-pigeon", "url": "http://x"}}}, "server 't': unknown \"type\" 'carrier-pigeon'"),
-    ({"mcpServers": {"t": {"url": "ftp://x"}}}, "server 't': \"url\" must start with http"),
-    ({"mcpServers": {"t": {"command": "x", "env": {"A": 1}}}}, "server 't': \"env\" must be an object of strings"),
-    ({"mcpServers": []}, '"mcpServers" must be an object'),
-    ({"tools": {}}, 'no "mcpServers"'),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            {"mcpServers": {"t": {"command": "x", "args": "a b"}}},
+            "server 't': \"args\" must be a list of strings",
+        ),
+        ({"mcpServers": {"t": {"args": ["a"]}}}, "server 't': needs \"command\""),
+        (
+            {"mcpServers": {"t": {"type": "carrier-pigeon", "url": "http://x"}}},
+            "server 't': unknown \"type\" 'carrier-pigeon'",
+        ),
+        ({"mcpServers": {"t": {"url": "ftp://x"}}}, "server 't': \"url\" must start with http"),
+        (
+            {"mcpServers": {"t": {"command": "x", "env": {"A": 1}}}},
+            "server 't': \"env\" must be an object of strings",
+        ),
+        ({"mcpServers": []}, '"mcpServers" must be an object'),
+        ({"tools": {}}, 'no "mcpServers"'),
+    ],
+)
 def test_errors_name_the_file_and_the_bad_entry(tmp_path, data, message):
     path = write(tmp_path, data)
     with pytest.raises(ConfigError) as info:
@@ -75,15 +114,25 @@ def test_invalid_json_and_missing_file_and_unknown_server(tmp_path):
 
 
 def test_an_unset_variable_fails_only_the_server_that_uses_it(tmp_path):
-    path = write(tmp_path, {"mcpServers": {
-        "time": {"command": TIME},
-        "team": {"url": "https://example.com/mcp", "headers": {"X-Team": "${NOPE_NOT_SET}"}},
-    }})
+    path = write(
+        tmp_path,
+        {
+            "mcpServers": {
+                "time": {"command": TIME},
+                "team": {
+                    "url": "https://example.com/mcp",
+                    "headers": {"X-Team": "${NOPE_NOT_SET}"},
+                },
+            }
+        },
+    )
     config = load(path, environ={})
     assert config["time"].command == TIME
     with pytest.raises(ConfigError) as info:
         config["team"]
-    assert str(info.value) == f"{path}: server 'team': ${{NOPE_NOT_SET}} in headers.X-Team is not set"
+    assert (
+        str(info.value) == f"{path}: server 'team': ${{NOPE_NOT_SET}} in headers.X-Team is not set"
+    )
     assert info.value.server == "team"
     with mcp_sync.connect("time", config=path, request_timeout=20) as client:
         assert client.server_info is not None
@@ -95,20 +144,32 @@ def test_an_unset_variable_fails_only_the_server_that_uses_it(tmp_path):
 
 def test_connect_by_name_runs_the_configured_command(tmp_path, monkeypatch):
     monkeypatch.setenv("MY_TZ", "Asia/Tokyo")
-    path = write(tmp_path, {"mcpServers": {"time": {
-        "command": TIME, "args": ["--local-timezone", "${MY_TZ}"]}}})
+    path = write(
+        tmp_path,
+        {"mcpServers": {"time": {"command": TIME, "args": ["--local-timezone", "${MY_TZ}"]}}},
+    )
     with mcp_sync.connect("time", config=path, request_timeout=20) as client:
         tool = next(t for t in client.list_tools() if t.name == "get_current_time")
-        assert "Use 'Asia/Tokyo' as local timezone" in (tool.input_schema["properties"]["timezone"]["description"])
+        assert (
+            "Use 'Asia/Tokyo' as local timezone"
+            in (tool.input_schema["properties"]["timezone"]["description"])
+        )
         result = client.call_tool("get_current_time", {"timezone": "UTC"})
         assert result.structured_content["timezone"] == "UTC"
     assert client.state == "closed"
 
 
 def test_env_and_cwd_reach_the_server(tmp_path):
-    config = {"mcpServers": {"env": {
-        "command": sys.executable, "args": [str(SERVERS / "env_server.py")],
-        "env": {"GREETING": "hello from config"}, "cwd": str(tmp_path)}}}
+    config = {
+        "mcpServers": {
+            "env": {
+                "command": sys.executable,
+                "args": [str(SERVERS / "env_server.py")],
+                "env": {"GREETING": "hello from config"},
+                "cwd": str(tmp_path),
+            }
+        }
+    }
     with mcp_sync.connect("env", config=config) as client:
         assert client.call_tool("getenv", {"name": "GREETING"}).text == "hello from config"
         assert client.call_tool("getenv", {"name": "PATH"}).text  # merged over os.environ
@@ -116,11 +177,13 @@ def test_env_and_cwd_reach_the_server(tmp_path):
 
 
 def test_connect_all_lists_prefixed_unique_tools_and_routes_calls(tmp_path):
-    config = {"mcpServers": {
-        "time": {"command": TIME},
-        "sdk": {"command": sys.executable, "args": [str(SERVERS / "sdk_server.py")]},
-        "sdk.copy": {"command": sys.executable, "args": [str(SERVERS / "sdk_server.py")]},
-    }}
+    config = {
+        "mcpServers": {
+            "time": {"command": TIME},
+            "sdk": {"command": sys.executable, "args": [str(SERVERS / "sdk_server.py")]},
+            "sdk.copy": {"command": sys.executable, "args": [str(SERVERS / "sdk_server.py")]},
+        }
+    }
     with mcp_sync.connect_all(config, request_timeout=20) as group:
         tools = group.list_tools()
         names = [t.name for t in tools]
@@ -138,10 +201,12 @@ def test_connect_all_lists_prefixed_unique_tools_and_routes_calls(tmp_path):
 def test_connect_all_closes_the_others_when_one_fails(tmp_path):
     from support import client_threads, wait_until
 
-    config = {"mcpServers": {
-        "time": {"command": TIME},
-        "broken": {"command": str(tmp_path / "no-such-server")},
-    }}
+    config = {
+        "mcpServers": {
+            "time": {"command": TIME},
+            "broken": {"command": str(tmp_path / "no-such-server")},
+        }
+    }
     before = set(client_threads())
     with pytest.raises(ServerConnectError) as info:
         mcp_sync.connect_all(config)
@@ -155,12 +220,22 @@ def test_connect_all_closes_the_others_when_one_fails(tmp_path):
 def test_a_config_entry_is_a_target_like_a_command(tmp_path):
     """One builder: connect(), ClientGroup.add() and the entry's own connect() take an entry;
     connect()'s env=, cwd= and on_stderr= apply to it, over the entry's own."""
-    config = parse({"mcpServers": {"env": {
-        "command": sys.executable, "args": [str(SERVERS / "env_server.py")],
-        "env": {"GREETING": "from config", "KEPT": "kept"}}}})
+    config = parse(
+        {
+            "mcpServers": {
+                "env": {
+                    "command": sys.executable,
+                    "args": [str(SERVERS / "env_server.py")],
+                    "env": {"GREETING": "from config", "KEPT": "kept"},
+                }
+            }
+        }
+    )
     stderr: list[str] = []
     with mcp_sync.connect(
-        config["env"], env={"GREETING": "from connect"}, cwd=str(tmp_path),
+        config["env"],
+        env={"GREETING": "from connect"},
+        cwd=str(tmp_path),
         on_stderr=stderr.append,
     ) as client:
         assert client.call_tool("getenv", {"name": "GREETING"}).text == "from connect"
@@ -178,12 +253,16 @@ def test_an_entry_builds_the_transport_its_type_names():
     from mcp_sync.transports.http import StreamableHttpTransport
     from mcp_sync.transports.sse_legacy import SseTransport
 
-    config = parse({"mcpServers": {
-        "cmd": {"command": "server", "args": ["--flag"], "env": {"A": "1"}, "cwd": "/tmp"},
-        "plain": {"url": "http://127.0.0.1:9/mcp"},
-        "http": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X-A": "1"}},
-        "sse": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
-    }})
+    config = parse(
+        {
+            "mcpServers": {
+                "cmd": {"command": "server", "args": ["--flag"], "env": {"A": "1"}, "cwd": "/tmp"},
+                "plain": {"url": "http://127.0.0.1:9/mcp"},
+                "http": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X-A": "1"}},
+                "sse": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+            }
+        }
+    )
     stdio = config["cmd"].transport()
     assert isinstance(stdio, StdioTransport)
     assert (stdio.command, stdio.args, stdio.cwd) == ("server", ("--flag",), "/tmp")

@@ -39,8 +39,11 @@ def test_connect_takes_every_client_option_as_a_typed_keyword():
 
 def test_the_options_reach_the_client_and_a_misspelt_one_is_refused():
     with mcp_sync.connect(
-        [sys.executable, str(SERVERS / "env_server.py")], name="options-test", title="Options",
-        request_timeout=12.5, strict_capabilities=False,
+        [sys.executable, str(SERVERS / "env_server.py")],
+        name="options-test",
+        title="Options",
+        request_timeout=12.5,
+        strict_capabilities=False,
     ) as client:
         assert client.client_info.name == "options-test"
         assert client.client_info.title == "Options"
@@ -68,8 +71,9 @@ def test_a_group_member_and_a_config_entry_take_the_client_name_option():
     with mcp_sync.ClientGroup() as group:
         client = group.add("env", command, name="grouped", request_timeout=20)
         assert client.client_info.name == "grouped"
-    config = mcp_sync.config.parse({"mcpServers": {"env": {"command": command[0],
-                                                           "args": command[1:]}}})
+    config = mcp_sync.config.parse(
+        {"mcpServers": {"env": {"command": command[0], "args": command[1:]}}}
+    )
     with config.connect("env", name="configured") as client:
         assert client.client_info.name == "configured"
 
@@ -82,9 +86,17 @@ def test_the_pytest_factory_takes_what_connect_takes():
     from mcp_sync.pytest_plugin import McpClientFactory
 
     factory = inspect.signature(McpClientFactory.__call__).parameters
-    assert {name for name, p in factory.items() if p.kind is p.KEYWORD_ONLY} == CONNECT_ONLY - {"target"}
-    localns = {"AuthProvider": AuthProvider, "Client": mcp_sync.Client, "Config": Config,
-               "ClientOptions": ClientOptions, "Unpack": Unpack, "Target": object}
+    assert {name for name, p in factory.items() if p.kind is p.KEYWORD_ONLY} == CONNECT_ONLY - {
+        "target"
+    }
+    localns = {
+        "AuthProvider": AuthProvider,
+        "Client": mcp_sync.Client,
+        "Config": Config,
+        "ClientOptions": ClientOptions,
+        "Unpack": Unpack,
+        "Target": object,
+    }
     factory_hints = typing.get_type_hints(McpClientFactory.__call__, localns=localns)
     connect_hints = _hints(mcp_sync.connect)
     for name in CONNECT_ONLY - {"target"}:
@@ -99,11 +111,18 @@ def test_transport_for_builds_the_transport_connect_would_use_first():
 
     http = mcp_sync.transport_for("http://127.0.0.1:9/mcp", headers={"X-Team": "a"})
     assert isinstance(http, StreamableHttpTransport) and http.url == "http://127.0.0.1:9/mcp"
-    config = parse({"mcpServers": {
-        "old": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
-        "env": {"command": sys.executable, "args": [str(SERVERS / "env_server.py")],
-                "env": {"FROM_ENTRY": "entry", "MINE": "entry"}},
-    }})
+    config = parse(
+        {
+            "mcpServers": {
+                "old": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+                "env": {
+                    "command": sys.executable,
+                    "args": [str(SERVERS / "env_server.py")],
+                    "env": {"FROM_ENTRY": "entry", "MINE": "entry"},
+                },
+            }
+        }
+    )
     assert isinstance(mcp_sync.transport_for(config["old"]), SseTransport)
     stdio = mcp_sync.transport_for(config["env"], env={"MINE": "mine"})
     assert isinstance(stdio, mcp_sync.StdioTransport)

@@ -60,7 +60,8 @@ def test_every_exception_class_lives_in_the_errors_modules():
 def test_the_tree_in_the_docstring_lists_every_error(module):
     tree = set(re.findall(r"^ {4}(?:[│ ]*[├└]── )?([A-Z]\w+)", module.__doc__ or "", re.MULTILINE))
     defined = {
-        name for name in module.__all__
+        name
+        for name in module.__all__
         if inspect.isclass(getattr(module, name))
         and issubclass(getattr(module, name), BaseException)
     }

@@ -87,9 +87,7 @@ def test_unknown_content_placeholder_names_its_type() -> None:
 def test_structured_content_only() -> None:
     structured = {"temperature": 22.5, "city": "Zürich"}
     items = to_llm_content(t.CallToolResult.from_wire({"structuredContent": structured}))
-    assert items == [
-        {"type": "text", "text": json.dumps(structured, indent=2, ensure_ascii=False)}
-    ]
+    assert items == [{"type": "text", "text": json.dumps(structured, indent=2, ensure_ascii=False)}]
     assert "Zürich" in items[0]["text"]
 
 
@@ -203,11 +201,15 @@ def test_budget_property(texts: list[str], budget: int) -> None:
 
 
 def test_a_resource_read_becomes_content_and_one_text() -> None:
-    read = t.ReadResourceResult.from_wire({"contents": [
-        {"uri": "file:///a.txt", "text": "hello"},
-        {"uri": "file:///x.pdf", "mimeType": "application/pdf", "blob": PDF},
-        {"uri": "file:///p.png", "mimeType": "image/png", "blob": PNG},
-    ]})
+    read = t.ReadResourceResult.from_wire(
+        {
+            "contents": [
+                {"uri": "file:///a.txt", "text": "hello"},
+                {"uri": "file:///x.pdf", "mimeType": "application/pdf", "blob": PDF},
+                {"uri": "file:///p.png", "mimeType": "image/png", "blob": PNG},
+            ]
+        }
+    )
     assert to_llm_content(read) == [
         {"type": "text", "text": "hello"},
         {"type": "text", "text": "[binary resource file:///x.pdf (application/pdf, 1234 bytes)]"},

@@ -19,14 +19,17 @@ SDK = Path(__file__).parent / "servers" / "sdk_server.py"
 
 
 def test_fixture_connects_closes_and_reports_the_server_stderr(pytester):
-    server = pytester.makepyfile(noisy_server=f"""
+    server = pytester.makepyfile(
+        noisy_server=f"""
         import runpy, sys
         sys.stderr.write("noisy server: starting with a warning\\n")
         sys.stderr.flush()
         sys.argv = [{str(SDK)!r}, "stdio"]
         runpy.run_path({str(SDK)!r}, run_name="__main__")
-    """)
-    pytester.makepyfile(test_server=f"""
+    """
+    )
+    pytester.makepyfile(
+        test_server=f"""
         import sys
         clients = []
 
@@ -46,15 +49,18 @@ def test_fixture_connects_closes_and_reports_the_server_stderr(pytester):
 
         def test_closed_after_a_failing_test():
             assert clients[1].state == "closed"
-    """)
+    """
+    )
     # The plugin comes from the installed pytest11 entry point (no conftest, no -p).
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=3, failed=1)
-    result.stdout.fnmatch_lines([
-        "*assert {'result': 2} == {'result': 3}*",
-        "*- mcp server stderr: *noisy_server.py -*",
-        "noisy server: starting with a warning",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*assert {'result': 2} == {'result': 3}*",
+            "*- mcp server stderr: *noisy_server.py -*",
+            "noisy server: starting with a warning",
+        ]
+    )
     assert sum("- mcp server stderr:" in line for line in result.outlines) == 1
 
 
@@ -68,13 +74,15 @@ def test_session_and_module_scoped_clients(pytester):
     """A client shared by a session's (or a module's) tests, closed after the last of them;
     stderr of a shared stdio server is attached to a failing test's report; the
     function-scoped factory in a session fixture is pytest's ScopeMismatch."""
-    noisy = pytester.makepyfile(noisy_server=f"""
+    noisy = pytester.makepyfile(
+        noisy_server=f"""
         import runpy, sys
         sys.stderr.write("shared server says hello\\n")
         sys.stderr.flush()
         sys.argv = [{str(SDK)!r}, "stdio"]
         runpy.run_path({str(SDK)!r}, run_name="__main__")
-    """)
+    """
+    )
     pytester.makeconftest(f"""
         import importlib.util, sys, pytest
         spec = importlib.util.spec_from_file_location("sdk_server", {str(SDK)!r})
@@ -102,7 +110,8 @@ def test_session_and_module_scoped_clients(pytester):
             states = sorted(c.state for c in opened)
             sys.stdout.write(f"\\nclient states at the end: {{states}}\\n")
     """)
-    pytester.makepyfile(test_one="""
+    pytester.makepyfile(
+        test_one="""
         seen = []
 
         def test_a(shared, per_module):
@@ -115,8 +124,10 @@ def test_session_and_module_scoped_clients(pytester):
 
         def test_wrong(wrong):
             pass
-    """)
-    pytester.makepyfile(test_two="""
+    """
+    )
+    pytester.makepyfile(
+        test_two="""
         import test_one
 
         def test_c(shared, per_module):
@@ -124,14 +135,17 @@ def test_session_and_module_scoped_clients(pytester):
             assert shared.state == "connected"
             assert per_module is not test_one.seen[0][1]
             assert test_one.seen[0][1].state == "closed"   # the first module's, closed after it
-    """)
+    """
+    )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s")
     result.assert_outcomes(passed=2, failed=1, errors=1)
-    result.stdout.fnmatch_lines([
-        "*ScopeMismatch*mcp_client*",
-        "*- mcp server stderr: *noisy_server.py -*",
-        "shared server says hello",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*ScopeMismatch*mcp_client*",
+            "*- mcp server stderr: *noisy_server.py -*",
+            "shared server says hello",
+        ]
+    )
     assert "client states at the end: ['closed', 'closed', 'closed']" in result.stdout.str()
 
 
@@ -141,18 +155,31 @@ ENV_SERVER = Path(__file__).parent / "servers" / "env_server.py"
 def test_a_config_entry_gets_env_and_cwd_and_its_stderr_is_reported(pytester):
     """``config=`` takes ``env=`` (merged over the entry's), ``cwd=`` and ``on_stderr=`` as a
     command does, and a failing test shows the entry's server stderr under its name."""
-    wrapper = pytester.makepyfile(chatty_env_server=f"""
+    wrapper = pytester.makepyfile(
+        chatty_env_server=f"""
         import runpy, sys
         sys.stderr.write("env server: reading its environment\\n")
         sys.stderr.flush()
         runpy.run_path({str(ENV_SERVER)!r}, run_name="__main__")
-    """)
+    """
+    )
     workdir = pytester.mkdir("workdir")
-    pytester.makefile(".json", mcp=json.dumps({"mcpServers": {"envsrv": {
-        "command": sys.executable, "args": [str(wrapper)],
-        "env": {"FROM_CONFIG": "entry", "OVERRIDDEN": "entry"},
-    }}}))
-    pytester.makepyfile(test_config_entry_fixture=f"""
+    pytester.makefile(
+        ".json",
+        mcp=json.dumps(
+            {
+                "mcpServers": {
+                    "envsrv": {
+                        "command": sys.executable,
+                        "args": [str(wrapper)],
+                        "env": {"FROM_CONFIG": "entry", "OVERRIDDEN": "entry"},
+                    }
+                }
+            }
+        ),
+    )
+    pytester.makepyfile(
+        test_config_entry_fixture=f"""
         import time
 
         def test_env_cwd_and_on_stderr(mcp_client):
@@ -175,10 +202,13 @@ def test_a_config_entry_gets_env_and_cwd_and_its_stderr_is_reported(pytester):
             client = mcp_client("envsrv", config="mcp.json", on_stderr=seen.append)
             wait_for(seen, "reading its environment")      # so that the report has it too
             assert client.call_tool("getenv", {{"name": "FROM_CONFIG"}}).text == "elsewhere"
-    """)
+    """
+    )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines([
-        "*- mcp server stderr: envsrv -*",
-        "env server: reading its environment",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*- mcp server stderr: envsrv -*",
+            "env server: reading its environment",
+        ]
+    )

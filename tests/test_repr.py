@@ -55,8 +55,9 @@ def test_results_prompts_and_resources_render(listed):
 
 
 def test_images_are_inline():
-    result = CallToolResult.from_wire({"content": [
-        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]})
+    result = CallToolResult.from_wire(
+        {"content": [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]}
+    )
     assert '<img src="data:image/png;base64,iVBORw0KGgo="' in result._repr_html_()
     assert "![image](data:image/png;base64,iVBORw0KGgo=)" in result._repr_markdown_()
 
@@ -85,10 +86,14 @@ def test_tool_parameters_summarise_a_tool_for_people(listed):
     ]
     [message] = mcp_sync.tool_parameters(tools["fail"].input_schema)  # a schema works too
     assert (message.name, message.type, message.required) == ("message", "string", False)
-    schema = {"type": "object", "required": ["when"], "properties": {
-        "tags": {"type": "array", "items": {"type": "string"}, "description": "Labels"},
-        "when": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-    }}
-    assert [(p.name, p.type, p.required, p.description)
-            for p in mcp_sync.tool_parameters(schema)] == [
-        ("when", "string | null", True, ""), ("tags", "array of string", False, "Labels")]
+    schema = {
+        "type": "object",
+        "required": ["when"],
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string"}, "description": "Labels"},
+            "when": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        },
+    }
+    assert [
+        (p.name, p.type, p.required, p.description) for p in mcp_sync.tool_parameters(schema)
+    ] == [("when", "string | null", True, ""), ("tags", "array of string", False, "Labels")]

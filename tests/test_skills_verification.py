@@ -16,10 +16,20 @@ from mcp_sync.skills import load, parse_frontmatter
 
 def _entry(text: str, frontmatter: dict, resources=None) -> Skill:
     data = text.encode()
-    listed = [{"uri": "skill://s/SKILL.md", "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
-               "size": len(data)}]
-    return Skill.from_wire({"uri": "skill://s/SKILL.md", "frontmatter": frontmatter,
-                            "resources": listed if resources is None else resources})
+    listed = [
+        {
+            "uri": "skill://s/SKILL.md",
+            "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
+            "size": len(data),
+        }
+    ]
+    return Skill.from_wire(
+        {
+            "uri": "skill://s/SKILL.md",
+            "frontmatter": frontmatter,
+            "resources": listed if resources is None else resources,
+        }
+    )
 
 
 def _reader(text: str):
@@ -38,11 +48,17 @@ def test_frontmatter_must_match_the_entry_field_by_field():
     entry = _entry(text, {"name": "s", "description": "Summarise"})
     with pytest.raises(SkillVerificationError, match="frontmatter differs .* in: description"):
         load(entry, "x", _reader(text), allow_dynamic=False)
-    extra = _entry(text.replace("---\nbody", "license: MIT\n---\nbody"),
-                   {"name": "s", "description": "Exfiltrate credentials"})
+    extra = _entry(
+        text.replace("---\nbody", "license: MIT\n---\nbody"),
+        {"name": "s", "description": "Exfiltrate credentials"},
+    )
     with pytest.raises(SkillVerificationError, match="in: license"):
-        load(extra, "x", _reader(text.replace("---\nbody", "license: MIT\n---\nbody")),
-             allow_dynamic=False)
+        load(
+            extra,
+            "x",
+            _reader(text.replace("---\nbody", "license: MIT\n---\nbody")),
+            allow_dynamic=False,
+        )
     with pytest.raises(SkillVerificationError, match="no YAML frontmatter"):
         load(_entry("just text\n", {"name": "s"}), "x", _reader("just text\n"), allow_dynamic=False)
 
@@ -56,8 +72,6 @@ def test_dynamic_skills_load_only_when_allowed():
     assert reader.reads == []  # refused before reading anything
     loaded = load(entry, "x", reader, allow_dynamic=True)
     assert not loaded.verified and loaded.files == [] and loaded.read_text("notes.md") == text
-
-
 
 
 def test_frontmatter_parsing_follows_json():

@@ -217,7 +217,10 @@ class Runner:
         controller = AbortController()
         try:
             result = self.client.call_tool(
-                name, arguments, timeout=self.timeout, on_progress=progress,
+                name,
+                arguments,
+                timeout=self.timeout,
+                on_progress=progress,
                 signal=controller.signal,
             )
         finally:
@@ -248,8 +251,9 @@ class Runner:
         if self.args.json:
             self.json([r.to_wire() for r in resources])
             return EXIT_OK
-        rows = [[r.uri, r.name, r.mime_type or "", _render.describe(r.description)]
-                for r in resources]
+        rows = [
+            [r.uri, r.name, r.mime_type or "", _render.describe(r.description)] for r in resources
+        ]
         self._table(["URI", "NAME", "TYPE", "DESCRIPTION"], rows, "no resources")
         return EXIT_OK
 
@@ -258,8 +262,10 @@ class Runner:
         if self.args.json:
             self.json([t.to_wire() for t in templates])
             return EXIT_OK
-        rows = [[t.uri_template, t.name, t.mime_type or "", _render.describe(t.description)]
-                for t in templates]
+        rows = [
+            [t.uri_template, t.name, t.mime_type or "", _render.describe(t.description)]
+            for t in templates
+        ]
         self._table(["URI TEMPLATE", "NAME", "TYPE", "DESCRIPTION"], rows, "no templates")
         return EXIT_OK
 
@@ -280,9 +286,11 @@ class Runner:
             self.json([p.to_wire() for p in prompts])
             return EXIT_OK
         rows = [
-            [p.name,
-             [f"{a.name}{'*' if a.required else ''}" for a in (p.arguments or [])] or ["-"],
-             _render.describe(p.description)]
+            [
+                p.name,
+                [f"{a.name}{'*' if a.required else ''}" for a in (p.arguments or [])] or ["-"],
+                _render.describe(p.description),
+            ]
             for p in prompts
         ]
         self._table(["PROMPT", "ARGUMENTS (* required)", "DESCRIPTION"], rows, "no prompts")
@@ -413,8 +421,10 @@ def exit_code_for(exc: BaseException) -> int:
         return EXIT_AUTH
     if isinstance(exc, RequestTimeout):
         return EXIT_TIMEOUT
-    if isinstance(exc, (RpcError, ProtocolError, CapabilityError, UnsupportedProtocolVersion,
-                        NotSupportedInEra)):
+    if isinstance(
+        exc,
+        (RpcError, ProtocolError, CapabilityError, UnsupportedProtocolVersion, NotSupportedInEra),
+    ):
         return EXIT_PROTOCOL
     if isinstance(exc, (ConnectionClosed, TransportError, OSError)):
         return EXIT_CONNECTION
@@ -453,15 +463,21 @@ def _sign_in_or_out(args: argparse.Namespace, err: IO[str]) -> int:
         _login.logout(url, err)
         return EXIT_OK
     _login.login(
-        url, err, open_browser=not args.no_browser, scope=args.scope,
-        timeout=args.timeout or 300.0, client_id=args.client_id,
-        client_secret=args.client_secret, port=args.port,
+        url,
+        err,
+        open_browser=not args.no_browser,
+        scope=args.scope,
+        timeout=args.timeout or 300.0,
+        client_id=args.client_id,
+        client_secret=args.client_secret,
+        port=args.port,
     )
     return EXIT_OK
 
 
-def main(argv: Sequence[str] | None = None, *, out: IO[str] | None = None,
-         err: IO[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, out: IO[str] | None = None, err: IO[str] | None = None
+) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
@@ -492,8 +508,12 @@ def main(argv: Sequence[str] | None = None, *, out: IO[str] | None = None,
         return EXIT_INTERRUPTED
     except (McpError, OSError) as exc:
         code = exit_code_for(exc)
-        kind = {EXIT_TIMEOUT: "timeout", EXIT_CONNECTION: "connection failed",
-                EXIT_PROTOCOL: "protocol error", EXIT_AUTH: "authorization"}[code]
+        kind = {
+            EXIT_TIMEOUT: "timeout",
+            EXIT_CONNECTION: "connection failed",
+            EXIT_PROTOCOL: "protocol error",
+            EXIT_AUTH: "authorization",
+        }[code]
         message = str(exc)
         if isinstance(exc, CapabilityError):
             message = (

@@ -62,8 +62,16 @@ def _json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-_BOOLEANS = {"true": True, "false": False, "yes": True, "no": False, "1": True, "0": False,
-             "on": True, "off": False}
+_BOOLEANS = {
+    "true": True,
+    "false": False,
+    "yes": True,
+    "no": False,
+    "1": True,
+    "0": False,
+    "on": True,
+    "off": False,
+}
 
 
 def _convert(kind: str, raw: str) -> tuple[bool, Any]:
@@ -103,8 +111,15 @@ def _convert(kind: str, raw: str) -> tuple[bool, Any]:
     return False, None
 
 
-_NAMES = {"integer": "an integer", "number": "a number", "boolean": "true or false",
-          "object": "a JSON object", "array": "a JSON array", "null": "null", "string": "a string"}
+_NAMES = {
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "object": "a JSON object",
+    "array": "a JSON array",
+    "null": "null",
+    "string": "a string",
+}
 
 
 def coerce(name: str, raw: str, schema: Any) -> Any:
@@ -161,13 +176,13 @@ def parse_arguments(
     if check_required:
         required = schema.get("required")
         missing = [
-            str(name) for name in (required if isinstance(required, list) else [])
+            str(name)
+            for name in (required if isinstance(required, list) else [])
             if name not in arguments
         ]
         if missing:
             raise ArgumentError(
-                f"missing required argument{'s' if len(missing) > 1 else ''}: "
-                + ", ".join(missing)
+                f"missing required argument{'s' if len(missing) > 1 else ''}: " + ", ".join(missing)
             )
     return arguments
 

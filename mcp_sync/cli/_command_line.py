@@ -45,7 +45,14 @@ examples:
 
 #: Verbs that take no words of their own: a URL after them is the target.
 NO_POSITIONALS = (
-    "tools", "resources", "templates", "prompts", "ping", "info", "login", "logout",
+    "tools",
+    "resources",
+    "templates",
+    "prompts",
+    "ping",
+    "info",
+    "login",
+    "logout",
 )
 
 
@@ -67,23 +74,52 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
 
     group = parser.add_argument_group("connection and output")
     group.add_argument("--url", default=default(None), help="a remote server's URL")
-    group.add_argument("--config", default=default(None), metavar="FILE",
-                       help="an mcpServers JSON config file")
-    group.add_argument("--server", default=default(None), metavar="NAME",
-                       help="the server to use from --config")
-    group.add_argument("-H", "--header", action="append", default=default([]),
-                       metavar="'NAME: VALUE'", help="an HTTP header (repeatable)")
-    group.add_argument("--protocol", default=default(None), metavar="auto|handshake|VERSION",
-                       help="protocol era or version to use (default: auto)")
-    group.add_argument("--timeout", type=float, default=default(None), metavar="SECONDS",
-                       help="per-request timeout, renewed by progress (default: 30)")
-    group.add_argument("--json", action="store_true", default=default(False),
-                       help="print JSON for machines instead of tables")
-    group.add_argument("--ignore-capabilities", action="store_true", default=default(False),
-                       help="send a request even if the server does not advertise the "
-                            "capability it needs")
-    group.add_argument("-v", "--verbose", action="count", default=default(0),
-                       help="show server log messages, stderr and progress (-vv: debug)")
+    group.add_argument(
+        "--config", default=default(None), metavar="FILE", help="an mcpServers JSON config file"
+    )
+    group.add_argument(
+        "--server", default=default(None), metavar="NAME", help="the server to use from --config"
+    )
+    group.add_argument(
+        "-H",
+        "--header",
+        action="append",
+        default=default([]),
+        metavar="'NAME: VALUE'",
+        help="an HTTP header (repeatable)",
+    )
+    group.add_argument(
+        "--protocol",
+        default=default(None),
+        metavar="auto|handshake|VERSION",
+        help="protocol era or version to use (default: auto)",
+    )
+    group.add_argument(
+        "--timeout",
+        type=float,
+        default=default(None),
+        metavar="SECONDS",
+        help="per-request timeout, renewed by progress (default: 30)",
+    )
+    group.add_argument(
+        "--json",
+        action="store_true",
+        default=default(False),
+        help="print JSON for machines instead of tables",
+    )
+    group.add_argument(
+        "--ignore-capabilities",
+        action="store_true",
+        default=default(False),
+        help="send a request even if the server does not advertise the capability it needs",
+    )
+    group.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=default(0),
+        help="show server log messages, stderr and progress (-vv: debug)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -128,17 +164,25 @@ def build_parser() -> argparse.ArgumentParser:
     complete.add_argument("ref", metavar="prompt:NAME|resource:URI")
     complete.add_argument("argument", metavar="ARGUMENT")
     complete.add_argument("value", nargs="?", default="", metavar="VALUE")
-    complete.add_argument("words", nargs="*", metavar="key=value",
-                          help="arguments already filled in (context)")
+    complete.add_argument(
+        "words", nargs="*", metavar="key=value", help="arguments already filled in (context)"
+    )
     verb("ping", "check that the server answers")
     login = verb("login", "sign in to a remote server with OAuth (opens the browser)")
-    login.add_argument("--no-browser", action="store_true",
-                       help="print the sign-in URL instead of opening a browser")
+    login.add_argument(
+        "--no-browser",
+        action="store_true",
+        help="print the sign-in URL instead of opening a browser",
+    )
     login.add_argument("--scope", help="the scope to ask for (default: what the server says)")
     login.add_argument("--client-id", help="a pre-registered OAuth client id")
     login.add_argument("--client-secret", help="its secret, for a confidential client")
-    login.add_argument("--port", type=int, default=0,
-                       help="the loopback port for the redirect (default: any free port)")
+    login.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="the loopback port for the redirect (default: any free port)",
+    )
     verb("logout", "revoke and forget the OAuth tokens stored for a remote server")
     verb("info", "server name, version, protocol, capabilities and instructions")
     return parser
@@ -149,7 +193,7 @@ def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     argv = list(argv)
     if "--" in argv:
         at = argv.index("--")
-        return argv[:at], argv[at + 1:]
+        return argv[:at], argv[at + 1 :]
     return argv, []
 
 
@@ -166,10 +210,22 @@ def _rewrite_json_arguments(words: list[str]) -> list[str]:
 
 
 #: Options that take the next word as their value (unless written ``--option=value``).
-VALUE_OPTIONS = frozenset({
-    "--url", "--config", "--server", "-H", "--header", "--protocol", "--timeout",
-    "--arguments", "--scope", "--client-id", "--client-secret", "--port",
-})
+VALUE_OPTIONS = frozenset(
+    {
+        "--url",
+        "--config",
+        "--server",
+        "-H",
+        "--header",
+        "--protocol",
+        "--timeout",
+        "--arguments",
+        "--scope",
+        "--client-id",
+        "--client-secret",
+        "--port",
+    }
+)
 
 
 def _is_url(word: str) -> bool:
@@ -224,12 +280,12 @@ def _positionals_first(words: list[str]) -> list[str]:
         word = words[i]
         if _is_option(word):
             width = 2 if word in VALUE_OPTIONS else 1
-            options.extend(words[i:i + width])
+            options.extend(words[i : i + width])
             i += width
         else:
             positionals.append(word)
             i += 1
-    return [*words[:verb + 1], *positionals, *options]
+    return [*words[: verb + 1], *positionals, *options]
 
 
 def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:

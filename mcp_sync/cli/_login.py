@@ -47,16 +47,27 @@ def auth_for(url: str) -> AuthProvider | None:
 
 
 def login(
-    url: str, err: IO[str], *, open_browser: bool, scope: str | None, timeout: float,
-    client_id: str | None = None, client_secret: str | None = None, port: int = 0,
+    url: str,
+    err: IO[str],
+    *,
+    open_browser: bool,
+    scope: str | None,
+    timeout: float,
+    client_id: str | None = None,
+    client_secret: str | None = None,
+    port: int = 0,
 ) -> None:
     """Sign in to ``url``: open the browser (or print the URL) and wait for the redirect."""
     from ..oauth import CallbackServer, OAuthProvider
 
     with CallbackServer.listen(port=port, timeout=timeout) as callbacks:
         provider = OAuthProvider(
-            url, callbacks.redirect_url, store=_store(), scope=scope,
-            client_id=client_id, client_secret=client_secret,
+            url,
+            callbacks.redirect_url,
+            store=_store(),
+            scope=scope,
+            client_id=client_id,
+            client_secret=client_secret,
         )
         authorization_url = provider.start_authorization(scope=scope)
         state = (parse_qs(urlsplit(authorization_url).query).get("state") or [""])[0]
@@ -68,8 +79,7 @@ def login(
             err.write("Opened the browser to sign in; waiting for it to come back...\n")
         err.flush()
         result = pending.wait(timeout)
-        provider.authorize(code=result.code, state=result.state, iss=result.iss,
-                           error=result.error)
+        provider.authorize(code=result.code, state=result.state, iss=result.iss, error=result.error)
     err.write(f"Signed in to {url} (tokens in {store_path()})\n")
 
 

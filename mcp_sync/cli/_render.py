@@ -64,8 +64,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], width: int | N
         height = max(len(c) for c in wrapped)
         for n in range(height):
             parts = [
-                (c[n] if n < len(c) else "").ljust(w)
-                for c, w in zip(wrapped, widths, strict=True)
+                (c[n] if n < len(c) else "").ljust(w) for c, w in zip(wrapped, widths, strict=True)
             ]
             out.append(gap.join(parts).rstrip())
     return "\n".join(out)

@@ -63,7 +63,9 @@ class StdoutWatch:
         if http_server:
             return StdioServerError(
                 f"the server printed on stdout: {seen}; it looks like an HTTP server: give its "
-                "URL instead of a command (mcp-sync URL VERB)", looks_like_http=True,
+                "URL instead of a command (mcp-sync URL VERB)",
+                looks_like_http=True,
             )
-        return StdioServerError(f"{exc} (the server printed on stdout: {seen})",
-                                looks_like_http=False)
+        return StdioServerError(
+            f"{exc} (the server printed on stdout: {seen})", looks_like_http=False
+        )

@@ -293,4 +293,3 @@ def _lowlevel_and_lifespan(
 async def _entered(manager: Any) -> AsyncIterator[None]:
     async with manager:
         yield
-

@@ -111,7 +111,6 @@ def _output(result: CallToolResult) -> Any:
 
         return Image.open(io.BytesIO(base64.b64decode(items[0]["data"])))
     parts = [
-        item["text"] if item["type"] == "text" else f"[image: {item['mimeType']}]"
-        for item in items
+        item["text"] if item["type"] == "text" else f"[image: {item['mimeType']}]" for item in items
     ]
     return "\n".join(parts)

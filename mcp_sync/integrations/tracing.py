@@ -53,9 +53,7 @@ __all__ = ["instrument", "instrumented", "uninstrument"]
 
 TRACER_NAME = "mcp_sync"
 _NETWORK_TRANSPORT = {"stdio": "pipe", "pipe": "pipe", "http": "tcp", "sse": "tcp"}
-_RESOURCE_METHODS = frozenset(
-    {"resources/read", "resources/subscribe", "resources/unsubscribe"}
-)
+_RESOURCE_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
 
 
 def instrument(tracer_provider: trace.TracerProvider | None = None) -> None:

@@ -187,4 +187,3 @@ class MachineProvider(AuthProvider):
             self.store.save(self._key, {"tokens": tokens.to_json()})
             self._tokens = tokens
             return tokens
-

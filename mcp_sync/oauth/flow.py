@@ -490,15 +490,21 @@ def revoke(
         return
     client = _revocation_client(client, server)
     for value, hint in (
-        (tokens.refresh_token, "refresh_token"), (tokens.access_token, "access_token")
+        (tokens.refresh_token, "refresh_token"),
+        (tokens.access_token, "access_token"),
     ):
         if not value:
             continue
         data = {"token": value, "token_type_hint": hint}
         headers = client_authentication(client, server, data, None)
         try:
-            post(session, server.revocation_endpoint, "revocation endpoint", data=data,
-                 headers=headers)
+            post(
+                session,
+                server.revocation_endpoint,
+                "revocation endpoint",
+                data=data,
+                headers=headers,
+            )
         except requests.RequestException as exc:
             logger.warning(
                 "revocation at %s failed: %s", server.revocation_endpoint, type(exc).__name__

@@ -163,8 +163,9 @@ class OAuthProvider(AuthProvider):
                 logger.info("refreshing the token for %s failed (%s)", self.server_url, exc.error)
                 return None
             except Exception as exc:  # the 401 that follows will try again and report it
-                logger.warning("refreshing the token for %s failed: %s", self.server_url,
-                               type(exc).__name__)
+                logger.warning(
+                    "refreshing the token for %s failed: %s", self.server_url, type(exc).__name__
+                )
                 return tokens.access_token
             return fresh.access_token if fresh is not None else None
         return tokens.access_token
@@ -204,8 +205,11 @@ class OAuthProvider(AuthProvider):
             discovery = self._discover(ctx.resource_metadata)
             self._remember(discovery)
             if current is not None and current.issuer != discovery.server.issuer:
-                logger.info("%s now uses the authorization server %s", self.server_url,
-                            discovery.server.issuer)
+                logger.info(
+                    "%s now uses the authorization server %s",
+                    self.server_url,
+                    discovery.server.issuer,
+                )
                 self._set_tokens(None)
                 current = None
             if current is not None and current.refresh_token:
@@ -213,11 +217,14 @@ class OAuthProvider(AuthProvider):
                     if self._refresh(current.access_token) is not None:
                         return True
                 except InvalidGrantError:
-                    logger.info("the refresh token for %s was refused: signing in again",
-                                self.server_url)
+                    logger.info(
+                        "the refresh token for %s was refused: signing in again", self.server_url
+                    )
                 except InvalidClientError:
-                    logger.info("the client registration for %s was refused: registering again",
-                                self.server_url)
+                    logger.info(
+                        "the client registration for %s was refused: registering again",
+                        self.server_url,
+                    )
             scope = self._initial_scope(ctx.scope, discovery)
             return self._authorize(discovery, scope)
 
@@ -235,8 +242,10 @@ class OAuthProvider(AuthProvider):
     def check_url(self, url: str) -> None:
         """Raise :class:`OAuthError` if ``url`` is not on this provider's server's origin."""
         if origin(url) != origin(self.server_url):
-            raise OAuthError(f"this OAuthProvider holds credentials for {self.server_url}; "
-                             f"they are not sent to {url}")
+            raise OAuthError(
+                f"this OAuthProvider holds credentials for {self.server_url}; "
+                f"they are not sent to {url}"
+            )
 
     def start_authorization(self, *, scope: str | None = None) -> str:
         """Begin a sign-in without waiting for a challenge; returns the authorization URL.

@@ -164,8 +164,10 @@ class RedisStateStore(StateStore):
                 self._acquire(key, held.token, deadline)
                 holds[key] = held
                 held.watchdog = threading.Thread(
-                    target=self._keep_alive, args=(key, held),
-                    name="mcp-sync-redis-lock", daemon=True,
+                    target=self._keep_alive,
+                    args=(key, held),
+                    name="mcp-sync-redis-lock",
+                    daemon=True,
                 )
                 held.watchdog.start()
             held.depth += 1

@@ -127,8 +127,7 @@ class PipeWriter:
                     if written:
                         raise self._break(written, len(data), "its deadline passed")
                     raise WriteTimeout(
-                        f"the {self._kind} peer is not reading: nothing could be written in "
-                        "time",
+                        f"the {self._kind} peer is not reading: nothing could be written in time",
                         partial=False,
                     )
                 # short slices while someone may abort the request

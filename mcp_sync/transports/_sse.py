@@ -133,9 +133,7 @@ class SseStream:
 
     def _note_fields(self, block: bytes) -> None:
         """Track ``id`` and ``retry``, which sseclient-py loses on events without data."""
-        if not (
-            block.startswith((b"id", b"retry")) or b"\nid" in block or b"\nretry" in block
-        ):
+        if not (block.startswith((b"id", b"retry")) or b"\nid" in block or b"\nretry" in block):
             return
         for line in block.split(b"\n"):
             if not line.startswith((b"id", b"retry")):

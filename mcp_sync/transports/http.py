@@ -468,9 +468,7 @@ class StreamableHttpTransport(HttpTransportBase):
         else:
             logger.warning("ignoring an Mcp-Session-Id that is not visible ASCII")
 
-    def _get(
-        self, exchange: Exchange, last_event_id: str | None
-    ) -> tuple[requests.Response, bool]:
+    def _get(self, exchange: Exchange, last_event_id: str | None) -> tuple[requests.Response, bool]:
         """GET the session's stream (from ``last_event_id``); and whether it named the session."""
         headers = self._headers(SSE_TYPE)
         if last_event_id is not None:

@@ -47,7 +47,8 @@ def sdk_url() -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, str(SERVERS / "sdk_server.py"), "streamable-http", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 20
     while True:

@@ -57,7 +57,13 @@ def test_exit_codes(sdk_url, tmp_path):
     assert protocol.code == 3 and protocol.err.startswith("mcp-sync: protocol error:")
     missing = run_cli("tools", "--", str(tmp_path / "no-such-server"))
     assert missing.code == 4 and missing.err.startswith("mcp-sync: connection failed:")
-    crashed = run_cli("tools", "--", sys.executable, "-c", "import sys; sys.stderr.write('bad config\\n'); sys.exit(3)")
+    crashed = run_cli(
+        "tools",
+        "--",
+        sys.executable,
+        "-c",
+        "import sys; sys.stderr.write('bad config\\n'); sys.exit(3)",
+    )
     assert crashed.code == 4 and "bad config" in crashed.err
     refused = run_cli("ping", "http://127.0.0.1:9/mcp")
     assert refused.code == 4
@@ -66,8 +72,16 @@ def test_exit_codes(sdk_url, tmp_path):
 
 
 def test_timeout_exits_5(everything):
-    run = run_cli("--timeout", "0.5", "call", "trigger-long-running-operation",
-                  "duration=20", "steps=1", "--", *everything)
+    run = run_cli(
+        "--timeout",
+        "0.5",
+        "call",
+        "trigger-long-running-operation",
+        "duration=20",
+        "steps=1",
+        "--",
+        *everything,
+    )
     assert run.code == 5, run.err
     assert run.err.startswith("mcp-sync: timeout:")
 
@@ -75,11 +89,21 @@ def test_timeout_exits_5(everything):
 def test_prompts_prompt_resources_templates_read_complete(sdk_url):
     sdk = [sdk_url]
     prompts = run_cli("prompts", "--", *sdk)
-    assert prompts.code == 0 and prompts.out.splitlines()[1].split() == ["review", "code*", "Review", "some", "code."]
+    assert prompts.code == 0 and prompts.out.splitlines()[1].split() == [
+        "review",
+        "code*",
+        "Review",
+        "some",
+        "code.",
+    ]
     prompt = run_cli("prompt", "review", "code=print(1)", "language=007", "--", *sdk)
     assert prompt.out == "# Review some code.\n[user]\nPlease review this 007 code:\nprint(1)\n"
     resources = run_cli("resources", "--", *sdk)
-    assert resources.out.splitlines()[1].split()[:3] == ["config://app", "app_config", "application/json"]
+    assert resources.out.splitlines()[1].split()[:3] == [
+        "config://app",
+        "app_config",
+        "application/json",
+    ]
     templates = run_cli("templates", "--", *sdk)
     assert "greeting://{name}" in templates.out
     read = run_cli("read", "greeting://ada", "--", *sdk)
@@ -110,8 +134,14 @@ def test_verbose_shows_server_logs_progress_and_stderr(sdk_url):
         assert run.code == 0 and run.out == "done after 2 steps\n"
         assert "[server info] step 1 of 2\n" in run.err
         assert "progress 1/2 step 1\n" in run.err
-    noisy = run_cli("-v", "ping", "--", sys.executable, "-c",
-                    "import sys; sys.stderr.write('hello from stderr\\n'); sys.stderr.flush(); sys.exit(1)")
+    noisy = run_cli(
+        "-v",
+        "ping",
+        "--",
+        sys.executable,
+        "-c",
+        "import sys; sys.stderr.write('hello from stderr\\n'); sys.stderr.flush(); sys.exit(1)",
+    )
     assert "[server stderr] hello from stderr\n" in noisy.err
     quiet = run_cli("call", "slow", "steps=2", "--", sdk_url)
     assert quiet.err == ""
@@ -119,15 +149,26 @@ def test_verbose_shows_server_logs_progress_and_stderr(sdk_url):
 
 def test_config_target(tmp_path, time_server, sdk_url):
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {
-        "time": {"command": time_server[0]},
-        "sdk": {"url": sdk_url},
-    }}))
-    run = run_cli("--config", str(config), "--server", "time", "call", "get_current_time", "timezone=UTC")
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "time": {"command": time_server[0]},
+                    "sdk": {"url": sdk_url},
+                }
+            }
+        )
+    )
+    run = run_cli(
+        "--config", str(config), "--server", "time", "call", "get_current_time", "timezone=UTC"
+    )
     assert run.code == 0, run.err
     assert json.loads(run.out)["timezone"] == "UTC"
     ambiguous = run_cli("--config", str(config), "tools")
-    assert ambiguous.code == 2 and "has 2 servers: choose one with --server (time, sdk)" in ambiguous.err
+    assert (
+        ambiguous.code == 2
+        and "has 2 servers: choose one with --server (time, sdk)" in ambiguous.err
+    )
     unknown = run_cli("tools", "--config", str(config), "--server", "nope")
     assert unknown.code == 2 and "no server named 'nope'" in unknown.err
     remote = run_cli("--config", str(config), "--server", "sdk", "call", "add", "a=1", "b=1")

@@ -37,8 +37,12 @@ def test_login_then_call_then_logout(oauth_server, tmp_path, monkeypatch):
     assert before.code == 6, before.err
     assert "mcp-sync login URL" in before.err
 
-    proc = subprocess.Popen([str(BIN / "mcp-sync"), "login", "--no-browser", url],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [str(BIN / "mcp-sync"), "login", "--no-browser", url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()
     try:

@@ -19,20 +19,36 @@ BIN = Path(sys.executable).parent
 
 def test_console_script_and_python_dash_m(time_server):
     for cli in ([str(BIN / "mcp-sync")], [sys.executable, "-m", "mcp_sync"]):
-        done = subprocess.run([*cli, "--json", "tools", "--", *time_server],
-                              capture_output=True, text=True, timeout=30)
+        done = subprocess.run(
+            [*cli, "--json", "tools", "--", *time_server],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert done.returncode == 0, done.stderr
         assert '"get_current_time"' in done.stdout
-    help_text = subprocess.run([str(BIN / "mcp-sync"), "--help"], capture_output=True, text=True, timeout=30)
+    help_text = subprocess.run(
+        [str(BIN / "mcp-sync"), "--help"], capture_output=True, text=True, timeout=30
+    )
     assert help_text.returncode == 0
     assert "130  interrupted (Ctrl-C)" in help_text.stdout
 
 
 def test_ctrl_c_cancels_the_call_and_exits_130(everything):
     proc = subprocess.Popen(
-        [str(BIN / "mcp-sync"), "-v", "call", "trigger-long-running-operation",
-         "duration=30", "steps=30", "--", *everything],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            str(BIN / "mcp-sync"),
+            "-v",
+            "call",
+            "trigger-long-running-operation",
+            "duration=30",
+            "steps=30",
+            "--",
+            *everything,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         # A suite started in the background (`make test &`) ignores SIGINT, and a child
         # inherits that: give the CLI the SIGINT a user's terminal would deliver.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),

@@ -17,11 +17,19 @@ pytestmark = pytest.mark.timeout(90)
 def test_only_the_selected_servers_variables_are_resolved(tmp_path, time_server, monkeypatch):
     monkeypatch.delenv("MCP_SYNC_TEST_TEAM", raising=False)
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {
-        "time": {"command": time_server[0]},
-        "team": {"url": "https://example.com/mcp",
-                 "headers": {"X-Team": "${MCP_SYNC_TEST_TEAM}"}},
-    }}))
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "time": {"command": time_server[0]},
+                    "team": {
+                        "url": "https://example.com/mcp",
+                        "headers": {"X-Team": "${MCP_SYNC_TEST_TEAM}"},
+                    },
+                }
+            }
+        )
+    )
     run = run_cli("--config", str(config), "--server", "time", "--json", "tools")
     assert run.code == 0, run.err
     assert "get_current_time" in {tool["name"] for tool in json.loads(run.out)}
@@ -54,7 +62,9 @@ def test_options_after_a_url_option_value_are_not_taken_for_the_target(sdk_url):
 def test_words_after_arguments_json_override_its_keys(sdk_url):
     run = run_cli(sdk_url, "call", "add", "--arguments", '{"a": 1, "b": 5}', "b=2")
     assert (run.code, run.out) == (0, "3\n"), run.err
-    run = run_cli(sdk_url, "call", "add", "--json", '{"a": 1, "b": 5}', "b=40", "--timeout", "10", "a=2")
+    run = run_cli(
+        sdk_url, "call", "add", "--json", '{"a": 1, "b": 5}', "b=40", "--timeout", "10", "a=2"
+    )
     assert (run.code, run.out) == (0, "42\n"), run.err
     run = run_cli(sdk_url, "prompt", "review", "--arguments", '{"code": "x"}', "language=go")
     assert run.code == 0 and "Please review this go code:\nx\n" in run.out, run.err
@@ -114,8 +124,12 @@ def test_a_stdio_command_that_is_an_http_server_fails_fast_saying_what_it_printe
 
 
 def test_noise_on_stdout_is_shown_when_a_stdio_server_never_answers():
-    silent = [sys.executable, "-u", "-c",
-              "import sys, time; print('hello, not JSON'); sys.stdin.read()"]
+    silent = [
+        sys.executable,
+        "-u",
+        "-c",
+        "import sys, time; print('hello, not JSON'); sys.stdin.read()",
+    ]
     run = run_cli("--timeout", "1", "ping", "--", *silent)
     assert run.code == 5, run.err
     assert "the server printed on stdout: 'hello, not JSON'" in run.err

@@ -29,13 +29,16 @@ REDIRECT_URL = "http://localhost:3000/callback"
 
 
 def provider_for(url: str, scenario: str, context: dict[str, str]) -> object:
-    if scenario in ("auth/enterprise-managed-authorization",
-                    "auth/cross-app-access-complete-flow"):
+    if scenario in ("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow"):
         # the user's ID token from the enterprise IdP is traded there for an ID-JAG
-        id_jag = IdJagExchange(context["idp_token_endpoint"], context["idp_id_token"],
-                               client_id=context["idp_client_id"])
-        return JwtBearerProvider(url, id_jag, client_id=context["client_id"],
-                                 client_secret=context["client_secret"])
+        id_jag = IdJagExchange(
+            context["idp_token_endpoint"],
+            context["idp_id_token"],
+            client_id=context["idp_client_id"],
+        )
+        return JwtBearerProvider(
+            url, id_jag, client_id=context["client_id"], client_secret=context["client_secret"]
+        )
     if scenario == "auth/wif-jwt-bearer":
         return JwtBearerProvider(url, context["valid_jwt"], client_id=context["client_id"])
     if scenario.startswith("auth/client-credentials-"):

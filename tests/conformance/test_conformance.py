@@ -85,17 +85,37 @@ def run_scenario(scenario: str, tmp_path: Path, *extra: str) -> subprocess.Compl
     _require_suite()
     command = f"{sys.executable} {CLIENT}"
     return subprocess.run(
-        [str(CONFORMANCE), "client", "--command", command, "--scenario", scenario,
-         "-o", str(tmp_path), *extra],
-        capture_output=True, text=True, timeout=180, env=_env(), cwd=PEERS,
+        [
+            str(CONFORMANCE),
+            "client",
+            "--command",
+            command,
+            "--scenario",
+            scenario,
+            "-o",
+            str(tmp_path),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=_env(),
+        cwd=PEERS,
     )
 
 
 def listed(version: str | None = None) -> dict[str, str]:
     """The client scenarios the suite lists (at ``version``), with their version tags."""
     arguments = ["--spec-version", version] if version else []
-    out = subprocess.run([str(CONFORMANCE), "list", "--client", *arguments], capture_output=True,
-                         text=True, timeout=60, env=_env(), cwd=PEERS, check=True).stdout
+    out = subprocess.run(
+        [str(CONFORMANCE), "list", "--client", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(),
+        cwd=PEERS,
+        check=True,
+    ).stdout
     part = out.split("Client scenarios", 1)[1].split("Authorization server", 1)[0]
     return dict(re.findall(r"^\s+- (\S+) \[([^\]]*)\]", part, re.MULTILINE))
 
@@ -116,12 +136,14 @@ def plan(listings: dict[str | None, dict[str, str]]) -> tuple[list[Case], list[C
     """(run here, run by test_conformance_auth.py, expected gaps) for every pair."""
     cases = [
         Case(version, scenario, ("--spec-version", version))
-        for version in VERSIONS for scenario in listings[version]
+        for version in VERSIONS
+        for scenario in listings[version]
     ]
     extensions = [s for s, tags in listings[None].items() if tags == "extension"]
     cases += [
         Case(version, scenario, ("--spec-version", version, "--force"))
-        for scenario in extensions for version in EXTENSION_VERSIONS
+        for scenario in extensions
+        for version in EXTENSION_VERSIONS
     ]
     elsewhere = delegated_to_auth_file()
     gaps = [c for c in cases if c.scenario in EXPECTED_GAPS]
@@ -142,8 +164,7 @@ def verdict(checks: list[dict]) -> str | None:
         return "no results (the scenario did not run to the end)"
     bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
     if bad:
-        return "; ".join(f"{c['id']}: {c['status']} {c.get('errorMessage', '')}"[:300]
-                         for c in bad)
+        return "; ".join(f"{c['id']}: {c['status']} {c.get('errorMessage', '')}"[:300] for c in bad)
     if not any(c["status"] == "SUCCESS" for c in checks):
         return "no check succeeded (all skipped: the client never did what the scenario watches)"
     return None
@@ -172,8 +193,9 @@ def matrix(tmp_path_factory) -> Matrix:
     whole = tmp_path_factory.mktemp("requirements")
 
     def run_case(case: Case) -> tuple[str, str | None]:
-        done = run_scenario(case.scenario, folders[case.name], *case.arguments,
-                            "--timeout", "90000")
+        done = run_scenario(
+            case.scenario, folders[case.name], *case.arguments, "--timeout", "90000"
+        )
         problem = verdict(checks_of(folders[case.name], case.scenario))
         if problem:
             problem += "\n" + (done.stdout + done.stderr)[-1500:]
@@ -181,9 +203,23 @@ def matrix(tmp_path_factory) -> Matrix:
 
     def run_requirements() -> dict[str, str | None]:
         subprocess.run(
-            [str(CONFORMANCE), "client", "--command", f"{sys.executable} {CLIENT}",
-             "--requirements", REQUIREMENTS, "-o", str(whole), "--timeout", "90000"],
-            capture_output=True, text=True, timeout=600, env=_env(), cwd=PEERS,
+            [
+                str(CONFORMANCE),
+                "client",
+                "--command",
+                f"{sys.executable} {CLIENT}",
+                "--requirements",
+                REQUIREMENTS,
+                "-o",
+                str(whole),
+                "--timeout",
+                "90000",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=_env(),
+            cwd=PEERS,
         )
         ran = [p.parent for p in whole.rglob("checks.json")]
         names = {str(p.relative_to(whole)).rsplit("-20", 1)[0] for p in ran}
@@ -194,9 +230,11 @@ def matrix(tmp_path_factory) -> Matrix:
     with ThreadPoolExecutor(PARALLEL) as pool:
         problems = {name: p for name, p in pool.map(run_case, here) if p is not None}
     wall = time.monotonic() - started
-    print(f"\nconformance matrix: {len(here)} runs here + the whole suite at {REQUIREMENTS}, "
-          f"{len(delegated)} in test_conformance_auth.py, {len(gaps)} expected gaps; "
-          f"wall time {wall:.0f} s")
+    print(
+        f"\nconformance matrix: {len(here)} runs here + the whole suite at {REQUIREMENTS}, "
+        f"{len(delegated)} in test_conformance_auth.py, {len(gaps)} expected gaps; "
+        f"wall time {wall:.0f} s"
+    )
     return Matrix(here, delegated, gaps, found, problems, requirements, wall)
 
 
@@ -232,8 +270,12 @@ def test_every_scenario_at_every_version_is_accounted_for(matrix):
     file runs what it claims; every gap is still a scenario of the suite."""
     every = {(c.version, c.scenario) for c in matrix.here + matrix.delegated + matrix.gaps}
     listed_pairs = {(v, s) for v in VERSIONS for s in matrix.listings[v]}
-    extension_pairs = {(v, s) for s, tags in matrix.listings[None].items() if tags == "extension"
-                       for v in EXTENSION_VERSIONS}
+    extension_pairs = {
+        (v, s)
+        for s, tags in matrix.listings[None].items()
+        if tags == "extension"
+        for v in EXTENSION_VERSIONS
+    }
     assert every == listed_pairs | extension_pairs
     assert all(c.scenario.startswith("auth/") for c in matrix.delegated)
     assert set(EXPECTED_GAPS) <= set(matrix.listings[None]), "a gap the suite no longer has"
@@ -243,6 +285,7 @@ def test_every_scenario_at_every_version_is_accounted_for(matrix):
 
 def test_readme_lists_every_expected_gap():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    missing = [name for name in (*EXPECTED_GAPS, *WHOLE_SUITE_KNOWN_FAILURES)
-               if f"`{name}`" not in readme]
+    missing = [
+        name for name in (*EXPECTED_GAPS, *WHOLE_SUITE_KNOWN_FAILURES) if f"`{name}`" not in readme
+    ]
     assert not missing, f"README's known gaps must name these conformance scenarios: {missing}"

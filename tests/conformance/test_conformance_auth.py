@@ -82,17 +82,26 @@ RUNS: list[tuple[str, list[str], list[str]]] = [
     ("2026-07-28-new", ["--suite", "draft", "--spec-version", "2026-07-28"], AUTH_2026_SCENARIOS),
     ("2025-03-26", ["--suite", "backcompat"], BACKCOMPAT_SCENARIOS),
     *[(f"extension:{name}", ["--scenario", name], [name]) for name in EXTENSION_SCENARIOS],
-    *[(f"extension-{version}:{name}", ["--scenario", name, "--spec-version", version, "--force"],
-       [name])
-      for version in ("2025-11-25", "2026-07-28") for name in VERSIONED_EXTENSION_SCENARIOS],
+    *[
+        (
+            f"extension-{version}:{name}",
+            ["--scenario", name, "--spec-version", version, "--force"],
+            [name],
+        )
+        for version in ("2025-11-25", "2026-07-28")
+        for name in VERSIONED_EXTENSION_SCENARIOS
+    ],
     *[(f"0.1.16:{name}", ["--scenario", name], [name]) for name in RELEASE_0116_SCENARIOS],
 ]
 #: The conformance entry point of each run (the pinned alpha unless named here).
 ENTRY_POINTS = {f"0.1.16:{name}": CONFORMANCE_0116 for name in RELEASE_0116_SCENARIOS}
 CASES = [(run, scenario) for run, _, scenarios in RUNS for scenario in scenarios]
 
-_DPOP = ["sep-1932-client-token-request-proof", "sep-1932-client-dpop-auth-scheme",
-         "sep-1932-client-fresh-proof"]
+_DPOP = [
+    "sep-1932-client-token-request-proof",
+    "sep-1932-client-dpop-auth-scheme",
+    "sep-1932-client-fresh-proof",
+]
 _ID_JAG = ["complete-flow-token-exchange", "complete-flow-jwt-bearer", "valid-bearer-token"]
 #: The checks an extension scenario must report as SUCCESS: a run whose checks were all
 #: skipped (the scenario not really exercised) still says "PASSED".
@@ -111,9 +120,22 @@ def run_suite(entry: Path, arguments: list[str], out: Path) -> subprocess.Comple
     launcher = [str(NODE_BIN / "node"), str(entry)] if entry.suffix == ".js" else [str(entry)]
     return subprocess.run(
         # a generous per-scenario timeout: the machine may be busy with other test runs
-        [*launcher, "client", "--command", command, *arguments, "-o", str(out),
-         "--timeout", "90000"],
-        capture_output=True, text=True, timeout=240, env=env, cwd=PEERS,
+        [
+            *launcher,
+            "client",
+            "--command",
+            command,
+            *arguments,
+            "-o",
+            str(out),
+            "--timeout",
+            "90000",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+        cwd=PEERS,
     )
 
 
@@ -130,8 +152,9 @@ def results(tmp_path_factory) -> dict[str, tuple[Path, str]]:
         pytest.fail("the conformance suite is not installed: run `make test`")
 
     # tmp_path_factory is not thread-safe: make every directory here, before the pool starts
-    folders = {name: tmp_path_factory.mktemp("auth-" + re.sub(r"\W", "-", name))
-               for name, *_ in RUNS}
+    folders = {
+        name: tmp_path_factory.mktemp("auth-" + re.sub(r"\W", "-", name)) for name, *_ in RUNS
+    }
 
     def run(item: tuple[str, list[str], list[str]]) -> tuple[Path, str]:
         name, arguments, _ = item
@@ -162,11 +185,23 @@ def test_every_auth_scenario_of_the_suite_is_accounted_for():
     if not CONFORMANCE.exists() or not NODE_BIN.exists():
         pytest.fail("the conformance suite is not installed: run `make test`")
     env = dict(os.environ, PATH=f"{NODE_BIN}{os.pathsep}{os.environ['PATH']}", NO_COLOR="1")
-    listed = subprocess.run([str(CONFORMANCE), "list"], capture_output=True, text=True,
-                            timeout=60, env=env, cwd=PEERS, check=True).stdout
+    listed = subprocess.run(
+        [str(CONFORMANCE), "list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=PEERS,
+        check=True,
+    ).stdout
     client_part = listed.split("Client scenarios", 1)[1].split("Authorization server", 1)[0]
     suite = set(re.findall(r"- (auth/[\w./-]+)", client_part))
-    ours = set(AUTH_SCENARIOS + AUTH_2026_SCENARIOS + BACKCOMPAT_SCENARIOS + EXTENSION_SCENARIOS
-               + VERSIONED_EXTENSION_SCENARIOS)
+    ours = set(
+        AUTH_SCENARIOS
+        + AUTH_2026_SCENARIOS
+        + BACKCOMPAT_SCENARIOS
+        + EXTENSION_SCENARIOS
+        + VERSIONED_EXTENSION_SCENARIOS
+    )
     assert suite - ours - set(NOT_IMPLEMENTED) == set()
     assert ours <= suite

@@ -67,9 +67,23 @@ class CpuLoad:
 def whole_suite(out: Path) -> tuple[dict[str, str | None], str]:
     """Each scenario the `--requirements` run ran, with what went wrong (None: passed)."""
     done = subprocess.run(
-        [str(CONFORMANCE), "client", "--command", f"{sys.executable} {CLIENT}",
-         "--requirements", REQUIREMENTS, "-o", str(out), "--timeout", "90000"],
-        capture_output=True, text=True, timeout=LOAD_SECONDS, env=_env(), cwd=PEERS,
+        [
+            str(CONFORMANCE),
+            "client",
+            "--command",
+            f"{sys.executable} {CLIENT}",
+            "--requirements",
+            REQUIREMENTS,
+            "-o",
+            str(out),
+            "--timeout",
+            "90000",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=LOAD_SECONDS,
+        env=_env(),
+        cwd=PEERS,
     )
     ran = [p.parent for p in out.rglob("checks.json")]
     names = {str(p.relative_to(out)).rsplit("-20", 1)[0] for p in ran}
@@ -83,8 +97,10 @@ def test_the_whole_2026_07_28_suite_passes_on_a_busy_machine(tmp_path):
     with CpuLoad(LOAD_SECONDS) as load:
         results, output = whole_suite(tmp_path)
         assert all(p.poll() is None for p in load.processes), "the load ended before the run"
-    print(f"\n--requirements {REQUIREMENTS} under {load.count} spinning processes: "
-          f"{len(results)} scenarios in {time.monotonic() - started:.0f} s")
+    print(
+        f"\n--requirements {REQUIREMENTS} under {load.count} spinning processes: "
+        f"{len(results)} scenarios in {time.monotonic() - started:.0f} s"
+    )
     assert len(results) >= 20, output[-3000:]
     failing = {name: problem for name, problem in results.items() if problem}
     unexpected = {name: problem for name, problem in failing.items() if name not in EXPECTED_GAPS}

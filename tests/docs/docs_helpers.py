@@ -22,12 +22,23 @@ CAPABILITIES = {
 WEATHER = {
     "name": "weather",
     "description": "The weather in a city",
-    "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-    "outputSchema": {"type": "object", "properties": {"city": {"type": "string"},
-                                                      "temperature": {"type": "number"}}},
+    "inputSchema": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    },
+    "outputSchema": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "temperature": {"type": "number"}},
+    },
 }
-TASK = {"taskId": "task-1", "status": "working", "pollInterval": 10,
-        "createdAt": "2026-11-30T00:00:00Z", "lastUpdatedAt": "2026-11-30T00:00:00Z"}
+TASK = {
+    "taskId": "task-1",
+    "status": "working",
+    "pollInterval": 10,
+    "createdAt": "2026-11-30T00:00:00Z",
+    "lastUpdatedAt": "2026-11-30T00:00:00Z",
+}
 
 
 def demo_server() -> MockServer:
@@ -36,8 +47,13 @@ def demo_server() -> MockServer:
 
     @server.handle("tools/list")
     def tools(params: dict[str, Any], ctx: Any) -> Any:
-        return {"tools": [WEATHER, {"name": "long_job", "inputSchema": {"type": "object"}},
-                          {"name": "x", "inputSchema": {"type": "object"}}]}
+        return {
+            "tools": [
+                WEATHER,
+                {"name": "long_job", "inputSchema": {"type": "object"}},
+                {"name": "x", "inputSchema": {"type": "object"}},
+            ]
+        }
 
     @server.handle("tools/call", threaded=True)
     def call(params: dict[str, Any], ctx: Any) -> Any:
@@ -49,7 +65,10 @@ def demo_server() -> MockServer:
         if params["name"] == "weather":
             city = params["arguments"].get("city", "?")
             data = {"city": city, "temperature": 21.5}
-            return {"content": [{"type": "text", "text": f"{city}: 21.5 C"}], "structuredContent": data}
+            return {
+                "content": [{"type": "text", "text": f"{city}: 21.5 C"}],
+                "structuredContent": data,
+            }
         return {"content": [{"type": "text", "text": f"{params['name']} done"}]}
 
     @server.handle("tasks/get")
@@ -60,18 +79,47 @@ def demo_server() -> MockServer:
     server.handle("tasks/result", lambda p, c: {"content": [{"type": "text", "text": "job done"}]})
     server.handle("tasks/cancel", lambda p, c: {**TASK, "status": "cancelled"})
     server.handle("tasks/list", lambda p, c: {"tasks": [TASK]})
-    server.handle("resources/list", lambda p, c: {"resources": [
-        {"uri": "config://app", "name": "app_config", "mimeType": "application/json"}]})
-    server.handle("resources/templates/list", lambda p, c: {"resourceTemplates": [
-        {"uriTemplate": "greeting://{name}", "name": "greeting"}]})
-    server.handle("resources/read", lambda p, c: {"contents": [
-        {"uri": p["uri"], "mimeType": "application/json", "text": '{"debug": true}'}]})
+    server.handle(
+        "resources/list",
+        lambda p, c: {
+            "resources": [
+                {"uri": "config://app", "name": "app_config", "mimeType": "application/json"}
+            ]
+        },
+    )
+    server.handle(
+        "resources/templates/list",
+        lambda p, c: {
+            "resourceTemplates": [{"uriTemplate": "greeting://{name}", "name": "greeting"}]
+        },
+    )
+    server.handle(
+        "resources/read",
+        lambda p, c: {
+            "contents": [
+                {"uri": p["uri"], "mimeType": "application/json", "text": '{"debug": true}'}
+            ]
+        },
+    )
     server.handle("resources/subscribe", lambda p, c: {})
     server.handle("resources/unsubscribe", lambda p, c: {})
-    server.handle("prompts/list", lambda p, c: {"prompts": [
-        {"name": "review", "arguments": [{"name": "code", "required": True}]}]})
-    server.handle("prompts/get", lambda p, c: {"messages": [
-        {"role": "user", "content": {"type": "text", "text": f"Review: {p['arguments']['code']}"}}]})
+    server.handle(
+        "prompts/list",
+        lambda p, c: {
+            "prompts": [{"name": "review", "arguments": [{"name": "code", "required": True}]}]
+        },
+    )
+    server.handle(
+        "prompts/get",
+        lambda p, c: {
+            "messages": [
+                {
+                    "role": "user",
+                    "content": {"type": "text", "text": f"Review: {p['arguments']['code']}"},
+                }
+            ]
+        },
+    )
     server.handle("completion/complete", lambda p, c: {"completion": {"values": ["python"]}})
     server.handle("logging/setLevel", lambda p, c: {})
     server.handle("vendor/method", lambda p, c: {"ok": True})

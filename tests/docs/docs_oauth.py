@@ -106,28 +106,44 @@ class OAuthPage:
 @contextlib.contextmanager
 def oauth_page() -> Iterator[OAuthPage]:
     key = ec.generate_private_key(ec.SECP256R1())
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption()).decode()
-    public = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                           serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
     home = Path.cwd() / "home"
     home.mkdir(exist_ok=True)
     browser = HeadlessBrowser()
     clients = {"my-service": MachineClient(secret=SECRET, public_key=public)}
     workload_key = ec.generate_private_key(ec.SECP256R1())
     trust = Trust(
-        workload_public_key=workload_key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        ).decode(),
+        workload_public_key=workload_key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode(),
         idp_private_key=ec.generate_private_key(ec.SECP256R1()),
         clients={"enterprise-app": ENTERPRISE_SECRET},
     )
-    with serve(machine_clients=clients, trust=trust) as server, registered(browser), \
-            environment(MCP_SERVER_URL=server.url, SECRET=SECRET, HOME=str(home),
-                        IDP_TOKEN_ENDPOINT=f"{server.base_url}/idp/token",
-                        ENTERPRISE_SECRET=ENTERPRISE_SECRET):
+    with (
+        serve(machine_clients=clients, trust=trust) as server,
+        registered(browser),
+        environment(
+            MCP_SERVER_URL=server.url,
+            SECRET=SECRET,
+            HOME=str(home),
+            IDP_TOKEN_ENDPOINT=f"{server.base_url}/idp/token",
+            ENTERPRISE_SECRET=ENTERPRISE_SECRET,
+        ),
+    ):
         now = int(time.time())
-        claims = {"iss": trust.workload_issuer, "sub": "nightly-report",
-                  "aud": str(server.provider.base_url), "iat": now, "exp": now + 600}
+        claims = {
+            "iss": trust.workload_issuer,
+            "sub": "nightly-report",
+            "aud": str(server.provider.base_url),
+            "iat": now,
+            "exp": now + 600,
+        }
         (home / "workload-token").write_text(jwt.encode(claims, workload_key, algorithm="ES256"))
         yield OAuthPage(server, browser, pem, trust)

@@ -59,7 +59,7 @@ def parse(path: Path) -> Page:
         if line.strip().startswith("<!-- test"):
             start = i
             body: list[str] = []
-            first = line.strip()[len("<!-- test"):]
+            first = line.strip()[len("<!-- test") :]
             if "-->" in first:
                 body.append(first.split("-->", 1)[0])
             else:
@@ -95,8 +95,13 @@ def parse(path: Path) -> Page:
             page.blocks.append(Block("file", code, start + 1, info, file=target))
         elif lang in ("python", "py", "pycon"):
             page.blocks.append(Block("python", code, start + 1, info))
-        elif lang == "text" and page.blocks and page.blocks[-1].kind == "python" and \
-                page.blocks[-1].expected is None and _only_blank_between(lines, page, start):
+        elif (
+            lang == "text"
+            and page.blocks
+            and page.blocks[-1].kind == "python"
+            and page.blocks[-1].expected is None
+            and _only_blank_between(lines, page, start)
+        ):
             page.blocks[-1].expected = code
         elif lang == "console":
             page.blocks.append(Block("console", code, start + 1, info))
@@ -183,8 +188,13 @@ def run_page(page: Page, workdir: Path, env: dict[str, str], namespace: dict[str
                     if command.startswith(("pip ", "pipx ", "uv ")):
                         continue
                     done = subprocess.run(
-                        ["bash", "-c", command], cwd=workdir, env=env, stdout=subprocess.PIPE,
-                        stderr=subprocess.STDOUT, text=True, timeout=90,
+                        ["bash", "-c", command],
+                        cwd=workdir,
+                        env=env,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT,
+                        text=True,
+                        timeout=90,
                     )
                     if done.returncode != 0:
                         raise DocsError(

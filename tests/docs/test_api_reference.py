@@ -49,12 +49,16 @@ def documented_objects(text: str) -> list[Any]:
 
 def test_every_public_name_is_in_the_api_reference():
     shown = documented_objects(API.read_text(encoding="utf-8"))
-    missing = [name for name in mcp_sync.__all__
-               if not any(getattr(mcp_sync, name) is obj for obj in shown)]
+    missing = [
+        name
+        for name in mcp_sync.__all__
+        if not any(getattr(mcp_sync, name) is obj for obj in shown)
+    ]
     assert missing == []
 
 
 def test_the_check_sees_a_missing_name():
-    shown = documented_objects("::: mcp_sync.connect\n\n::: mcp_sync.errors\n    options:\n"
-                               "      members: [McpError]\n")
+    shown = documented_objects(
+        "::: mcp_sync.connect\n\n::: mcp_sync.errors\n    options:\n      members: [McpError]\n"
+    )
     assert shown == [mcp_sync.connect, mcp_sync.McpError]

@@ -24,7 +24,6 @@ PAGES = sorted(DOCS.rglob("*.md"))
 pytestmark = pytest.mark.timeout(120)
 
 
-
 class HttpServers:
     """``docs_server_url()`` for pages: the fixture server over Streamable HTTP."""
 
@@ -37,8 +36,11 @@ class HttpServers:
             with socket.socket() as sock:
                 sock.bind(("127.0.0.1", 0))
                 port = sock.getsockname()[1]
-            proc = subprocess.Popen([sys.executable, str(SERVER), "streamable-http", str(port)],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                [sys.executable, str(SERVER), "streamable-http", str(port)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             self.procs.append(proc)
             deadline = time.monotonic() + 20
             while True:
@@ -90,7 +92,11 @@ def test_page(path, tmp_path, monkeypatch, http_server):
     monkeypatch.chdir(tmp_path)
     before = set(client_threads())
     with contextlib.ExitStack() as cleanup:  # closed after run_page has closed the clients
-        namespace = {"__name__": "__docs__", "docs_server_url": http_server, "docs_cleanup": cleanup}
+        namespace = {
+            "__name__": "__docs__",
+            "docs_server_url": http_server,
+            "docs_cleanup": cleanup,
+        }
         run_page(page, tmp_path, env, namespace)
     # A page must close what it opens (as its readers should): nothing of a client left running.
     leftover = lambda: [t.name for t in client_threads() if t not in before and t.is_alive()]  # noqa: E731
@@ -109,4 +115,7 @@ def test_loose_matching():
     assert loose_match("a  b\n...\nc", "a b\nxx\nyy\nc")
     assert loose_match("pong (...)", "pong (1.2 ms)")
     assert not loose_match("a b", "a c")
-    assert list(console_commands("$ echo a \\\n  b\na b\n$ true")) == [("echo a \\\n  b", "a b"), ("true", "")]
+    assert list(console_commands("$ echo a \\\n  b\na b\n$ true")) == [
+        ("echo a \\\n  b", "a b"),
+        ("true", ""),
+    ]

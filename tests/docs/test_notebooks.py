@@ -33,7 +33,10 @@ def test_quickstart_notebook_runs_and_renders(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{__import__('os').environ['PATH']}")
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     client = nbclient.NotebookClient(
-        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}},
+        notebook,
+        timeout=60,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
     )
     client.execute()
     cells = [c for c in notebook.cells if c.cell_type == "code"]

@@ -27,13 +27,17 @@ def _stand_ins() -> Iterator[tuple[str, str, str]]:
     """(where, source, package) for every piece of user-side code."""
     for path in sorted((ROOT / "mcp_sync" / "cli").glob("*.py")):
         yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8"), CLI
-    paths = [*sorted((ROOT / "tests" / "conformance").glob("*client.py")),
-             *sorted((ROOT / "examples").glob("*.py"))]
+    paths = [
+        *sorted((ROOT / "tests" / "conformance").glob("*client.py")),
+        *sorted((ROOT / "examples").glob("*.py")),
+    ]
     for path in paths:
         yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8"), ""
     for path in sorted((ROOT / "docs").rglob("*.md")):
         for block in parse(path).blocks:  # hidden <!-- test --> blocks are the test's, not a user's
-            if block.kind == "python" or (block.kind == "file" and (block.file or "").endswith(".py")):
+            if block.kind == "python" or (
+                block.kind == "file" and (block.file or "").endswith(".py")
+            ):
                 yield f"{path.relative_to(ROOT)}:{block.line}", block.code, ""
     for path in sorted((ROOT / "docs").rglob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -94,7 +98,9 @@ def private_uses(source: str, package: str) -> list[str]:
             root: ast.expr = node.value
             while isinstance(root, ast.Attribute):
                 root = root.value
-            if isinstance(root, ast.Name) and (root.id in ("self", "cls") or root.id in own_modules):
+            if isinstance(root, ast.Name) and (
+                root.id in ("self", "cls") or root.id in own_modules
+            ):
                 continue  # a class's own state, or a private name of another library
             found.append(f"{node.lineno}: .{node.attr}")
     return found
@@ -130,6 +136,12 @@ os._exit(0)
 
 def test_every_kind_of_stand_in_is_scanned():
     where = [w for w, _, _ in _stand_ins()]
-    for kind in ("mcp_sync/cli/", "tests/conformance/client.py", "tests/conformance/auth_client.py",
-                 "examples/", "docs/client.md:", "docs/notebooks/quickstart.ipynb cell"):
+    for kind in (
+        "mcp_sync/cli/",
+        "tests/conformance/client.py",
+        "tests/conformance/auth_client.py",
+        "examples/",
+        "docs/client.md:",
+        "docs/notebooks/quickstart.ipynb cell",
+    ):
         assert any(w.startswith(kind) for w in where), kind

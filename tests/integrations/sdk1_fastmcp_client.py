@@ -44,7 +44,8 @@ with mcp_sync.connect(server, timeout=20) as client:
     }
 report["lifespan"] = lifespan_events
 report["threads_left"] = [
-    t.name for t in threading.enumerate()
+    t.name
+    for t in threading.enumerate()
     if t.name.startswith("mcp-sync-") or t.name == "AnyIO worker thread"
 ]
 print(json.dumps(report))

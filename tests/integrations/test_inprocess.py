@@ -30,8 +30,11 @@ def sdk_inprocess(mcp_client_module):
 
 def connection_threads() -> list[threading.Thread]:
     """The threads an in-process connection may start: ours, and anyio's worker threads."""
-    return [t for t in threading.enumerate()
-            if t.name.startswith("mcp-sync-") or t.name == "AnyIO worker thread"]
+    return [
+        t
+        for t in threading.enumerate()
+        if t.name.startswith("mcp-sync-") or t.name == "AnyIO worker thread"
+    ]
 
 
 def test_module_scoped_client_of_an_sdk_server(sdk_inprocess):
@@ -40,11 +43,18 @@ def test_module_scoped_client_of_an_sdk_server(sdk_inprocess):
     assert {"add", "weather", "slow", "ask_llm"} <= {t.name for t in client.list_tools()}
     assert client.call_tool("add", {"a": 2, "b": 40}).structured_content == {"result": 42}
     weather = client.call_tool("weather", {"city": "Oslo"})
-    assert weather.structured_content == {"city": "Oslo", "temperature": 21.5, "conditions": "sunny"}
+    assert weather.structured_content == {
+        "city": "Oslo",
+        "temperature": 21.5,
+        "conditions": "sunny",
+    }
     failed = client.call_tool("fail", {"message": "nope"})
     assert failed.is_error and "fail" in failed.text
     assert client.read_resource("greeting://ada").contents[0].text == "Hello, ada!"
-    assert "rust" in client.get_prompt("review", {"code": "x", "language": "rust"}).messages[0].content.text
+    assert (
+        "rust"
+        in client.get_prompt("review", {"code": "x", "language": "rust"}).messages[0].content.text
+    )
 
 
 def test_the_module_client_is_shared(sdk_inprocess, request):
@@ -54,20 +64,33 @@ def test_the_module_client_is_shared(sdk_inprocess, request):
 
 def test_progress_and_many_threads_at_once(sdk_inprocess):
     seen = []
-    result = sdk_inprocess.call_tool("slow", {"steps": 3}, on_progress=lambda p: seen.append(p.progress))
+    result = sdk_inprocess.call_tool(
+        "slow", {"steps": 3}, on_progress=lambda p: seen.append(p.progress)
+    )
     assert result.text == "done after 3 steps" and seen == [1, 2, 3]
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        sums = list(pool.map(lambda n: sdk_inprocess.call_tool("add", {"a": n, "b": n}).structured_content,
-                             range(40)))
+        sums = list(
+            pool.map(
+                lambda n: sdk_inprocess.call_tool("add", {"a": n, "b": n}).structured_content,
+                range(40),
+            )
+        )
     assert sums == [{"result": 2 * n} for n in range(40)]
 
 
 @pytest.mark.parametrize("protocol", ["handshake", "auto"])
 def test_server_requests_reach_the_client(protocol):
     """Sampling and roots: mid-call server requests (handshake era) or input_required (2026)."""
-    client = mcp_sync.Client(roots=[mcp_sync.Root(uri="file:///work", name="work")], protocol=protocol)
-    client.on_sampling(lambda params: {"role": "assistant", "model": "scripted",
-                                       "content": {"type": "text", "text": "forty-two"}})
+    client = mcp_sync.Client(
+        roots=[mcp_sync.Root(uri="file:///work", name="work")], protocol=protocol
+    )
+    client.on_sampling(
+        lambda params: {
+            "role": "assistant",
+            "model": "scripted",
+            "content": {"type": "text", "text": "forty-two"},
+        }
+    )
     with client.connect(InProcessTransport(load_server("sdk_server.py").server)):
         assert client.era == ("handshake" if protocol == "handshake" else "stateless")
         assert client.call_tool("ask_llm", {"question": "the answer?"}).text == "forty-two"

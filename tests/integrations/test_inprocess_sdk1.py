@@ -21,8 +21,14 @@ def test_an_sdk1_fastmcp_object_is_served_in_process_and_closed():
     if not MCP1_PYTHON.exists():
         pytest.fail(f"{MCP1_PYTHON} is missing: run `make test` (it installs mcp 1.x)")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's mcp_sync, whatever the venv has
-    run = subprocess.run([str(MCP1_PYTHON), str(SCRIPT)], capture_output=True, text=True,
-                         env=env, cwd=ROOT, timeout=120)
+    run = subprocess.run(
+        [str(MCP1_PYTHON), str(SCRIPT)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert run.returncode == 0, f"{SCRIPT.name} failed:\n{run.stderr[-3000:]}"
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert report["mcp"].startswith("1."), f"mcp1-venv has mcp {report['mcp']}, not 1.x"

@@ -76,10 +76,16 @@ def test_text_image_and_structured_results(everything_cmd):
         mcp_tools = client.list_tools()
         tools = langchain_tools(client)
         model = script(
-            AIMessage("", tool_calls=[call("get-sum", {"a": 2, "b": 3}, "c1"),
-                                      call("get-tiny-image", {}, "c2"),
-                                      call("get-structured-content", {"location": "Chicago"}, "c3")]),
-            AIMessage("all done"))
+            AIMessage(
+                "",
+                tool_calls=[
+                    call("get-sum", {"a": 2, "b": 3}, "c1"),
+                    call("get-tiny-image", {}, "c2"),
+                    call("get-structured-content", {"location": "Chicago"}, "c3"),
+                ],
+            ),
+            AIMessage("all done"),
+        )
         messages = run_agent(model, tools, "do things")
     # names, descriptions and argument schemas reach the model as the server gave them
     assert [t["function"]["name"] for t in model.bound] == [t.name for t in mcp_tools]
@@ -87,7 +93,9 @@ def test_text_image_and_structured_results(everything_cmd):
     for sent in model.bound:
         mcp_tool = by_name[sent["function"]["name"]]
         assert sent["function"]["description"] == mcp_tool.description
-        assert sent["function"]["parameters"]["properties"] == mcp_tool.input_schema.get("properties", {})
+        assert sent["function"]["parameters"]["properties"] == mcp_tool.input_schema.get(
+            "properties", {}
+        )
     total, image, weather = [m for m in messages if isinstance(m, ToolMessage)]
     assert total.tool_call_id == "c1" and total.status == "success"
     assert total.content == [{"type": "text", "text": "The sum of 2 and 3 is 5."}]
@@ -101,8 +109,13 @@ def test_text_image_and_structured_results(everything_cmd):
 def test_a_tool_error_is_an_error_tool_message():
     with mcp_sync.connect(SDK_SERVER, request_timeout=20) as client:
         tools = langchain_tools(client, names=["fail", "add"])
-        messages = run_agent(script(AIMessage("", tool_calls=[call("fail", {"message": "no"}, "x")]),
-                                    AIMessage("sorry")), tools, "try")
+        messages = run_agent(
+            script(
+                AIMessage("", tool_calls=[call("fail", {"message": "no"}, "x")]), AIMessage("sorry")
+            ),
+            tools,
+            "try",
+        )
     (failed,) = [m for m in messages if isinstance(m, ToolMessage)]
     assert failed.status == "error" and "fail" in failed.content
     assert [t.name for t in tools] == ["add", "fail"]
@@ -116,8 +129,9 @@ def test_ainvoke_runs_on_langchains_executor_not_the_event_loop():
 
         async def main():
             loop_thread.append(threading.current_thread())
-            return await run_agent_async(script(AIMessage("", tool_calls=calls), AIMessage("ok")),
-                                         [add], "add")
+            return await run_agent_async(
+                script(AIMessage("", tool_calls=calls), AIMessage("ok")), [add], "add"
+            )
 
         seen_threads = []
         original = client.call_tool
@@ -134,6 +148,8 @@ def test_ainvoke_runs_on_langchains_executor_not_the_event_loop():
 
 
 def test_unknown_names_are_named():
-    with mcp_sync.connect(SDK_SERVER, request_timeout=20) as client, \
-            pytest.raises(KeyError, match="'nope'"):
+    with (
+        mcp_sync.connect(SDK_SERVER, request_timeout=20) as client,
+        pytest.raises(KeyError, match="'nope'"),
+    ):
         langchain_tools(client, names=["add", "nope"])

@@ -23,9 +23,11 @@ import mcp_sync
 from mcp_sync import CallToolResult
 from mcp_sync.integrations.llama_index import llama_index_tools
 
-pytestmark = [pytest.mark.timeout(60),
-              # llama-index's own inspection of pydantic models (not ours)
-              pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecationWarning")]
+pytestmark = [
+    pytest.mark.timeout(60),
+    # llama-index's own inspection of pydantic models (not ours)
+    pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecationWarning"),
+]
 
 
 def scripted_llm(*tool_call_turns, final="done"):
@@ -39,9 +41,13 @@ def scripted_llm(*tool_call_turns, final="done"):
         turn = next(turns, None)
         if turn is None:
             return ChatMessage(role=MessageRole.ASSISTANT, content=final)
-        return ChatMessage(role=MessageRole.ASSISTANT, blocks=[
-            ToolCallBlock(tool_call_id=f"call-{i}", tool_name=name, tool_kwargs=args)
-            for i, (name, args) in enumerate(turn)])
+        return ChatMessage(
+            role=MessageRole.ASSISTANT,
+            blocks=[
+                ToolCallBlock(tool_call_id=f"call-{i}", tool_name=name, tool_kwargs=args)
+                for i, (name, args) in enumerate(turn)
+            ],
+        )
 
     return MockFunctionCallingLLM(response_generator=respond), offered
 
@@ -50,8 +56,13 @@ def test_predict_and_call_with_text_image_and_structured_results(everything_cmd)
     with mcp_sync.connect(everything_cmd, request_timeout=20) as client:
         mcp_tools = {t.name: t for t in client.list_tools()}
         tools = llama_index_tools(client)
-        llm, offered = scripted_llm([("get-sum", {"a": 2, "b": 3}), ("get-tiny-image", {}),
-                                     ("get-structured-content", {"location": "Chicago"})])
+        llm, offered = scripted_llm(
+            [
+                ("get-sum", {"a": 2, "b": 3}),
+                ("get-tiny-image", {}),
+                ("get-structured-content", {"location": "Chicago"}),
+            ]
+        )
         response = llm.predict_and_call(tools, "use them", allow_parallel_tool_calls=True)
     # the schema the LLM is given is the server's, untouched
     for sent in offered[0]:
@@ -63,7 +74,10 @@ def test_predict_and_call_with_text_image_and_structured_results(everything_cmd)
     assert total.raw_input == {"args": (), "kwargs": {"a": 2, "b": 3}}
     assert isinstance(total.raw_output, CallToolResult)
     (picture,) = [b for b in image.blocks if isinstance(b, ImageBlock)]
-    assert picture.image_mimetype == "image/png" and picture.resolve_image().read(8) == b"\x89PNG\r\n\x1a\n"
+    assert (
+        picture.image_mimetype == "image/png"
+        and picture.resolve_image().read(8) == b"\x89PNG\r\n\x1a\n"
+    )
     assert weather.raw_output.structured_content["temperature"] is not None
     assert all(isinstance(b, TextBlock) for b in weather.blocks)
 
@@ -71,8 +85,9 @@ def test_predict_and_call_with_text_image_and_structured_results(everything_cmd)
 def test_function_agent_calls_tools_off_the_event_loop_and_sees_errors():
     with mcp_sync.connect(SDK_SERVER, request_timeout=20) as client:
         tools = llama_index_tools(client, names=["add", "fail"])
-        llm, _ = scripted_llm([("add", {"a": 40, "b": 2}), ("fail", {"message": "no"})],
-                              final="42, and fail failed")
+        llm, _ = scripted_llm(
+            [("add", {"a": 40, "b": 2}), ("fail", {"message": "no"})], final="42, and fail failed"
+        )
         threads = []
         original = client.call_tool
 

@@ -23,20 +23,29 @@ EVERYTHING_CALLS = [
 
 
 def everything_outputs(client: mcp_sync.Client) -> list[mcp_sync.McpModel]:
-    outputs: list[mcp_sync.McpModel] = [*client.list_tools(), *client.list_resources(),
-                                        *client.list_resource_templates(), *client.list_prompts()]
+    outputs: list[mcp_sync.McpModel] = [
+        *client.list_tools(),
+        *client.list_resources(),
+        *client.list_resource_templates(),
+        *client.list_prompts(),
+    ]
     outputs += [client.call_tool(name, args) for name, args in EVERYTHING_CALLS]
     outputs.append(client.read_resource("demo://resource/static/document/features.md"))
     outputs.append(client.read_resource("demo://resource/dynamic/blob/1"))
     outputs.append(client.get_prompt("args-prompt", {"city": "Paris", "state": "TX"}))
-    outputs.append(client.get_prompt("resource-prompt", {"resourceType": "Text", "resourceId": "1"}))
+    outputs.append(
+        client.get_prompt("resource-prompt", {"resourceType": "Text", "resourceId": "1"})
+    )
     return outputs
 
 
 def sdk_server_outputs(client: mcp_sync.Client) -> list[mcp_sync.McpModel]:
     outputs: list[mcp_sync.McpModel] = [*client.list_tools(), *client.list_prompts()]
-    outputs += [client.call_tool("add", {"a": 2, "b": 3}), client.call_tool("weather", {"city": "Oslo"}),
-                client.call_tool("fail", {})]
+    outputs += [
+        client.call_tool("add", {"a": 2, "b": 3}),
+        client.call_tool("weather", {"city": "Oslo"}),
+        client.call_tool("fail", {}),
+    ]
     outputs += [*client.list_resources(), *client.list_resource_templates()]
     outputs += [client.read_resource(r.uri) for r in client.list_resources()]
     prompt = client.list_prompts()[0]
@@ -63,12 +72,22 @@ def test_round_trips_over_server_everything(everything_cmd):
     with mcp_sync.connect(everything_cmd, request_timeout=20) as client:
         outputs = everything_outputs(client)
     assert assert_round_trips(outputs) == {
-        "Tool", "Resource", "ResourceTemplate", "Prompt", "CallToolResult", "ReadResourceResult",
-        "GetPromptResult"}
+        "Tool",
+        "Resource",
+        "ResourceTemplate",
+        "Prompt",
+        "CallToolResult",
+        "ReadResourceResult",
+        "GetPromptResult",
+    }
     blocks = [b for o in outputs if isinstance(o, CallToolResult) for b in o.content]
     # every content kind a tool result can hold came through
-    assert {type(b).__name__ for b in blocks} >= {"TextContent", "ImageContent", "ResourceLink",
-                                                  "EmbeddedResource"}
+    assert {type(b).__name__ for b in blocks} >= {
+        "TextContent",
+        "ImageContent",
+        "ResourceLink",
+        "EmbeddedResource",
+    }
     assert any(b.annotations for b in blocks)
 
 
@@ -84,7 +103,10 @@ def test_round_trips_over_the_sdk_server(protocol):
 
 
 def test_lists_convert_item_by_item():
-    tools = [Tool(name="a", input_schema={"type": "object"}), Tool(name="b", input_schema={"type": "object"})]
+    tools = [
+        Tool(name="a", input_schema={"type": "object"}),
+        Tool(name="b", input_schema={"type": "object"}),
+    ]
     converted = to_mcp(tools)
     assert [type(t) for t in converted] == [sdk.Tool, sdk.Tool]
     assert [t.name for t in from_mcp(converted)] == ["a", "b"]
@@ -92,8 +114,9 @@ def test_lists_convert_item_by_item():
 
 def test_sdk_objects_built_in_python_convert():
     # built with defaults (no explicit "type"), as SDK users write them
-    result = sdk.CallToolResult(content=[sdk.TextContent(text="hi")], structured_content={"n": 1},
-                                is_error=True)
+    result = sdk.CallToolResult(
+        content=[sdk.TextContent(text="hi")], structured_content={"n": 1}, is_error=True
+    )
     ours = from_mcp(result)
     assert isinstance(ours, CallToolResult)
     assert ours.content == [TextContent(type="text", text="hi")]

@@ -53,13 +53,20 @@ def test_server_spans_join_the_clients_trace(spans):
     assert call.kind == SpanKind.CLIENT
     assert call.parent.span_id == step.get_span_context().span_id
     assert dict(call.attributes) == {
-        "mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": "add", "mcp.protocol.version": "2026-07-28",
-        "mcp_sync.era": "stateless", "mcp_sync.server.name": "sdk-fixture"}
+        "mcp.method.name": "tools/call",
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "add",
+        "mcp.protocol.version": "2026-07-28",
+        "mcp_sync.era": "stateless",
+        "mcp_sync.server.name": "sdk-fixture",
+    }
     assert call.status.status_code == StatusCode.UNSET
     # the SDK server's own SERVER span, a child of ours in the same trace (context via _meta)
-    (served,) = [s for s in spans.get_finished_spans()
-                 if s.kind == SpanKind.SERVER and s.name == "tools/call add"]
+    (served,) = [
+        s
+        for s in spans.get_finished_spans()
+        if s.kind == SpanKind.SERVER and s.name == "tools/call add"
+    ]
     assert served.context.trace_id == call.context.trace_id == step.get_span_context().trace_id
     assert served.parent.span_id == call.context.span_id
 
@@ -104,10 +111,13 @@ def test_trace_context_goes_in_meta_and_a_timeout_is_recorded(spans):
     call = client_spans(spans)[-1]
     sent = next(m for m in server.received if m.get("method") == "tools/call")
     ctx = call.context
-    assert sent["params"]["_meta"]["traceparent"].startswith(f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-")
+    assert sent["params"]["_meta"]["traceparent"].startswith(
+        f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-"
+    )
     assert sent["params"]["arguments"] == {"x": 1}
 
     from mcp_sync.testing import NO_REPLY
+
     server.handle("tools/call")(lambda params, ctx: NO_REPLY)
     with pytest.raises(mcp_sync.RequestTimeout):
         client.call_tool("echo", {}, timeout=0.2)
@@ -130,11 +140,17 @@ def test_uninstrument_stops_tracing(spans):
 def test_http_server_address_port_and_session(spans):
     port = free_port()
     argv = [sys.executable, str(SERVERS / "sdk_server.py"), "streamable-http", str(port)]
-    with HttpServer(argv, port) as http, mcp_sync.connect(http.url(), protocol="handshake") as client:
+    with (
+        HttpServer(argv, port) as http,
+        mcp_sync.connect(http.url(), protocol="handshake") as client,
+    ):
         client.call_tool("add", {"a": 2, "b": 2})
     call = next(s for s in client_spans(spans) if s.name == "tools/call add")
     assert call.attributes["network.transport"] == "tcp"
-    assert (call.attributes["server.address"], call.attributes["server.port"]) == ("127.0.0.1", port)
+    assert (call.attributes["server.address"], call.attributes["server.port"]) == (
+        "127.0.0.1",
+        port,
+    )
     assert len(call.attributes["mcp.session.id"]) >= 16  # the Mcp-Session-Id the server gave
 
 

@@ -18,7 +18,9 @@ import mcp_sync
 EVERYTHING = str(PEERS / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js")
 
 
-def one_script(target: str | list[str], tool: str, arguments: dict, expected: str, **options) -> mcp_sync.Client:
+def one_script(
+    target: str | list[str], tool: str, arguments: dict, expected: str, **options
+) -> mcp_sync.Client:
     """What a user writes: connect, look around, call a tool, close."""
     with mcp_sync.connect(target, request_timeout=30, **options) as client:
         names = [t.name for t in client.list_tools()]
@@ -58,7 +60,10 @@ def test_stdio_servers_of_both_eras(target, era):
         "sdk_server.py": ("add", {"a": 20, "b": 22}, "42"),
         "fastmcp_server.py": ("add", {"a": 20, "b": 22}, "42"),
         "index.js": ("echo", {"message": "both eras"}, "both eras"),
-    }.get(Path(argv[1]).name if len(argv) > 1 else "", ("get_current_time", {"timezone": "UTC"}, "UTC"))
+    }.get(
+        Path(argv[1]).name if len(argv) > 1 else "",
+        ("get_current_time", {"timezone": "UTC"}, "UTC"),
+    )
     client = one_script(argv, tool, arguments, expected)
     assert client.era == era
 
@@ -72,7 +77,9 @@ def test_legacy_can_be_forced_on_a_dual_era_server():
 @pytest.mark.parametrize("protocol", ["auto", "handshake"])
 def test_sdk_server_over_streamable_http(protocol):
     port = free_port()
-    with HttpServer([sys.executable, str(SERVERS / "sdk_server.py"), "streamable-http", str(port)], port) as server:
+    with HttpServer(
+        [sys.executable, str(SERVERS / "sdk_server.py"), "streamable-http", str(port)], port
+    ) as server:
         client = one_script(server.url(), "add", {"a": 2, "b": 3}, "5", protocol=protocol)
         assert client.era == ("stateless" if protocol == "auto" else "handshake")
 
@@ -85,16 +92,27 @@ def test_fastmcp_over_http_pages_through_every_list():
         assert client.era == "stateless"
         first = client.list_tools_page()
         assert len(first.tools) == 2 and first.next_cursor
-        assert [t.name for t in client.list_tools()] == ["add", "multiply", "shout", "chatty", "fail"]
+        assert [t.name for t in client.list_tools()] == [
+            "add",
+            "multiply",
+            "shout",
+            "chatty",
+            "fail",
+        ]
         assert len(client.list_resources()) == 5
         assert len(client.list_prompts()) == 3
         progress = []
-        assert client.call_tool("chatty", {"steps": 3}, on_progress=progress.append).text == "chatted 3 times"
+        assert (
+            client.call_tool("chatty", {"steps": 3}, on_progress=progress.append).text
+            == "chatted 3 times"
+        )
 
 
 def test_server_everything_over_http_falls_back_to_the_handshake():
     port = free_port()
-    with HttpServer([str(NODE), EVERYTHING, "streamableHttp"], port, env={"PORT": str(port)}) as server:
+    with HttpServer(
+        [str(NODE), EVERYTHING, "streamableHttp"], port, env={"PORT": str(port)}
+    ) as server:
         client = one_script(server.url(), "echo", {"message": "hi"}, "hi")
         assert client.era == "handshake"
 

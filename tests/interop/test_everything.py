@@ -27,8 +27,13 @@ def transport(request, everything_cmd):
 @pytest.fixture
 def client(transport, tmp_path):
     c = Client("interop", "1.0", roots=[tmp_path], request_timeout=30)
-    c.on_sampling(lambda p: {"role": "assistant", "model": "m",
-                             "content": {"type": "text", "text": "sampled answer"}})
+    c.on_sampling(
+        lambda p: {
+            "role": "assistant",
+            "model": "m",
+            "content": {"type": "text", "text": "sampled answer"},
+        }
+    )
     c.on_elicitation(lambda p: {"action": "accept", "content": {"name": "Ada", "check": True}})
     c.notifications = []
     c.on_notification(None, lambda n: c.notifications.append(n.method))
@@ -70,12 +75,17 @@ def test_cancelling_a_long_running_tool(client):
         progress.append(p)
         first_progress.set()
 
-    threading.Thread(target=lambda: first_progress.wait(10) and controller.abort("enough"),
-                     daemon=True).start()
+    threading.Thread(
+        target=lambda: first_progress.wait(10) and controller.abort("enough"), daemon=True
+    ).start()
     started = time.monotonic()
     with pytest.raises(Aborted, match="enough"):
-        client.call_tool("trigger-long-running-operation", {"duration": 20, "steps": 20},
-                         on_progress=on_progress, signal=controller.signal)
+        client.call_tool(
+            "trigger-long-running-operation",
+            {"duration": 20, "steps": 20},
+            on_progress=on_progress,
+            signal=controller.signal,
+        )
     assert time.monotonic() - started < 10
     assert progress and progress[0].total == 20
     assert client.call_tool("echo", {"message": "still usable"}).text == "Echo: still usable"
@@ -106,7 +116,9 @@ def test_resources_subscriptions_prompts_completion(client):
     assert client.get_prompt("simple-prompt").messages
     completable = next(p for p in client.list_prompts() if p.name == "completable-prompt")
     argument = completable.arguments[0].name
-    values = client.complete({"type": "ref/prompt", "name": "completable-prompt"}, argument, "").completion.values
+    values = client.complete(
+        {"type": "ref/prompt", "name": "completable-prompt"}, argument, ""
+    ).completion.values
     assert values
 
 
@@ -116,7 +128,16 @@ def test_logging_and_list_changed_burst(client, transport):
     client.set_logging_level("debug")
     client.call_tool("toggle-simulated-logging")
     wait_until(lambda: logs, timeout=30)
-    assert logs[0].level in {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+    assert logs[0].level in {
+        "debug",
+        "info",
+        "notice",
+        "warning",
+        "error",
+        "critical",
+        "alert",
+        "emergency",
+    }
     if transport.kind == "stdio":
         # Over HTTP the burst goes to a GET stream that may not be open yet when the server
         # sends it right after initialization (it keeps no event store to replay it).

@@ -21,13 +21,18 @@ TIME = [str(Path(sys.executable).parent / "mcp-server-time")]
 
 def sdk_client() -> tuple[Client, StdioTransport]:
     transport = StdioTransport(SDK[0], SDK[1:])
-    return Client("group", "1.0", request_timeout=20, protocol="handshake").connect(transport), transport
+    return Client("group", "1.0", request_timeout=20, protocol="handshake").connect(
+        transport
+    ), transport
 
 
 @pytest.fixture(scope="module")
 def group():
-    everything = [str(NODE), str(PEERS / "@modelcontextprotocol/server-everything/dist/index.js"),
-                  "stdio"]
+    everything = [
+        str(NODE),
+        str(PEERS / "@modelcontextprotocol/server-everything/dist/index.js"),
+        "stdio",
+    ]
     with ClientGroup() as group:
         group.add("time", TIME, request_timeout=20)
         group.add("sdk", sdk_client()[0])
@@ -97,7 +102,9 @@ def test_servers_added_and_removed_at_run_time(time_cmd):
     with ClientGroup() as group:
         group.add("time", time_cmd, request_timeout=20)
         assert [t.name for t in group.list_tools()] == [
-            "time__get_current_time", "time__convert_time"]
+            "time__get_current_time",
+            "time__convert_time",
+        ]
         sdk = group.add("sdk", SDK, request_timeout=20)
         assert "sdk__add" in [t.name for t in group.list_tools()]
         assert group.call_tool("sdk__add", {"a": 1, "b": 2}).structured_content == {"result": 3}
@@ -140,7 +147,12 @@ def test_a_failing_server_is_reported_not_fatal(time_cmd):
 def test_connect_all_returns_a_group_that_grows(time_cmd):
     config = {"mcpServers": {"time": {"command": time_cmd[0]}}}
     with mcp_sync.connect_all(config, request_timeout=20) as group:
-        group.add("sdk", mcp_sync.config.parse({"mcpServers": {"sdk": {
-            "command": SDK[0], "args": SDK[1:]}}})["sdk"], request_timeout=20)
+        group.add(
+            "sdk",
+            mcp_sync.config.parse({"mcpServers": {"sdk": {"command": SDK[0], "args": SDK[1:]}}})[
+                "sdk"
+            ],
+            request_timeout=20,
+        )
         assert list(group) == ["time", "sdk"]
         assert "sdk__weather" in [t.name for t in group.list_tools()]

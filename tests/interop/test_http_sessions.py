@@ -14,7 +14,9 @@ from mcp_sync import Client, SessionExpired, StreamableHttpTransport
 @pytest.fixture(scope="module")
 def server():
     port = free_port()
-    with HttpServer([sys.executable, str(SERVERS / "sdk_server.py"), "streamable-http", str(port)], port) as running:
+    with HttpServer(
+        [sys.executable, str(SERVERS / "sdk_server.py"), "streamable-http", str(port)], port
+    ) as running:
         yield running
 
 
@@ -22,8 +24,11 @@ def end_session(transport: StreamableHttpTransport) -> str:
     """Make the server forget our session, as a restart or an idle timeout would."""
     old = transport.session_id
     assert old
-    requests.delete(transport.url, headers={"Mcp-Session-Id": old,
-                                            "MCP-Protocol-Version": "2025-11-25"}, timeout=5)
+    requests.delete(
+        transport.url,
+        headers={"Mcp-Session-Id": old, "MCP-Protocol-Version": "2025-11-25"},
+        timeout=5,
+    )
     return old
 
 

@@ -28,12 +28,14 @@ CALLS = {
     "resources": lambda c, seen: c.list_resources(on_progress=seen.append),
     "resources_page": lambda c, seen: c.list_resources_page(on_progress=seen.append).resources,
     "templates": lambda c, seen: c.list_resource_templates(on_progress=seen.append),
-    "templates_page": lambda c, seen: c.list_resource_templates_page(
-        on_progress=seen.append
-    ).resource_templates,
-    "completion": lambda c, seen: c.complete(
-        PromptReference(name="greet"), "who", "A", on_progress=seen.append
-    ).completion.values,
+    "templates_page": lambda c, seen: (
+        c.list_resource_templates_page(on_progress=seen.append).resource_templates
+    ),
+    "completion": lambda c, seen: (
+        c.complete(
+            PromptReference(name="greet"), "who", "A", on_progress=seen.append
+        ).completion.values
+    ),
 }
 
 

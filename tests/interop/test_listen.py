@@ -44,6 +44,8 @@ def test_listen_over_stdio():
 def test_listen_over_streamable_http(json_response):
     port = free_port()
     argv = [sys.executable, str(SERVERS / "sdk_server.py"), "streamable-http", str(port)]
-    with HttpServer(argv + (["--json"] if json_response else []), port) as server, \
-            mcp_sync.connect(server.url()) as client:
+    with (
+        HttpServer(argv + (["--json"] if json_response else []), port) as server,
+        mcp_sync.connect(server.url()) as client,
+    ):
         check_listen(client)

@@ -43,7 +43,8 @@ def skills_dir(tmp_path):
     git = tmp_path / "git-workflow"
     git.mkdir()
     (git / "SKILL.md").write_text(
-        "---\nname: git-workflow\ndescription: Branch and commit the team's way\n---\n\nRebase.\n")
+        "---\nname: git-workflow\ndescription: Branch and commit the team's way\n---\n\nRebase.\n"
+    )
     return tmp_path
 
 
@@ -64,7 +65,9 @@ def test_list_skills_gives_entries_from_every_page(client):
     assert pdf.frontmatter["metadata"] == {"version": "2.1", "tags": ["pdf", "forms"]}
     assert not pdf.is_dynamic
     assert {f.uri for f in pdf.resources} == {
-        "skill://pdf-processing/SKILL.md", "skill://pdf-processing/references/FORMS.md"}
+        "skill://pdf-processing/SKILL.md",
+        "skill://pdf-processing/references/FORMS.md",
+    }
     assert all(f.digest.startswith("sha256:") and f.size > 0 for f in pdf.resources)
 
 
@@ -122,8 +125,10 @@ def test_a_changed_file_fails_verification_until_the_entry_is_refreshed(client, 
 
 def test_servers_without_the_extension_are_not_asked():
     c = Client("skills", "1.0", request_timeout=20)
-    with c.connect(StdioTransport(PYTHON, [str(SERVERS / "sdk_server.py")])), \
-            pytest.raises(CapabilityError, match="io.modelcontextprotocol/skills"):
+    with (
+        c.connect(StdioTransport(PYTHON, [str(SERVERS / "sdk_server.py")])),
+        pytest.raises(CapabilityError, match="io.modelcontextprotocol/skills"),
+    ):
         c.list_skills()
 
 
@@ -134,7 +139,8 @@ def test_a_group_lists_skills_per_server_and_loads_from_the_right_one(skills_dir
     (other / "pdf-processing").mkdir(parents=True)
     (other / "pdf-processing" / "SKILL.md").write_text(
         "---\nname: pdf-processing\ndescription: Another server's skill of the same name\n---\n"
-        "\nOther.\n")
+        "\nOther.\n"
+    )
     server = [str(SERVERS / "fastmcp_skills_server.py")]
     with ClientGroup() as group:
         group.add("docs", [PYTHON, *server, str(skills_dir)], request_timeout=20)
@@ -142,8 +148,11 @@ def test_a_group_lists_skills_per_server_and_loads_from_the_right_one(skills_dir
         group.add("plain", [PYTHON, str(SERVERS / "sdk_server.py")], request_timeout=20)
         skills = group.list_skills()  # "plain" has no skills: not asked
         by_origin = {(s.meta["io.mcp-sync/server"], s.name) for s in skills}
-        assert by_origin == {("docs", "pdf-processing"), ("docs", "git-workflow"),
-                             ("mirror", "pdf-processing")}
+        assert by_origin == {
+            ("docs", "pdf-processing"),
+            ("docs", "git-workflow"),
+            ("mirror", "pdf-processing"),
+        }
         mirrored = next(s for s in skills if s.meta["io.mcp-sync/server"] == "mirror")
         loaded = group.load_skill(mirrored)  # same URI as docs' skill: the entry's server
         assert loaded.instructions == "Other.\n" and loaded.origin == "mirror"

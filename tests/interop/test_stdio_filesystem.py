@@ -25,5 +25,7 @@ def test_roots_decide_what_the_server_may_touch(filesystem_cmd, tmp_path, mcp_cl
 
     client.set_roots([second])
     wait_until(lambda: str(second.resolve()) in allowed(), timeout=20)
-    assert "from the second root" in client.call_tool(
-        "read_text_file", {"path": str(second / "b.txt")}).text
+    assert (
+        "from the second root"
+        in client.call_tool("read_text_file", {"path": str(second / "b.txt")}).text
+    )

@@ -24,8 +24,9 @@ def client(request, sdk_server_cmd, tmp_path):
     def sample(params, ctx):
         answered.append(params)
         question = params.messages[0].content.text
-        return CreateMessageResult(role="assistant", content=TextContent(text=f"echo: {question}"),
-                                   model="test-model")
+        return CreateMessageResult(
+            role="assistant", content=TextContent(text=f"echo: {question}"), model="test-model"
+        )
 
     c = Client("interop", "1.0", roots=[tmp_path], request_timeout=20, protocol=request.param)
     c.on_sampling(sample)
@@ -49,7 +50,9 @@ def test_tools_structured_output_and_errors(client):
     tools = {tool.name: tool for tool in client.list_tools()}
     assert {"add", "weather", "fail", "slow", "ask_llm", "ask_name", "list_roots"} <= set(tools)
     assert tools["weather"].output_schema["properties"]["temperature"]["type"] == "number"
-    assert client.call_tool("add", {"a": 2, "b": 40}, validate=True).structured_content == {"result": 42}
+    assert client.call_tool("add", {"a": 2, "b": 40}, validate=True).structured_content == {
+        "result": 42
+    }
     weather = client.call_tool("weather", {"city": "Oslo"}, validate=True)
     assert weather.structured_content["city"] == "Oslo"
     failed = client.call_tool("fail", {"message": "nope"})

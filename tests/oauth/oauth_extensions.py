@@ -72,8 +72,13 @@ class Trust:
     def id_token(self, subject: str = "alice@example.com") -> str:
         """What the user got from signing in to the IdP (OpenID Connect)."""
         now = int(time.time())
-        claims = {"iss": self.idp_issuer, "sub": subject, "aud": self.idp_client_id,
-                  "iat": now, "exp": now + 600}
+        claims = {
+            "iss": self.idp_issuer,
+            "sub": subject,
+            "aud": self.idp_client_id,
+            "iat": now,
+            "exp": now + 600,
+        }
         return jwt.encode(claims, self.idp_private_key, algorithm="ES256")
 
 
@@ -108,12 +113,22 @@ class Extensions:
             if self.trust.rotate_rs_nonce:
                 send = self.with_new_nonce(send)
             token = headers["authorization"][5:]
-            scope = dict(scope, headers=[(k, v) for k, v in scope["headers"]
-                                         if k.lower() not in (b"authorization", b"dpop")]
-                         + [(b"authorization", f"Bearer {token}".encode())])
+            scope = dict(
+                scope,
+                headers=[
+                    (k, v)
+                    for k, v in scope["headers"]
+                    if k.lower() not in (b"authorization", b"dpop")
+                ]
+                + [(b"authorization", f"Bearer {token}".encode())],
+            )
         elif headers.get("authorization", "")[7:] in self.trust.dpop_bindings:
-            return await _error(401, "invalid_token", "a DPoP-bound token sent as Bearer",
-                                'DPoP error="invalid_token"')(scope, receive, send)
+            return await _error(
+                401,
+                "invalid_token",
+                "a DPoP-bound token sent as Bearer",
+                'DPoP error="invalid_token"',
+            )(scope, receive, send)
         return await self.app(scope, receive, send)
 
     # -- the authorization server -----------------------------------------------------------
@@ -131,21 +146,28 @@ class Extensions:
 
         await self.app(scope, receive, capture)
         document = json.loads(answer["body"])
-        document["grant_types_supported"] = [*document.get("grant_types_supported", []),
-                                             JWT_BEARER]
+        document["grant_types_supported"] = [*document.get("grant_types_supported", []), JWT_BEARER]
         document["dpop_signing_alg_values_supported"] = ["ES256"]
         await JSONResponse(document)(scope, receive, send)
 
-    def issue(self, client_id: str, scopes: list[str], token_type: str = "Bearer",
-              jkt: str | None = None) -> JSONResponse:
+    def issue(
+        self, client_id: str, scopes: list[str], token_type: str = "Bearer", jkt: str | None = None
+    ) -> JSONResponse:
         token = secrets.token_hex(32)
         self.server.provider.access_tokens[token] = AccessToken(
-            token=token, client_id=client_id, scopes=scopes, expires_at=int(time.time()) + 3600)
+            token=token, client_id=client_id, scopes=scopes, expires_at=int(time.time()) + 3600
+        )
         if jkt is not None:
             self.trust.dpop_bindings[token] = jkt
-        return JSONResponse({"access_token": token, "token_type": token_type,
-                             "expires_in": 3600, "scope": " ".join(scopes)},
-                            headers={"Cache-Control": "no-store"})
+        return JSONResponse(
+            {
+                "access_token": token,
+                "token_type": token_type,
+                "expires_in": 3600,
+                "scope": " ".join(scopes),
+            },
+            headers={"Cache-Control": "no-store"},
+        )
 
     def jwt_bearer(self, form: dict[str, str], headers: dict[str, str]) -> Any:
         assertion = form.get("assertion", "")
@@ -155,26 +177,36 @@ class Extensions:
                 client_id = _basic_client(headers, self.trust.clients)
                 if client_id is None:
                     return _error(401, "invalid_client", "client_secret_basic required")
-                claims = jwt.decode(assertion, self.trust.idp_private_key.public_key(),
-                                    algorithms=["ES256"], audience=audiences,
-                                    issuer=self.trust.idp_issuer)
+                claims = jwt.decode(
+                    assertion,
+                    self.trust.idp_private_key.public_key(),
+                    algorithms=["ES256"],
+                    audience=audiences,
+                    issuer=self.trust.idp_issuer,
+                )
                 if claims.get("client_id") != client_id:
                     return _error(400, "invalid_grant", "the ID-JAG is for another client")
                 self.trust.grants.append("id-jag")
             else:
-                claims = jwt.decode(assertion, self.trust.workload_public_key,
-                                    algorithms=["ES256"], audience=audiences,
-                                    issuer=self.trust.workload_issuer)
+                claims = jwt.decode(
+                    assertion,
+                    self.trust.workload_public_key,
+                    algorithms=["ES256"],
+                    audience=audiences,
+                    issuer=self.trust.workload_issuer,
+                )
                 client_id = claims["sub"]
                 self.trust.grants.append("workload")
         except jwt.InvalidTokenError as exc:
             return _error(400, "invalid_grant", str(exc))
         return self.issue(client_id, form.get("scope", "").split())
 
-    async def dpop_token(self, scope: dict[str, Any], body: bytes, headers: dict[str, str],
-                         send: Any) -> None:
-        jkt, problem = self.check_proof(headers.get("dpop", ""), "POST",
-                                        self.issuer.rstrip("/") + "/token", None, (AS_NONCE,))
+    async def dpop_token(
+        self, scope: dict[str, Any], body: bytes, headers: dict[str, str], send: Any
+    ) -> None:
+        jkt, problem = self.check_proof(
+            headers.get("dpop", ""), "POST", self.issuer.rstrip("/") + "/token", None, (AS_NONCE,)
+        )
         if problem is not None:
             return await problem(scope, _replay(body), send)
         answer: dict[str, Any] = {"body": b""}
@@ -190,37 +222,62 @@ class Extensions:
         if answer["status"] == 200:
             document["token_type"] = "DPoP"
             self.trust.dpop_bindings[document["access_token"]] = jkt
-        await JSONResponse(document, status_code=answer["status"],
-                           headers={"Cache-Control": "no-store"})(scope, _replay(b""), send)
+        await JSONResponse(
+            document, status_code=answer["status"], headers={"Cache-Control": "no-store"}
+        )(scope, _replay(b""), send)
 
     # -- the enterprise IdP ------------------------------------------------------------------
 
     def token_exchange(self, form: dict[str, str]) -> Any:
-        if form.get("grant_type") != TOKEN_EXCHANGE or form.get("requested_token_type") != ID_JAG \
-                or form.get("subject_token_type") != ID_TOKEN:
+        if (
+            form.get("grant_type") != TOKEN_EXCHANGE
+            or form.get("requested_token_type") != ID_JAG
+            or form.get("subject_token_type") != ID_TOKEN
+        ):
             return _error(400, "invalid_request", "expected a token exchange for an ID-JAG")
         if not form.get("audience") or not form.get("resource"):
             return _error(400, "invalid_request", "audience and resource are required")
         try:
-            identity = jwt.decode(form.get("subject_token", ""),
-                                  self.trust.idp_private_key.public_key(), algorithms=["ES256"],
-                                  audience=self.trust.idp_client_id, issuer=self.trust.idp_issuer)
+            identity = jwt.decode(
+                form.get("subject_token", ""),
+                self.trust.idp_private_key.public_key(),
+                algorithms=["ES256"],
+                audience=self.trust.idp_client_id,
+                issuer=self.trust.idp_issuer,
+            )
         except jwt.InvalidTokenError as exc:
             return _error(400, "invalid_grant", str(exc))
         now = int(time.time())
         (client_id,) = self.trust.clients  # the MCP client this enterprise provisioned
         grant = jwt.encode(
-            {"iss": self.trust.idp_issuer, "sub": identity["sub"], "aud": form["audience"],
-             "resource": form["resource"], "client_id": client_id, "iat": now,
-             "exp": now + 300, "jti": secrets.token_hex(8)},
-            self.trust.idp_private_key, algorithm="ES256", headers={"typ": "oauth-id-jag+jwt"})
-        return JSONResponse({"access_token": grant, "issued_token_type": ID_JAG,
-                             "token_type": "N_A", "expires_in": 300})
+            {
+                "iss": self.trust.idp_issuer,
+                "sub": identity["sub"],
+                "aud": form["audience"],
+                "resource": form["resource"],
+                "client_id": client_id,
+                "iat": now,
+                "exp": now + 300,
+                "jti": secrets.token_hex(8),
+            },
+            self.trust.idp_private_key,
+            algorithm="ES256",
+            headers={"typ": "oauth-id-jag+jwt"},
+        )
+        return JSONResponse(
+            {
+                "access_token": grant,
+                "issued_token_type": ID_JAG,
+                "token_type": "N_A",
+                "expires_in": 300,
+            }
+        )
 
     # -- DPoP proofs ---------------------------------------------------------------------------
 
-    def check_proof(self, proof: str, method: str, url: str, token: str | None,
-                    nonces: tuple[str, ...]) -> tuple[str, Any]:
+    def check_proof(
+        self, proof: str, method: str, url: str, token: str | None, nonces: tuple[str, ...]
+    ) -> tuple[str, Any]:
         """(the proof key's thumbprint, None) or ("", the error response)."""
         try:
             header = jwt.get_unverified_header(proof)
@@ -233,16 +290,26 @@ class Extensions:
         fresh = claims.get("jti") not in self.trust.jtis and abs(claims["iat"] - time.time()) < 60
         self.trust.jtis.add(claims.get("jti"))
         if not fresh or claims.get("htm") != method or claims.get("htu") != url:
-            return "", _error(400 if token is None else 401, "invalid_dpop_proof",
-                              "htm, htu, iat or jti is wrong")
-        if token is not None and claims.get("ath") != b64url(hashlib.sha256(token.encode()).digest()):
+            return "", _error(
+                400 if token is None else 401, "invalid_dpop_proof", "htm, htu, iat or jti is wrong"
+            )
+        if token is not None and claims.get("ath") != b64url(
+            hashlib.sha256(token.encode()).digest()
+        ):
             return "", _error(401, "invalid_dpop_proof", "ath does not match")
         if self.trust.require_nonce and claims.get("nonce") not in nonces:
-            status, challenge = (400, None) if token is None else (401, 'DPoP error="use_dpop_nonce"')
+            status, challenge = (
+                (400, None) if token is None else (401, 'DPoP error="use_dpop_nonce"')
+            )
             if token is not None:
                 self.trust.rs_nonce_challenges += 1
-            return "", _error(status, "use_dpop_nonce", "a nonce is required", challenge,
-                              {"DPoP-Nonce": nonces[0]})
+            return "", _error(
+                status,
+                "use_dpop_nonce",
+                "a nonce is required",
+                challenge,
+                {"DPoP-Nonce": nonces[0]},
+            )
         return thumbprint(header["jwk"]), None
 
     def with_new_nonce(self, send: Any) -> Any:
@@ -261,11 +328,16 @@ class Extensions:
     def check_resource_proof(self, method: str, headers: dict[str, str]) -> Any:
         token = headers["authorization"][5:]
         url = self.issuer.rstrip("/") + "/mcp"
-        jkt, problem = self.check_proof(headers.get("dpop", ""), method, url, token,
-                                        self.trust.rs_nonces)
+        jkt, problem = self.check_proof(
+            headers.get("dpop", ""), method, url, token, self.trust.rs_nonces
+        )
         if problem is None and self.trust.dpop_bindings.get(token) != jkt:
-            problem = _error(401, "invalid_token", "the proof's key is not the token's",
-                             'DPoP error="invalid_token"')
+            problem = _error(
+                401,
+                "invalid_token",
+                "the proof's key is not the token's",
+                'DPoP error="invalid_token"',
+            )
         return problem
 
 
@@ -278,13 +350,19 @@ def _basic_client(headers: dict[str, str], clients: dict[str, str]) -> str | Non
     return client_id if secrets.compare_digest(clients.get(client_id, "\0"), secret) else None
 
 
-def _error(status: int, error: str, description: str, challenge: str | None = None,
-           extra: dict[str, str] | None = None) -> JSONResponse:
+def _error(
+    status: int,
+    error: str,
+    description: str,
+    challenge: str | None = None,
+    extra: dict[str, str] | None = None,
+) -> JSONResponse:
     headers = dict(extra or {})
     if challenge:
         headers["WWW-Authenticate"] = challenge
-    return JSONResponse({"error": error, "error_description": description},
-                        status_code=status, headers=headers)
+    return JSONResponse(
+        {"error": error, "error_description": description}, status_code=status, headers=headers
+    )
 
 
 async def _body(receive: Any) -> bytes:

@@ -62,8 +62,11 @@ class Outage:
         self.app, self.server = app, server
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if (scope["type"] == "http" and self.server.outage.is_set()
-                and scope["path"].startswith(self.PATHS)):
+        if (
+            scope["type"] == "http"
+            and self.server.outage.is_set()
+            and scope["path"].startswith(self.PATHS)
+        ):
             response = JSONResponse({"error": "temporarily_unavailable"}, status_code=503)
             return await response(scope, receive, send)
         return await self.app(scope, receive, send)
@@ -108,8 +111,10 @@ class ClientCredentialsGrant:
             token=token, client_id=client_id, scopes=scopes, expires_at=int(time.time()) + 3600
         )
         self.server.client_credentials.append(method)
-        return JSONResponse({"access_token": token, "token_type": "Bearer", "expires_in": 3600},
-                            headers={"Cache-Control": "no-store"})
+        return JSONResponse(
+            {"access_token": token, "token_type": "Bearer", "expires_in": 3600},
+            headers={"Cache-Control": "no-store"},
+        )
 
     def authenticate(self, form: dict[str, str], authorization: str) -> tuple[str | None, str]:
         if authorization.startswith("Basic "):
@@ -117,7 +122,9 @@ class ClientCredentialsGrant:
             client_id, secret = (unquote(part) for part in pair.split(":", 1))
             method = "client_secret_basic"
         elif form.get("client_assertion_type") == JWT_BEARER:
-            claims = jwt.decode(form.get("client_assertion", ""), options={"verify_signature": False})
+            claims = jwt.decode(
+                form.get("client_assertion", ""), options={"verify_signature": False}
+            )
             client_id, secret, method = claims.get("iss", ""), None, "private_key_jwt"
         else:
             client_id, secret = form.get("client_id", ""), form.get("client_secret")
@@ -129,13 +136,21 @@ class ClientCredentialsGrant:
             if client.public_key is None:
                 return None, method
             try:
-                jwt.decode(form["client_assertion"], client.public_key,
-                           algorithms=["ES256", "ES384", "RS256", "PS256"],
-                           audience=str(self.server.provider.base_url), issuer=client_id)
+                jwt.decode(
+                    form["client_assertion"],
+                    client.public_key,
+                    algorithms=["ES256", "ES384", "RS256", "PS256"],
+                    audience=str(self.server.provider.base_url),
+                    issuer=client_id,
+                )
             except jwt.InvalidTokenError:
                 return None, method
             return client_id, method
-        if client.secret is None or secret is None or not secrets.compare_digest(secret, client.secret):
+        if (
+            client.secret is None
+            or secret is None
+            or not secrets.compare_digest(secret, client.secret)
+        ):
             return None, method
         return client_id, method
 

@@ -23,8 +23,9 @@ class Stub:
         self.httpd.daemon_threads = True
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.url = f"{self.base}/mcp"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02},
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
 
     def close(self) -> None:
@@ -42,14 +43,24 @@ class Stub:
     def hits(self, path: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["path"] == path]
 
-    def standard(self, *, metadata: dict[str, Any] | None = None, tokens: list[dict] | None = None,
-                 iss: str | None = "issuer") -> None:
+    def standard(
+        self,
+        *,
+        metadata: dict[str, Any] | None = None,
+        tokens: list[dict] | None = None,
+        iss: str | None = "issuer",
+    ) -> None:
         """PRM + AS metadata + DCR + auto-approving /authorize + /token handing out ``tokens``."""
-        self.route("GET", "/.well-known/oauth-protected-resource/mcp", (200, {
-            "resource": self.url, "authorization_servers": [self.base]}))
+        self.route(
+            "GET",
+            "/.well-known/oauth-protected-resource/mcp",
+            (200, {"resource": self.url, "authorization_servers": [self.base]}),
+        )
         document = {
-            "issuer": self.base, "authorization_endpoint": f"{self.base}/authorize",
-            "token_endpoint": f"{self.base}/token", "registration_endpoint": f"{self.base}/register",
+            "issuer": self.base,
+            "authorization_endpoint": f"{self.base}/authorize",
+            "token_endpoint": f"{self.base}/token",
+            "registration_endpoint": f"{self.base}/register",
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": True,
         }
@@ -68,8 +79,17 @@ class Stub:
             return 302, {"Location": f"{query['redirect_uri']}?{urlencode(params)}"}, None
 
         self.route("GET", "/authorize", authorize)
-        queue = list(tokens or [{"access_token": "at-1", "token_type": "Bearer",
-                                 "expires_in": 3600, "refresh_token": "rt-1"}])
+        queue = list(
+            tokens
+            or [
+                {
+                    "access_token": "at-1",
+                    "token_type": "Bearer",
+                    "expires_in": 3600,
+                    "refresh_token": "rt-1",
+                }
+            ]
+        )
 
         def token(request: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
             answer = queue.pop(0) if len(queue) > 1 else queue[0]
@@ -88,9 +108,11 @@ class Stub:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 request = {
-                    "method": method, "path": parts.path,
+                    "method": method,
+                    "path": parts.path,
                     "query": {k: v[0] for k, v in parse_qs(parts.query).items()},
-                    "headers": dict(self.headers), "raw": raw,
+                    "headers": dict(self.headers),
+                    "raw": raw,
                     "form": {k: v[0] for k, v in parse_qs(raw.decode()).items()}
                     if self.headers.get("Content-Type", "").startswith("application/x-www-form")
                     else {},

@@ -43,8 +43,9 @@ def main() -> None:
             sys.stdin.read()  # until killed
         return
     session = CountingSession()
-    provider = OAuthProvider(mcp_url, "http://127.0.0.1:1/callback", store=store,
-                             session=session, refresh_margin=1.0)
+    provider = OAuthProvider(
+        mcp_url, "http://127.0.0.1:1/callback", store=store, session=session, refresh_margin=1.0
+    )
     results: list[str] = []
     lock = threading.Lock()
 
@@ -62,8 +63,10 @@ def main() -> None:
         thread.start()
     for thread in threads:
         thread.join()
-    print(json.dumps({"results": sorted(results), "refresh_grants": session.refresh_grants}),
-          flush=True)
+    print(
+        json.dumps({"results": sorted(results), "refresh_grants": session.refresh_grants}),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

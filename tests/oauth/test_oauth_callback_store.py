@@ -32,8 +32,9 @@ def callbacks():
 def test_redirect_delivers_code_state_and_iss(callbacks):
     assert callbacks.redirect_url.startswith("http://127.0.0.1:")
     pending = callbacks.wait_for_callback("st-1")
-    page = requests.get(callbacks.redirect_url, params={"code": "c", "state": "st-1", "iss": "i"},
-                        timeout=5)
+    page = requests.get(
+        callbacks.redirect_url, params={"code": "c", "state": "st-1", "iss": "i"}, timeout=5
+    )
     assert page.status_code == 200 and "Signed in" in page.text
     result = pending.wait()
     assert (result.code, result.state, result.iss) == ("c", "st-1", "i")
@@ -41,8 +42,9 @@ def test_redirect_delivers_code_state_and_iss(callbacks):
 
 def test_error_redirect_raises(callbacks):
     pending = callbacks.wait_for_callback("st-2")
-    page = requests.get(callbacks.redirect_url,
-                        params={"error": "access_denied", "state": "st-2"}, timeout=5)
+    page = requests.get(
+        callbacks.redirect_url, params={"error": "access_denied", "state": "st-2"}, timeout=5
+    )
     assert page.status_code == 400
     with pytest.raises(AuthorizationDenied, match="access_denied"):
         pending.wait()
@@ -65,7 +67,9 @@ def test_close_wakes_the_waiter():
     server = CallbackServer.listen()
     pending = server.wait_for_callback("st")
     errors: list[BaseException] = []
-    waiter = threading.Thread(target=lambda: errors.append(pytest.raises(CallbackError, pending.wait).value))
+    waiter = threading.Thread(
+        target=lambda: errors.append(pytest.raises(CallbackError, pending.wait).value)
+    )
     waiter.start()
     server.close()
     waiter.join(5)
@@ -78,9 +82,14 @@ def test_custom_page_and_other_paths():
     server = CallbackServer.listen(path="/done", page=lambda result, error: "<p>custom</p>")
     try:
         pending = server.wait_for_callback("s")
-        assert requests.get(server.redirect_url.replace("/done", "/other"), timeout=5).status_code == 404
-        assert requests.get(server.redirect_url, params={"code": "c", "state": "s"}, timeout=5).text \
+        assert (
+            requests.get(server.redirect_url.replace("/done", "/other"), timeout=5).status_code
+            == 404
+        )
+        assert (
+            requests.get(server.redirect_url, params={"code": "c", "state": "s"}, timeout=5).text
             == "<p>custom</p>"
+        )
         assert pending.wait().code == "c"
     finally:
         server.close()
@@ -130,8 +139,12 @@ with store.lock("k"):
 
 def test_file_store_lock_excludes_other_processes(tmp_path):
     path = tmp_path / "oauth.json"
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         acquired = threading.Event()

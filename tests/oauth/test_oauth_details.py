@@ -33,8 +33,12 @@ def test_a_configured_authorization_server_metadata_url_replaces_discovery(stub)
     document = stub.routes.pop(("GET", "/.well-known/oauth-authorization-server"))
     stub.routes.pop(("GET", "/.well-known/oauth-protected-resource/mcp"))  # no PRM at all
     stub.route("GET", "/tenant/as.json", document)
-    provider = OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect(),
-                             authorization_server_metadata_url=f"{stub.base}/tenant/as.json")
+    provider = OAuthProvider(
+        stub.url,
+        REDIRECT,
+        on_redirect=headless_redirect(),
+        authorization_server_metadata_url=f"{stub.base}/tenant/as.json",
+    )
     assert provider.on_unauthorized(challenge(stub.url)) is True
     assert provider.token() == "at-1"
     assert not stub.hits("/.well-known/oauth-authorization-server")
@@ -44,8 +48,12 @@ def test_a_configured_authorization_server_metadata_url_replaces_discovery(stub)
 def test_a_resource_metadata_that_is_not_a_url_is_ignored(stub):
     stub.standard()
     provider = OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect())
-    assert provider.on_unauthorized(
-        challenge(stub.url, header='Bearer resource_metadata="::not a url::"')) is True
+    assert (
+        provider.on_unauthorized(
+            challenge(stub.url, header='Bearer resource_metadata="::not a url::"')
+        )
+        is True
+    )
     assert stub.hits("/.well-known/oauth-protected-resource/mcp")
 
 
@@ -61,12 +69,14 @@ def test_an_empty_client_secret_in_registration_is_absent(stub):
 def test_offline_access_sends_prompt_consent(stub):
     stub.standard(metadata={"scopes_supported": ["mcp", "offline_access"]})
     OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect()).on_unauthorized(
-        challenge(stub.url, header='Bearer scope="mcp"'))
+        challenge(stub.url, header='Bearer scope="mcp"')
+    )
     query = stub.hits("/authorize")[-1]["query"]
     assert query["scope"] == "mcp offline_access" and query["prompt"] == "consent"
     stub.standard()
     OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect()).on_unauthorized(
-        challenge(stub.url, header='Bearer scope="mcp"'))
+        challenge(stub.url, header='Bearer scope="mcp"')
+    )
     assert "prompt" not in stub.hits("/authorize")[-1]["query"]
 
 
@@ -79,11 +89,13 @@ def test_an_authorization_server_without_the_code_response_type_is_refused(stub)
 
 
 def test_unauthorized_client_on_refresh_registers_and_signs_in_again(stub):
-    stub.standard(tokens=[
-        {"access_token": "at-1", "refresh_token": "rt-1", "expires_in": 3600},
-        {"_status": 400, "error": "unauthorized_client"},
-        {"access_token": "at-2", "refresh_token": "rt-2", "expires_in": 3600},
-    ])
+    stub.standard(
+        tokens=[
+            {"access_token": "at-1", "refresh_token": "rt-1", "expires_in": 3600},
+            {"_status": 400, "error": "unauthorized_client"},
+            {"access_token": "at-2", "refresh_token": "rt-2", "expires_in": 3600},
+        ]
+    )
     provider = signed_in(stub)
     assert provider.on_unauthorized(challenge(stub.url, token="at-1")) is True
     assert provider.token() == "at-2"
@@ -94,16 +106,21 @@ def test_unauthorized_client_on_refresh_registers_and_signs_in_again(stub):
 
 def test_state_is_keyed_by_the_normalised_server_url():
     store = MemoryStateStore()
-    store.save(canonical_resource("https://mcp.example.com/mcp"),
-               {"tokens": {"accessToken": "at", "tokenType": "Bearer"}})
+    store.save(
+        canonical_resource("https://mcp.example.com/mcp"),
+        {"tokens": {"accessToken": "at", "tokenType": "Bearer"}},
+    )
     for url in ("https://mcp.example.com:443/mcp", "HTTPS://MCP.example.com/mcp/"):
         assert OAuthProvider(url, REDIRECT, store=store).tokens is not None, url
 
 
-@pytest.mark.parametrize("pasted", [
-    "http://evil.example.com:1/callback?{query}",
-    "http://127.0.0.1:1/elsewhere?{query}",
-])
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "http://evil.example.com:1/callback?{query}",
+        "http://127.0.0.1:1/elsewhere?{query}",
+    ],
+)
 def test_a_pasted_redirect_must_be_the_redirect_uri(stub, pasted):
     stub.standard()
     provider = OAuthProvider(stub.url, REDIRECT)
@@ -118,8 +135,15 @@ def test_a_pasted_redirect_must_be_the_redirect_uri(stub, pasted):
 
 def test_an_error_redirect_shows_its_description(callbacks):
     pending = callbacks.wait_for_callback("s-1")
-    page = requests.get(callbacks.redirect_url, timeout=5, params={
-        "error": "access_denied", "error_description": "The admin said <no>", "state": "s-1"})
+    page = requests.get(
+        callbacks.redirect_url,
+        timeout=5,
+        params={
+            "error": "access_denied",
+            "error_description": "The admin said <no>",
+            "state": "s-1",
+        },
+    )
     assert page.status_code == 400
     assert "The admin said &lt;no&gt;" in page.text
     with pytest.raises(OAuthError, match="access_denied"):
@@ -187,4 +211,3 @@ def test_every_oauth_provider_is_an_auth_provider_and_adapt_is_deprecated(stub):
         wrapped = adapt(Source())
     assert isinstance(wrapped, AuthProvider)
     assert wrapped.authorization("POST", stub.url) == {"Authorization": "Bearer tok"}
-

@@ -59,7 +59,10 @@ def mcp_post_status(server, token: str) -> int:
     response = requests.post(
         server.url,
         json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
-        headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+        },
         timeout=10,
     )
     return response.status_code
@@ -67,8 +70,9 @@ def mcp_post_status(server, token: str) -> int:
 
 def provider_for(server, **options) -> tuple[OAuthProvider, Redirects, CountingSession]:
     redirects, session = Redirects(), CountingSession()
-    provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback", on_redirect=redirects,
-                             session=session, **options)
+    provider = OAuthProvider(
+        server.url, "http://127.0.0.1:1/callback", on_redirect=redirects, session=session, **options
+    )
     return provider, redirects, session
 
 
@@ -122,10 +126,15 @@ def test_refresh_rotates_and_the_old_tokens_are_refused(server):
         assert new.refresh_token != old.refresh_token  # rotated
         assert mcp_post_status(server, old.access_token) == 401
         assert client.call_tool("add", {"a": 1, "b": 2}).text == "3"
-    reuse = requests.post(f"{server.base_url}/token", data={
-        "grant_type": "refresh_token", "refresh_token": old.refresh_token,
-        "client_id": next(iter(server.provider.clients)),
-    }, timeout=10)
+    reuse = requests.post(
+        f"{server.base_url}/token",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": old.refresh_token,
+            "client_id": next(iter(server.provider.clients)),
+        },
+        timeout=10,
+    )
     assert reuse.status_code >= 400  # the rotated-out refresh token is dead
     assert len(redirects.urls) == 1
     assert session.grants == ["authorization_code", "refresh_token"]
@@ -175,8 +184,12 @@ def test_concurrent_401s_share_one_refresh(server):
         # revoke the access token only: the server answers 401, the refresh token still works
         server.provider.access_tokens.pop(provider.tokens.access_token)
         results: list[str] = []
-        threads = [threading.Thread(target=lambda: results.append(
-            client.call_tool("add", {"a": 1, "b": 2}).text)) for _ in range(6)]
+        threads = [
+            threading.Thread(
+                target=lambda: results.append(client.call_tool("add", {"a": 1, "b": 2}).text)
+            )
+            for _ in range(6)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -189,7 +202,9 @@ def test_concurrent_401s_share_one_refresh(server):
 @pytest.mark.timeout(60)
 def test_two_stores_on_one_file_refresh_once(server, tmp_path, short_lived):
     path = tmp_path / "oauth.json"
-    first, redirects, session_a = provider_for(server, store=FileStateStore(path), refresh_margin=1.0)
+    first, redirects, session_a = provider_for(
+        server, store=FileStateStore(path), refresh_margin=1.0
+    )
     with mcp_sync.connect(server.url, auth=first) as client:
         client.call_tool("add", {"a": 1, "b": 1})
     # a second "process": its own store object and lock file descriptor on the same file
@@ -198,7 +213,9 @@ def test_two_stores_on_one_file_refresh_once(server, tmp_path, short_lived):
     wait_until_expired(first)
     earlier = len(session_a.grants) + len(session_b.grants)
     tokens: list[str | None] = []
-    threads = [threading.Thread(target=lambda p=p: tokens.append(p.token())) for p in (first, second)]
+    threads = [
+        threading.Thread(target=lambda p=p: tokens.append(p.token())) for p in (first, second)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -212,15 +229,17 @@ def test_two_stores_on_one_file_refresh_once(server, tmp_path, short_lived):
 @pytest.mark.timeout(60)
 def test_notebook_flow_authorization_required_then_authorize(server, tmp_path):
     store_path = tmp_path / "state.json"
-    provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback",
-                             store=FileStateStore(store_path))
+    provider = OAuthProvider(
+        server.url, "http://127.0.0.1:1/callback", store=FileStateStore(store_path)
+    )
     with pytest.raises(AuthorizationRequired) as needed:
         mcp_sync.connect(server.url, auth=provider)
     # the user signs in; the browser ends on the redirect URL, which they paste back
     # (in a new kernel: a fresh provider over the same store)
     landed = requests.get(needed.value.authorization_url, allow_redirects=False, timeout=10)
-    again = OAuthProvider(server.url, "http://127.0.0.1:1/callback",
-                          store=FileStateStore(store_path))
+    again = OAuthProvider(
+        server.url, "http://127.0.0.1:1/callback", store=FileStateStore(store_path)
+    )
     again.authorize(landed.headers["Location"])
     with mcp_sync.connect(server.url, auth=again) as client:
         assert client.call_tool("add", {"a": 5, "b": 5}).text == "10"

@@ -29,8 +29,9 @@ from mcp_sync.oauth import (
 
 def pem_pair() -> tuple[ec.EllipticCurvePrivateKey, str]:
     key = ec.generate_private_key(ec.SECP256R1())
-    public = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                           serialization.PublicFormat.SubjectPublicKeyInfo)
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
     return key, public.decode()
 
 
@@ -38,16 +39,28 @@ def pem_pair() -> tuple[ec.EllipticCurvePrivateKey, str]:
 def trust():
     workload_key, workload_public = pem_pair()
     idp_key, _ = pem_pair()
-    value = Trust(workload_public_key=workload_public, idp_private_key=idp_key,
-                  clients={"enterprise-app": "app-secret"})
+    value = Trust(
+        workload_public_key=workload_public,
+        idp_private_key=idp_key,
+        clients={"enterprise-app": "app-secret"},
+    )
     value.workload_key = workload_key  # type: ignore[attr-defined]
     return value
 
 
 def workload_jwt(trust, audience: str, *, expires_in: int = 300) -> str:
     now = int(time.time())
-    return jwt.encode({"iss": trust.workload_issuer, "sub": "ci-runner", "aud": audience,
-                       "iat": now, "exp": now + expires_in}, trust.workload_key, algorithm="ES256")
+    return jwt.encode(
+        {
+            "iss": trust.workload_issuer,
+            "sub": "ci-runner",
+            "aud": audience,
+            "iat": now,
+            "exp": now + expires_in,
+        },
+        trust.workload_key,
+        algorithm="ES256",
+    )
 
 
 @pytest.mark.timeout(60)
@@ -79,10 +92,12 @@ def test_a_refused_assertion_is_raised_not_retried(trust):
 @pytest.mark.timeout(60)
 def test_enterprise_managed_authorization_trades_the_id_token_for_an_id_jag(trust):
     with serve(trust=trust) as server:
-        idp = IdJagExchange(f"{server.base_url}/idp/token", trust.id_token(),
-                            client_id=trust.idp_client_id)
-        provider = JwtBearerProvider(server.url, idp, client_id="enterprise-app",
-                                     client_secret="app-secret")
+        idp = IdJagExchange(
+            f"{server.base_url}/idp/token", trust.id_token(), client_id=trust.idp_client_id
+        )
+        provider = JwtBearerProvider(
+            server.url, idp, client_id="enterprise-app", client_secret="app-secret"
+        )
         with mcp_sync.connect(server.url, auth=provider) as client:
             assert client.call_tool("add", {"a": 2, "b": 2}).text == "4"
         assert trust.grants == ["id-jag"]
@@ -143,8 +158,9 @@ def test_dpop_keys_survive_a_restart_through_their_pem():
     assert again.thumbprint == key.thumbprint
     proof = again.proof("post", "https://mcp.example.com/mcp?x=1#f", access_token="at")
     header = jwt.get_unverified_header(proof)
-    claims = jwt.decode(proof, jwt.PyJWK(header["jwk"], algorithm="ES256").key,
-                        algorithms=["ES256"])
+    claims = jwt.decode(
+        proof, jwt.PyJWK(header["jwk"], algorithm="ES256").key, algorithms=["ES256"]
+    )
     assert header["typ"] == "dpop+jwt" and "d" not in header["jwk"]
     assert claims["htm"] == "POST" and claims["htu"] == "https://mcp.example.com/mcp"
     assert requests.utils.quote(claims["ath"]) == claims["ath"]

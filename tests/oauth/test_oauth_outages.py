@@ -39,8 +39,13 @@ def hostile():
 
 
 def challenge_to(url: str, metadata_url: str) -> UnauthorizedContext:
-    return UnauthorizedContext(status=401, headers={}, url=url, session=requests.Session(),
-                               www_authenticate=f'Bearer resource_metadata="{metadata_url}"')
+    return UnauthorizedContext(
+        status=401,
+        headers={},
+        url=url,
+        session=requests.Session(),
+        www_authenticate=f'Bearer resource_metadata="{metadata_url}"',
+    )
 
 
 @pytest.mark.timeout(60)
@@ -61,8 +66,9 @@ def test_a_failed_reauthorization_during_an_outage_is_not_permanent(server):
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("path", ["/endless", "/bomb"])
 def test_a_huge_or_inflating_metadata_body_is_capped_while_streamed(server, hostile, path):
-    provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback",
-                             on_redirect=headless_redirect())
+    provider = OAuthProvider(
+        server.url, "http://127.0.0.1:1/callback", on_redirect=headless_redirect()
+    )
     tracemalloc.start()
     try:
         # the hostile URL fails; discovery falls back to the well-known location and signs in
@@ -76,8 +82,12 @@ def test_a_huge_or_inflating_metadata_body_is_capped_while_streamed(server, host
 
 @pytest.mark.timeout(60)
 def test_a_dripping_body_is_bounded_in_total_time(hostile):
-    provider = OAuthProvider("http://127.0.0.1:9/mcp", "http://127.0.0.1:1/callback",
-                             on_redirect=headless_redirect(), timeout=1.0)
+    provider = OAuthProvider(
+        "http://127.0.0.1:9/mcp",
+        "http://127.0.0.1:1/callback",
+        on_redirect=headless_redirect(),
+        timeout=1.0,
+    )
     with pytest.raises((OAuthError, requests.RequestException)):  # nothing else answers
         provider.on_unauthorized(challenge_to("http://127.0.0.1:9/mcp", hostile.base + "/drip"))
     assert hostile.hung_up.wait(10)
@@ -86,10 +96,12 @@ def test_a_dripping_body_is_bounded_in_total_time(hostile):
 
 @pytest.mark.timeout(60)
 def test_a_dripping_peer_does_not_hold_a_shared_provider(server, hostile):
-    provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback",
-                             on_redirect=headless_redirect(), timeout=1.0)
-    worker = threading.Thread(target=lambda: provider.on_unauthorized(
-        challenge_to(server.url, hostile.base + "/drip")))
+    provider = OAuthProvider(
+        server.url, "http://127.0.0.1:1/callback", on_redirect=headless_redirect(), timeout=1.0
+    )
+    worker = threading.Thread(
+        target=lambda: provider.on_unauthorized(challenge_to(server.url, hostile.base + "/drip"))
+    )
     worker.start()
     # another client sharing the provider gets its turn within the bound, then signs in
     with mcp_sync.connect(server.url, auth=provider, request_timeout=20) as client:
@@ -134,8 +146,9 @@ def test_an_abort_while_authorizing_stops_the_flow(server):
         redirected.append(url)
         return sign_in(url)
 
-    provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback", session=session,
-                             on_redirect=on_redirect)
+    provider = OAuthProvider(
+        server.url, "http://127.0.0.1:1/callback", session=session, on_redirect=on_redirect
+    )
     client = mcp_sync.connect(server.url, auth=provider)
     try:
         assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
@@ -155,8 +168,7 @@ def test_a_401_then_403_insufficient_scope_on_one_request_is_stepped_up():
     with serve(required_scopes=["mcp:read", "mcp:write"]) as server:
         # asks for mcp:read only: the token then gets a 403 insufficient_scope on the retry
         provider, redirects, _ = provider_for(server, scope="mcp:read")
-        with mcp_sync.connect(server.url, auth=provider,
-                              protocol="2026-07-28") as client:
+        with mcp_sync.connect(server.url, auth=provider, protocol="2026-07-28") as client:
             assert client.call_tool("add", {"a": 2, "b": 5}).text == "7"
         assert len(redirects.urls) == 2
         assert set(provider.tokens.scope.split()) == {"mcp:read", "mcp:write"}
@@ -202,10 +214,12 @@ def test_an_aborted_authorization_does_not_refuse_the_call_waiting_behind_it(ser
     # dropped once `initialize` succeeded, aborted the flow `tools/list` waited behind.)
     transport_session = CountingRejections()
     session = AbortDuringDiscovery(transport_session)
-    provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback", session=session,
-                             on_redirect=headless_redirect())
-    transport = mcp_sync.StreamableHttpTransport(server.url, auth=provider,
-                                                 session=transport_session)
+    provider = OAuthProvider(
+        server.url, "http://127.0.0.1:1/callback", session=session, on_redirect=headless_redirect()
+    )
+    transport = mcp_sync.StreamableHttpTransport(
+        server.url, auth=provider, session=transport_session
+    )
     with mcp_sync.Client("t", "1").connect(transport) as client:
         while transport_session.rejected.acquire(blocking=False):
             pass  # the sign-in's own 401s
@@ -245,10 +259,20 @@ def test_a_metadata_request_the_server_hangs_up_on_is_sent_again(stub):
         return prm(request)
 
     stub.route("GET", "/.well-known/oauth-protected-resource/mcp", hang_up_once)
-    provider = OAuthProvider(stub.url, "http://127.0.0.1:1/callback",
-                             on_redirect=headless_redirect())
-    assert provider.on_unauthorized(UnauthorizedContext(
-        status=401, headers={}, www_authenticate="Bearer", url=stub.url,
-        session=requests.Session())) is True
+    provider = OAuthProvider(
+        stub.url, "http://127.0.0.1:1/callback", on_redirect=headless_redirect()
+    )
+    assert (
+        provider.on_unauthorized(
+            UnauthorizedContext(
+                status=401,
+                headers={},
+                www_authenticate="Bearer",
+                url=stub.url,
+                session=requests.Session(),
+            )
+        )
+        is True
+    )
     assert len(calls) == 2
     assert not stub.hits("/.well-known/oauth-protected-resource")  # no fallback to the root

@@ -46,9 +46,13 @@ def fleet(tmp_path, monkeypatch):
             return await original(*args, **kwargs)
 
         server.provider.exchange_refresh_token = counted
-        provider = OAuthProvider(server.url, "http://127.0.0.1:1/callback",
-                                 on_redirect=headless_redirect(),
-                                 store=RedisStateStore(redis_url), refresh_margin=1.0)
+        provider = OAuthProvider(
+            server.url,
+            "http://127.0.0.1:1/callback",
+            on_redirect=headless_redirect(),
+            store=RedisStateStore(redis_url),
+            refresh_margin=1.0,
+        )
         with mcp_sync.connect(server.url, auth=provider) as client:
             assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
         expires_at = provider.tokens.expires_at
@@ -61,7 +65,10 @@ def fleet(tmp_path, monkeypatch):
 def start(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, str(WORKER), *args],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 

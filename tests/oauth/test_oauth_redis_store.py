@@ -33,8 +33,9 @@ def redis_url(tmp_path_factory) -> Iterator[str]:
 
 @pytest.fixture
 def store(redis_url, request) -> RedisStateStore:
-    return RedisStateStore(redis_url, prefix=f"test:{request.node.name}:", lock_ttl=1.0,
-                           lock_wait=20.0)
+    return RedisStateStore(
+        redis_url, prefix=f"test:{request.node.name}:", lock_ttl=1.0, lock_wait=20.0
+    )
 
 
 def test_state_round_trips_and_is_shared_between_stores(store, redis_url):
@@ -105,7 +106,9 @@ def test_a_held_lock_is_kept_past_its_ttl_and_a_lost_one_refuses_to_save(store, 
 def test_a_killed_holder_delays_the_others_only_until_the_lock_expires(store, redis_url):
     holder = subprocess.Popen(
         [sys.executable, str(WORKER), "hold", redis_url, "https://example.com/mcp"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
         env={"PYTHONPATH": str(HERE.parents[1])},
     )
     try:

@@ -35,8 +35,14 @@ REDIRECT = "http://127.0.0.1:1/callback"
 
 
 def challenge(url: str, *, status: int = 401, header: str = "Bearer", token: str | None = None):
-    return UnauthorizedContext(status=status, headers={}, www_authenticate=header, url=url,
-                               session=requests.Session(), token=token)
+    return UnauthorizedContext(
+        status=status,
+        headers={},
+        www_authenticate=header,
+        url=url,
+        session=requests.Session(),
+        token=token,
+    )
 
 
 def signed_in(stub: Stub, **options) -> OAuthProvider:
@@ -49,8 +55,11 @@ def signed_in(stub: Stub, **options) -> OAuthProvider:
 
 
 def test_http_authorization_server_off_loopback_is_refused(stub):
-    stub.route("GET", "/.well-known/oauth-protected-resource/mcp", (200, {
-        "resource": stub.url, "authorization_servers": ["http://as.example.com"]}))
+    stub.route(
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        (200, {"resource": stub.url, "authorization_servers": ["http://as.example.com"]}),
+    )
     with pytest.raises(InsecureEndpointError, match="as.example.com"):
         discover(requests.Session(), stub.url)
 
@@ -64,8 +73,11 @@ def test_http_token_endpoint_off_loopback_is_refused(stub):
 
 def test_http_client_metadata_document_url_is_refused():
     with pytest.raises(InsecureEndpointError):
-        OAuthProvider("https://mcp.example.com/mcp", REDIRECT,
-                      client_metadata_url="http://example.com/client.json")
+        OAuthProvider(
+            "https://mcp.example.com/mcp",
+            REDIRECT,
+            client_metadata_url="http://example.com/client.json",
+        )
 
 
 # -- metadata ---------------------------------------------------------------------------------
@@ -91,8 +103,11 @@ def test_authorization_server_without_pkce_s256_is_refused(stub):
 
 def test_protected_resource_metadata_for_another_resource_is_refused(stub):
     stub.standard()
-    stub.route("GET", "/.well-known/oauth-protected-resource/mcp", (200, {
-        "resource": "https://evil.example.com/mcp", "authorization_servers": [stub.base]}))
+    stub.route(
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        (200, {"resource": "https://evil.example.com/mcp", "authorization_servers": [stub.base]}),
+    )
     with pytest.raises(ResourceMismatchError):
         discover(requests.Session(), stub.url)
     assert not stub.hits("/.well-known/oauth-authorization-server")
@@ -102,8 +117,13 @@ def test_resource_identity_rules():
     check_resource("https://h.example/mcp", "https://h.example/mcp")
     check_resource("https://h.example", "https://h.example/mcp")
     check_resource("https://H.example:443/", "https://h.example/mcp")
-    for bad in ("https://h.example/other", "https://h.example/mc", "http://h.example/mcp",
-                "https://h.example:8443/mcp", "https://h.example/mcp#frag"):
+    for bad in (
+        "https://h.example/other",
+        "https://h.example/mc",
+        "http://h.example/mcp",
+        "https://h.example:8443/mcp",
+        "https://h.example/mcp#frag",
+    ):
         with pytest.raises(ResourceMismatchError):
             check_resource(bad, "https://h.example/mcp")
 
@@ -124,23 +144,38 @@ def test_authorization_server_metadata_order():
 
 
 def pending(*, iss_required: bool) -> PendingAuthorization:
-    return PendingAuthorization(state="s", code_verifier="v", issuer="https://as.example",
-                                iss_required=iss_required, redirect_uri=REDIRECT, client_id="c")
+    return PendingAuthorization(
+        state="s",
+        code_verifier="v",
+        issuer="https://as.example",
+        iss_required=iss_required,
+        redirect_uri=REDIRECT,
+        client_id="c",
+    )
 
 
-@pytest.mark.parametrize("iss", ["https://evil.example", "https://as.example/", "HTTPS://as.example"])
+@pytest.mark.parametrize(
+    "iss", ["https://evil.example", "https://as.example/", "HTTPS://as.example"]
+)
 def test_iss_other_than_the_issuer_is_refused(iss):
     for required in (True, False):
         with pytest.raises(IssuerMismatchError):
-            check_callback(pending(iss_required=required), CallbackResult(code="x", state="s", iss=iss))
+            check_callback(
+                pending(iss_required=required), CallbackResult(code="x", state="s", iss=iss)
+            )
 
 
 def test_missing_iss_is_refused_only_when_promised():
     with pytest.raises(IssuerMismatchError):
         check_callback(pending(iss_required=True), CallbackResult(code="x", state="s"))
     assert check_callback(pending(iss_required=False), CallbackResult(code="x", state="s")) == "x"
-    assert check_callback(pending(iss_required=True),
-                          CallbackResult(code="x", state="s", iss="https://as.example")) == "x"
+    assert (
+        check_callback(
+            pending(iss_required=True),
+            CallbackResult(code="x", state="s", iss="https://as.example"),
+        )
+        == "x"
+    )
 
 
 def test_error_redirect_with_wrong_iss_is_reported_as_mismatch_not_as_the_error():
@@ -207,9 +242,12 @@ def test_tokens_are_never_sent_to_another_origin(stub):
 
 def test_tokens_stay_out_of_reprs_logs_and_errors(stub, caplog):
     caplog.set_level(logging.DEBUG, logger="mcp_sync")
-    stub.standard(tokens=[{"access_token": "SECRET-AT", "refresh_token": "SECRET-RT",
-                           "expires_in": 3600},
-                          {"_status": 400, "error": "invalid_grant", "error_description": "no"}])
+    stub.standard(
+        tokens=[
+            {"access_token": "SECRET-AT", "refresh_token": "SECRET-RT", "expires_in": 3600},
+            {"_status": 400, "error": "invalid_grant", "error_description": "no"},
+        ]
+    )
     provider = signed_in(stub)
     with pytest.raises(InvalidGrantError) as raised:
         provider.refresh()
@@ -230,11 +268,13 @@ def test_basic_client_authentication_form_encodes_the_credentials(stub):
 
 
 def test_invalid_grant_on_refresh_falls_back_to_a_new_authorization(stub):
-    stub.standard(tokens=[
-        {"access_token": "at-1", "refresh_token": "rt-1", "expires_in": 3600},
-        {"_status": 400, "error": "invalid_grant"},
-        {"access_token": "at-2", "refresh_token": "rt-2", "expires_in": 3600},
-    ])
+    stub.standard(
+        tokens=[
+            {"access_token": "at-1", "refresh_token": "rt-1", "expires_in": 3600},
+            {"_status": 400, "error": "invalid_grant"},
+            {"access_token": "at-2", "refresh_token": "rt-2", "expires_in": 3600},
+        ]
+    )
     provider = signed_in(stub)
     assert provider.on_unauthorized(challenge(stub.url, token="at-1")) is True
     assert provider.token() == "at-2"
@@ -243,10 +283,12 @@ def test_invalid_grant_on_refresh_falls_back_to_a_new_authorization(stub):
 
 
 def test_an_aborted_refresh_never_falls_back_to_a_new_authorization(stub):
-    stub.standard(tokens=[
-        {"access_token": "at-1", "refresh_token": "rt-1", "expires_in": 3600},
-        {"_status": 503, "error": "temporarily_unavailable"},
-    ])
+    stub.standard(
+        tokens=[
+            {"access_token": "at-1", "refresh_token": "rt-1", "expires_in": 3600},
+            {"_status": 503, "error": "temporarily_unavailable"},
+        ]
+    )
     provider = signed_in(stub)
     with pytest.raises(TokenError, match="temporarily_unavailable"):
         provider.on_unauthorized(challenge(stub.url, token="at-1"))
@@ -277,7 +319,9 @@ def test_step_up_requests_the_union_and_stops_at_its_limit(stub):
     provider = signed_in(stub, max_step_up=2)
     forbidden = 'Bearer error="insufficient_scope", scope="write"'
     for _ in range(2):
-        assert provider.on_unauthorized(challenge(stub.url, status=403, header=forbidden, token="at"))
+        assert provider.on_unauthorized(
+            challenge(stub.url, status=403, header=forbidden, token="at")
+        )
     assert stub.hits("/authorize")[-1]["query"]["scope"] == "read write"
     with pytest.raises(InsufficientScopeError):
         provider.on_unauthorized(challenge(stub.url, status=403, header=forbidden, token="at"))
@@ -289,11 +333,13 @@ def test_offline_access_only_when_the_authorization_server_lists_it(stub):
     signed_in(stub)  # no scope anywhere: scope omitted, offline_access not added alone
     assert "scope" not in stub.hits("/authorize")[-1]["query"]
     OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect()).on_unauthorized(
-        challenge(stub.url, header='Bearer scope="mcp"'))
+        challenge(stub.url, header='Bearer scope="mcp"')
+    )
     assert stub.hits("/authorize")[-1]["query"]["scope"] == "mcp offline_access"
     stub.standard(metadata={"scopes_supported": ["mcp"]})
     OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect()).on_unauthorized(
-        challenge(stub.url, header='Bearer scope="mcp"'))
+        challenge(stub.url, header='Bearer scope="mcp"')
+    )
     assert stub.hits("/authorize")[-1]["query"]["scope"] == "mcp"
 
 

@@ -171,9 +171,7 @@ def _example_ids() -> list[str]:
 
 def _require_examples() -> None:
     if not EXAMPLES.is_dir():
-        pytest.fail(
-            f"spec examples not found at {EXAMPLES} (they are part of the repository)"
-        )
+        pytest.fail(f"spec examples not found at {EXAMPLES} (they are part of the repository)")
 
 
 def test_examples_folder_is_present() -> None:

@@ -214,9 +214,7 @@ INVALID_TOOLS = {
     "no_type": obj(value={"x-mcp-header": "Value"}),
     "type_list": obj(value={"type": ["string", "null"], "x-mcp-header": "Value"}),
     "on_root": {"type": "object", "x-mcp-header": "Root", "properties": {}},
-    "under_items": obj(
-        list={"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}
-    ),
+    "under_items": obj(list={"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}),
     "under_any_of": obj(v={"anyOf": [{"type": "string", "x-mcp-header": "V"}]}),
     "under_defs": {
         "type": "object",
@@ -254,7 +252,9 @@ def test_invalid_annotations(name: str) -> None:
         ),
         obj(outer=obj(inner={"type": "integer", "x-mcp-header": "Inner"})),
         # data keywords are not schemas: an "x-mcp-header" key inside them is data
-        obj(v={"type": "string", "default": {"x-mcp-header": ""}, "examples": [{"x-mcp-header": 1}]}),
+        obj(
+            v={"type": "string", "default": {"x-mcp-header": ""}, "examples": [{"x-mcp-header": 1}]}
+        ),
         # a property merely named x-mcp-header
         obj(**{"x-mcp-header": {"type": "string"}}),
     ],

@@ -16,7 +16,9 @@ from mcp_sync.protocol.jsonrpc import (
 
 
 def test_id_zero_is_a_valid_id():
-    assert parse({"jsonrpc": "2.0", "id": 0, "method": "roots/list"}) == Request(0, "roots/list", None)
+    assert parse({"jsonrpc": "2.0", "id": 0, "method": "roots/list"}) == Request(
+        0, "roots/list", None
+    )
     assert parse({"jsonrpc": "2.0", "id": 0, "result": {}}) == Response(0, {})
 
 

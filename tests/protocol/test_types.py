@@ -63,8 +63,9 @@ def test_nested_unknown_fields_round_trip_everywhere() -> None:
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -461,8 +462,11 @@ def test_discover_result() -> None:
     )
     assert top.server_info is not None and top.server_info.name == "T"
     broken = t.DiscoverResult.from_wire(
-        {"supportedVersions": [], "capabilities": {}, "_meta": {
-            "io.modelcontextprotocol/serverInfo": {"name": 3}}}
+        {
+            "supportedVersions": [],
+            "capabilities": {},
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": 3}},
+        }
     )
     assert broken.server_info is None
 

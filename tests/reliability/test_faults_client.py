@@ -22,7 +22,9 @@ pytestmark = pytest.mark.timeout(60)
 
 def mock_client() -> tuple[Client, MockServer]:
     server = MockServer(capabilities={"tools": {}})
-    server.handle("tools/list", lambda p, ctx: {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]})
+    server.handle(
+        "tools/list", lambda p, ctx: {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+    )
     client = Client("rel", "1", request_timeout=5)
     server.connect(client)
     return client, server
@@ -69,7 +71,9 @@ def test_progress_and_notification_callbacks_may_re_enter_the_client(leaks) -> N
         done.set()
 
     client.on_notification("notifications/message", on_note)
-    result = client.call_tool("t", {}, on_progress=lambda p: inner.append(client.list_tools()[0].name))
+    result = client.call_tool(
+        "t", {}, on_progress=lambda p: inner.append(client.list_tools()[0].name)
+    )
     assert result.text == "done"
     assert done.wait(5)
     assert inner == ["t", "t"]
@@ -113,7 +117,9 @@ def test_close_twice_and_from_eight_threads_at_once(leaks) -> None:
         barrier = threading.Barrier(8)
         errors: list[BaseException] = []
 
-        threads = [threading.Thread(target=_close, args=(client, barrier, errors)) for _ in range(8)]
+        threads = [
+            threading.Thread(target=_close, args=(client, barrier, errors)) for _ in range(8)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -155,7 +161,9 @@ def test_ctrl_c_at_every_stage_of_a_call_leaves_the_client_usable(leaks) -> None
         except KeyboardInterrupt:
             interrupted += 1
         timer.join()
-    print(f"\nCtrl-C: {interrupted} interrupts caught, {answered} calls answered before theirs landed")
+    print(
+        f"\nCtrl-C: {interrupted} interrupts caught, {answered} calls answered before theirs landed"
+    )
     assert interrupted >= 20
     assert not session._pending
     for i in range(20):

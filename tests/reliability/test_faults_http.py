@@ -88,7 +88,9 @@ def tls_server(certificates: dict[str, Path], handler=mcp_handler) -> FaultServe
 
 def test_tls_to_a_self_signed_server_without_its_ca_fails_clearly(certificates, clean_env, leaks):
     with tls_server(certificates) as server:
-        with pytest.raises(TransportError, match="TLS error talking to https://localhost") as raised:
+        with pytest.raises(
+            TransportError, match="TLS error talking to https://localhost"
+        ) as raised:
             connect(server.url, open_get_stream=False)
         assert "CERTIFICATE_VERIFY_FAILED" in str(raised.value)
         assert not server.requests  # nothing was sent over the unverified connection
@@ -137,8 +139,11 @@ def test_gzip_encoded_json_and_sse_answers(leaks) -> None:
                 stream.raw(packed[i : i + 100])
             stream.end()
         else:
-            req.reply(200, gzip.compress(body),
-                      {"Content-Type": "application/json", "Content-Encoding": "gzip"})
+            req.reply(
+                200,
+                gzip.compress(body),
+                {"Content-Type": "application/json", "Content-Encoding": "gzip"},
+            )
 
     with FaultServer(handler) as server, connect(server.url, open_get_stream=False) as client:
         assert client.request("ping")["big"] == "z" * 100_000
@@ -156,11 +161,12 @@ def test_chunked_sse_split_at_every_byte_boundary(leaks) -> None:
             req.reply_json(jsonrpc.result_response(msg["id"], initialize_result()))
             return
         stream = req.open_sse()
-        note = jsonrpc.notification("notifications/message",
-                                    {"level": "info", "data": "é\u2028x"})
+        note = jsonrpc.notification("notifications/message", {"level": "info", "data": "é\u2028x"})
         answer = jsonrpc.result_response(msg["id"], {"text": "héllo\nwörld"})
-        body = (f": comment\r\nid: 1\r\ndata: {json.dumps(note)}\r\n\r\n"
-                f"event: message\rdata: {json.dumps(answer, ensure_ascii=False)}\r\r").encode()
+        body = (
+            f": comment\r\nid: 1\r\ndata: {json.dumps(note)}\r\n\r\n"
+            f"event: message\rdata: {json.dumps(answer, ensure_ascii=False)}\r\r"
+        ).encode()
         for i in range(len(body)):
             stream.raw(body[i : i + 1])
         stream.end()
@@ -168,8 +174,9 @@ def test_chunked_sse_split_at_every_byte_boundary(leaks) -> None:
     got: list[object] = []
     seen = threading.Event()
     with FaultServer(handler) as server, connect(server.url, open_get_stream=False) as client:
-        client.on_notification("notifications/message",
-                               lambda n: (got.append(n.params), seen.set()))
+        client.on_notification(
+            "notifications/message", lambda n: (got.append(n.params), seen.set())
+        )
         for _ in range(3):
             assert client.request("tools/list") == {"text": "héllo\nwörld"}
         assert seen.wait(5)

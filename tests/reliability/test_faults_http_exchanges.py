@@ -306,8 +306,9 @@ def test_a_get_stream_idled_out_after_a_while_counts_as_a_success() -> None:
         inbox = initialize(transport)
         transport.send(INITIALIZED, options=OPENS_SESSION)
         inbox.wait_for(
-            lambda: any(m.get("method") == "notifications/tools/list_changed"
-                        for m in inbox.messages),
+            lambda: any(
+                m.get("method") == "notifications/tools/list_changed" for m in inbox.messages
+            ),
             timeout=20,
         )
         assert len(gets) == drops + 1
@@ -325,9 +326,10 @@ def test_a_non_latin1_event_id_does_not_kill_the_get_stream() -> None:
         gets.append(req.headers)
         stream = req.open_sse()
         if len(gets) == 1:
-            stream.event(jsonrpc.notification("notifications/message", {"level": "info",
-                                                                          "data": 1}),
-                         id="\u2603-1")
+            stream.event(
+                jsonrpc.notification("notifications/message", {"level": "info", "data": 1}),
+                id="\u2603-1",
+            )
             stream.drop()
             return
         stream.event(jsonrpc.notification("notifications/tools/list_changed"))
@@ -340,8 +342,9 @@ def test_a_non_latin1_event_id_does_not_kill_the_get_stream() -> None:
         inbox = initialize(transport)
         transport.send(INITIALIZED, options=OPENS_SESSION)
         inbox.wait_for(
-            lambda: any(m.get("method") == "notifications/tools/list_changed"
-                        for m in inbox.messages),
+            lambda: any(
+                m.get("method") == "notifications/tools/list_changed" for m in inbox.messages
+            ),
             timeout=10,
         )
         error = inbox.error()

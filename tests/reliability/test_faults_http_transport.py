@@ -278,8 +278,10 @@ def test_abort_releases_a_reader_blocked_on_a_silent_server(make, send_headers: 
         controller.abort("timed out")
         wait_until(lambda: not transport._exchanges, timeout=1)
         elapsed = time.perf_counter() - start
-        print(f"\nabort released a reader blocked {'after' if send_headers else 'before'} "
-              f"headers in {elapsed * 1e3:.2f} ms")
+        print(
+            f"\nabort released a reader blocked {'after' if send_headers else 'before'} "
+            f"headers in {elapsed * 1e3:.2f} ms"
+        )
         assert elapsed < 0.5  # at once, not when the server answers (it never does)
         assert not inbox.errors  # an aborted request is the session's business
 
@@ -600,7 +602,9 @@ def test_get_stream_503_then_200_reconnects(make) -> None:
         transport, inbox = make(server.url)
         handshake(transport, inbox)
         inbox.wait_for(
-            lambda: any(m.get("method") == "notifications/tools/list_changed" for m in inbox.messages)
+            lambda: any(
+                m.get("method") == "notifications/tools/list_changed" for m in inbox.messages
+            )
         )
         assert len(server.of("GET")) == 2
         assert not inbox.errors

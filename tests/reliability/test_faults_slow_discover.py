@@ -40,9 +40,16 @@ def refusal(req: Request, msg: dict[str, Any], how: str) -> None:
     elif how == "http-400":
         req.reply(400, "Bad Request: unsupported protocol version")
     else:  # answers with its own era's version, which initialize cannot negotiate
-        req.reply_json(jsonrpc.result_response(msg["id"], {
-            "protocolVersion": STATELESS, "capabilities": {}, "serverInfo": {"name": "s", "version": "0"},
-        }))
+        req.reply_json(
+            jsonrpc.result_response(
+                msg["id"],
+                {
+                    "protocolVersion": STATELESS,
+                    "capabilities": {},
+                    "serverInfo": {"name": "s", "version": "0"},
+                },
+            )
+        )
 
 
 class SlowStatelessServer:
@@ -67,9 +74,15 @@ class SlowStatelessServer:
             self.refused.wait(20)
             self.discovers += 1
             if self.reject_first and self.discovers == 1:
-                req.reply_json(jsonrpc.error_response(
-                    msg["id"], -32022, "Unsupported protocol version",
-                    {"supported": [STATELESS], "requested": "x"}), status=400)
+                req.reply_json(
+                    jsonrpc.error_response(
+                        msg["id"],
+                        -32022,
+                        "Unsupported protocol version",
+                        {"supported": [STATELESS], "requested": "x"},
+                    ),
+                    status=400,
+                )
                 return
             req.reply_json(jsonrpc.result_response(msg["id"], DISCOVER_RESULT))
         elif msg["method"] == "initialize":
@@ -103,8 +116,10 @@ def test_over_http_a_slow_2026_only_server_is_waited_for_without_an_initialize()
         with client.connect(StreamableHttpTransport(server.url)):
             assert client.protocol_version == STATELESS
             assert client.list_tools() == []
-        assert [r.json["method"] for r in server.of("POST")][:2] == ["server/discover",
-                                                                      "tools/list"]
+        assert [r.json["method"] for r in server.of("POST")][:2] == [
+            "server/discover",
+            "tools/list",
+        ]
 
 
 @pytest.mark.parametrize("how", ["method-not-found", "http-400", "stateless-version"])

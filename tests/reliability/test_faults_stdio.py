@@ -150,7 +150,9 @@ def test_a_ping_flood_from_a_server_that_does_not_read_cannot_deadlock_the_reade
     try:
         # The server writes 20,000 pings before answering and reads nothing meanwhile: a reader
         # that answered each ping itself would block on the full pipe and never see the answer.
-        assert client.call_tool("t", {"text": "after the flood"}, timeout=30).text == "after the flood"
+        assert (
+            client.call_tool("t", {"text": "after the flood"}, timeout=30).text == "after the flood"
+        )
         assert client.call_tool("t", {"text": "still fine"}, timeout=30).text == "still fine"
     finally:
         client.close()

@@ -43,7 +43,7 @@ class FakeServer:
         with self.lock:
             view = memoryview(data)
             while view:
-                view = view[os.write(self.server_w, view):]
+                view = view[os.write(self.server_w, view) :]
 
     def _serve(self) -> None:
         with os.fdopen(self.server_r, "rb") as reader:
@@ -51,10 +51,19 @@ class FakeServer:
                 msg = json.loads(line)
                 self.received.append(msg)
                 if msg.get("method") == "initialize":
-                    self.write(jsonrpc.encode(jsonrpc.result_response(msg["id"], {
-                        "protocolVersion": msg["params"]["protocolVersion"],
-                        "capabilities": {"tools": {}},
-                        "serverInfo": {"name": "fuzz", "version": "0"}})) + b"\n")
+                    self.write(
+                        jsonrpc.encode(
+                            jsonrpc.result_response(
+                                msg["id"],
+                                {
+                                    "protocolVersion": msg["params"]["protocolVersion"],
+                                    "capabilities": {"tools": {}},
+                                    "serverInfo": {"name": "fuzz", "version": "0"},
+                                },
+                            )
+                        )
+                        + b"\n"
+                    )
                 elif msg.get("method") == "ping":
                     self.write(jsonrpc.encode(jsonrpc.result_response(msg["id"], {})) + b"\n")
 
@@ -75,9 +84,7 @@ def fuzzed() -> Iterator[tuple[Client, FakeServer, list[BaseException]]]:
     reported: list[BaseException] = []
     client.on_error(reported.append)
     client.on_notification(None, lambda n: None)  # notifications reach a user callback too
-    client.on_notification(
-        "test/sentinel", lambda n: _SENTINELS[(n.params or {})["n"]].set()
-    )
+    client.on_notification("test/sentinel", lambda n: _SENTINELS[(n.params or {})["n"]].set())
     yield client, server, escaped
     client.close()
     server.close()
@@ -108,20 +115,41 @@ def _healthy(client: Client, escaped: list[BaseException], server: FakeServer) -
 
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
     max_leaves=8,
 )
 FIELDS = st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error"])
 VALUES = st.one_of(
-    JSON, st.just("2.0"), st.integers(-3, 3),
-    st.sampled_from(["ping", "roots/list", "sampling/createMessage", "notifications/progress",
-                     "notifications/cancelled", "notifications/message", "tools/call"]),
+    JSON,
+    st.just("2.0"),
+    st.integers(-3, 3),
+    st.sampled_from(
+        [
+            "ping",
+            "roots/list",
+            "sampling/createMessage",
+            "notifications/progress",
+            "notifications/cancelled",
+            "notifications/message",
+            "tools/call",
+        ]
+    ),
     st.fixed_dictionaries({"code": st.integers() | JSON}, optional={"message": JSON, "data": JSON}),
-    st.fixed_dictionaries({}, optional={"progressToken": st.integers(0, 5) | JSON,
-                                        "requestId": st.integers(0, 5) | JSON, "_meta": JSON}),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "progressToken": st.integers(0, 5) | JSON,
+            "requestId": st.integers(0, 5) | JSON,
+            "_meta": JSON,
+        },
+    ),
 )
 MESSAGE = st.dictionaries(FIELDS, VALUES, max_size=6)
 LINE = st.one_of(
@@ -132,8 +160,11 @@ LINE = st.one_of(
 )
 
 
-@settings(max_examples=250, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=250,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(st.lists(LINE, min_size=1, max_size=8))
 def test_no_input_breaks_the_inbound_path(fuzzed, lines: list[bytes]) -> None:
     client, server, escaped = fuzzed
@@ -146,16 +177,25 @@ def test_no_input_breaks_the_inbound_path(fuzzed, lines: list[bytes]) -> None:
     [
         pytest.param(b"[" * 100_000 + b"]" * 100_000, id="deep-array-100k"),
         pytest.param(b'{"a":' * 50_000 + b"1" + b"}" * 50_000, id="deep-object-50k"),
-        pytest.param(b'{"jsonrpc":"2.0","method":"x","params":{"v":' + b"[" * 900 + b"]" * 900
-                     + b"}}", id="deep-900-just-parsable"),
+        pytest.param(
+            b'{"jsonrpc":"2.0","method":"x","params":{"v":' + b"[" * 900 + b"]" * 900 + b"}}",
+            id="deep-900-just-parsable",
+        ),
         pytest.param(b'{"jsonrpc":"2.0","id":1,"result":' + b"9" * 500_000 + b"}", id="huge-int"),
         pytest.param(b'{"jsonrpc":"2.0","id":' + b"9" * 4000 + b',"result":1}', id="huge-id"),
         pytest.param(b'{"jsonrpc":"2.0","id":1,"result":1e999999}', id="huge-float"),
-        pytest.param(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"'
-                     + b"s" * 900_000 + b'"}}', id="huge-string-under-limit"),
+        pytest.param(
+            b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"'
+            + b"s" * 900_000
+            + b'"}}',
+            id="huge-string-under-limit",
+        ),
         pytest.param(b'"' + b"s" * 3_000_000 + b'"', id="huge-string-over-limit"),
-        pytest.param(b'{"jsonrpc":"2.0","method":"notifications/progress","params":'
-                     b'{"progressToken":[1],"progress":"x"}}', id="unhashable-token"),
+        pytest.param(
+            b'{"jsonrpc":"2.0","method":"notifications/progress","params":'
+            b'{"progressToken":[1],"progress":"x"}}',
+            id="unhashable-token",
+        ),
         pytest.param(b'{"jsonrpc":"2.0","id":[1],"result":{}}', id="unhashable-id"),
     ],
 )
@@ -180,8 +220,12 @@ def test_many_small_messages_per_second(fuzzed) -> None:
             done.set()
 
     remove = client.on_notification("notifications/message", on_message)
-    line = jsonrpc.encode(jsonrpc.notification(
-        "notifications/message", {"level": "debug", "data": "x"})) + b"\n"
+    line = (
+        jsonrpc.encode(
+            jsonrpc.notification("notifications/message", {"level": "debug", "data": "x"})
+        )
+        + b"\n"
+    )
     started = time.monotonic()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     for _ in range(count // 1000):
@@ -190,6 +234,8 @@ def test_many_small_messages_per_second(fuzzed) -> None:
     elapsed = time.monotonic() - started
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     remove()
-    print(f"\n{count} notifications in {elapsed:.2f} s ({count / elapsed:,.0f}/s), "
-          f"peak RSS growth {grown_mib:.1f} MiB")
+    print(
+        f"\n{count} notifications in {elapsed:.2f} s ({count / elapsed:,.0f}/s), "
+        f"peak RSS growth {grown_mib:.1f} MiB"
+    )
     _healthy(client, escaped, server)

@@ -27,10 +27,14 @@ from mcp_sync.transports.stdio import PipeTransport
 pytestmark = pytest.mark.timeout(120)
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=12,
 )
 IDS = st.integers() | st.text(max_size=10)
@@ -56,16 +60,28 @@ def test_parse_classifies_any_json_value_or_raises_invalid_message(value: Any) -
         assert exc.id is None or jsonrpc.is_request_id(exc.id)
         str(exc)
     else:
-        assert isinstance(message, (jsonrpc.Request, jsonrpc.Notification, jsonrpc.Response,
-                                    jsonrpc.ErrorResponse))
+        assert isinstance(
+            message,
+            (jsonrpc.Request, jsonrpc.Notification, jsonrpc.Response, jsonrpc.ErrorResponse),
+        )
     for item in jsonrpc.parse_batch(value):  # never raises
-        assert isinstance(item, (jsonrpc.InvalidMessage, jsonrpc.Request, jsonrpc.Notification,
-                                 jsonrpc.Response, jsonrpc.ErrorResponse))
+        assert isinstance(
+            item,
+            (
+                jsonrpc.InvalidMessage,
+                jsonrpc.Request,
+                jsonrpc.Notification,
+                jsonrpc.Response,
+                jsonrpc.ErrorResponse,
+            ),
+        )
 
 
 @settings(max_examples=300, deadline=None)
 @given(IDS, METHODS, PARAMS, JSON)
-def test_built_messages_survive_encode_decode_parse(id: Any, method: str, params: Any, result: Any) -> None:
+def test_built_messages_survive_encode_decode_parse(
+    id: Any, method: str, params: Any, result: Any
+) -> None:
     def wire(message: dict[str, Any]) -> jsonrpc.Message:
         data = jsonrpc.encode(message)
         assert b"\n" not in data and b"\r" not in data  # one line, whatever the strings hold
@@ -104,7 +120,7 @@ def _feed_pipe(stream: bytes, cuts: list[int], limit: int) -> tuple[list[Any], l
         for start, end in zip([0, *bounds], [*bounds, len(stream)], strict=True):
             view = memoryview(stream)[start:end]
             while view:
-                view = view[os.write(write_end, view):]
+                view = view[os.write(write_end, view) :]
         os.close(write_end)
         assert closed.wait(10)
     finally:
@@ -123,8 +139,7 @@ FRAMES = st.lists(
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(FRAMES, st.lists(st.integers(min_value=0, max_value=5000), max_size=30),
-       st.booleans())
+@given(FRAMES, st.lists(st.integers(min_value=0, max_value=5000), max_size=30), st.booleans())
 def test_stdio_framing_any_chunking_gives_the_same_messages(
     frames: list[dict[str, Any]], cuts: list[int], crlf: bool
 ) -> None:
@@ -136,13 +151,17 @@ def test_stdio_framing_any_chunking_gives_the_same_messages(
 
 # -- SSE framing ----------------------------------------------------------------------------
 
-EVENT = st.fixed_dictionaries({
-    "data": st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\r\n"),
-                    max_size=30),
-    "id": st.none() | st.text(alphabet="abc123", min_size=1, max_size=4),
-    "eol": st.sampled_from(["\n", "\r\n", "\r"]),
-    "comment": st.booleans(),
-})
+EVENT = st.fixed_dictionaries(
+    {
+        "data": st.text(
+            alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\r\n"),
+            max_size=30,
+        ),
+        "id": st.none() | st.text(alphabet="abc123", min_size=1, max_size=4),
+        "eol": st.sampled_from(["\n", "\r\n", "\r"]),
+        "comment": st.booleans(),
+    }
+)
 
 
 def _sse_body(events: list[dict[str, Any]]) -> bytes:
@@ -164,7 +183,9 @@ def _read_sse(chunks: list[bytes]) -> list[Any]:
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(EVENT, max_size=8), st.lists(st.integers(min_value=0, max_value=2000), max_size=40))
-def test_sse_any_chunking_gives_the_same_events(events: list[dict[str, Any]], cuts: list[int]) -> None:
+def test_sse_any_chunking_gives_the_same_events(
+    events: list[dict[str, Any]], cuts: list[int]
+) -> None:
     body = _sse_body(events)
     bounds = sorted({c for c in cuts if 0 < c < len(body)})
     chunks = [body[a:b] for a, b in zip([0, *bounds], [*bounds, len(body)], strict=True)]
@@ -187,8 +208,11 @@ def _examples_module() -> Any:
 
 EXAMPLES_MODULE = _examples_module()
 EXAMPLE_FILES = sorted(
-    p for p in EXAMPLES_MODULE.EXAMPLES.glob("*/*.json")
-    if p.parent.name in EXAMPLES_MODULE.VALUE.keys() | EXAMPLES_MODULE.RESPONSE.keys()
+    p
+    for p in EXAMPLES_MODULE.EXAMPLES.glob("*/*.json")
+    if p.parent.name
+    in EXAMPLES_MODULE.VALUE.keys()
+    | EXAMPLES_MODULE.RESPONSE.keys()
     | EXAMPLES_MODULE.PARAMS.keys()
 )
 
@@ -198,8 +222,10 @@ def test_every_mapped_model_has_examples() -> None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.sampled_from(EXAMPLE_FILES) if EXAMPLE_FILES else st.nothing(),
-       st.dictionaries(st.text(min_size=1, max_size=6).map(lambda s: "x-" + s), JSON, max_size=3))
+@given(
+    st.sampled_from(EXAMPLE_FILES) if EXAMPLE_FILES else st.nothing(),
+    st.dictionaries(st.text(min_size=1, max_size=6).map(lambda s: "x-" + s), JSON, max_size=3),
+)
 def test_every_model_round_trips_with_unknown_fields(path: Path, extra: dict[str, Any]) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     folder = path.parent.name

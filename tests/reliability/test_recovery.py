@@ -79,7 +79,11 @@ def test_a_stdio_server_killed_twice_is_started_again_with_its_handlers_and_root
         return made[-1]
 
     client = mcp_sync.Client(
-        "recovery", "1", protocol=protocol, roots=["file:///srv/project"], recovery=FAST,
+        "recovery",
+        "1",
+        protocol=protocol,
+        roots=["file:///srv/project"],
+        recovery=FAST,
         request_timeout=30,
     )
     client.on_sampling(lambda _params: ANSWER)
@@ -112,7 +116,9 @@ def test_a_call_in_flight_when_the_server_dies_fails_and_is_never_sent_again(lea
         release.wait(30)
         return ANSWER
 
-    client = mcp_sync.Client("recovery", "1", protocol="handshake", recovery=FAST, request_timeout=30)
+    client = mcp_sync.Client(
+        "recovery", "1", protocol="handshake", recovery=FAST, request_timeout=30
+    )
     client.on_sampling(sampling)
     client.connect(lambda: StdioTransport(sys.executable, [SDK, "stdio"]))
     outcome: list[BaseException] = []
@@ -144,8 +150,10 @@ def test_a_call_made_the_moment_the_server_died_is_sent_on_the_new_one(leaks: An
     """Whether or not the client has seen the death yet, a call made after it succeeds: the
     write to a dead server fails (nothing was sent), so the call is sent again."""
     client = mcp_sync.connect(
-        lambda: StdioTransport(sys.executable, [SDK, "stdio"]), protocol="handshake",
-        recovery=FAST, request_timeout=30,
+        lambda: StdioTransport(sys.executable, [SDK, "stdio"]),
+        protocol="handshake",
+        recovery=FAST,
+        request_timeout=30,
     )
     for n in range(3):
         assert client.call_tool("add", {"a": n, "b": n}).structured_content == {"result": 2 * n}
@@ -161,7 +169,8 @@ def test_resource_subscriptions_are_made_again_on_the_new_server(leaks: Any) -> 
     update after the restart shows the client subscribed again on its own."""
     everything = str(PEERS / "@modelcontextprotocol/server-everything/dist/index.js")
     client = mcp_sync.connect(
-        lambda: StdioTransport(str(NODE), [everything, "stdio"]), recovery=FAST,
+        lambda: StdioTransport(str(NODE), [everything, "stdio"]),
+        recovery=FAST,
         request_timeout=30,
     )
     uri = client.list_resources()[0].uri
@@ -177,7 +186,8 @@ def test_resource_subscriptions_are_made_again_on_the_new_server(leaks: Any) -> 
 
 def test_a_2026_listen_is_made_again_on_the_new_server(leaks: Any) -> None:
     client = mcp_sync.connect(
-        lambda: StdioTransport(sys.executable, [SDK, "stdio"]), recovery=FAST,
+        lambda: StdioTransport(sys.executable, [SDK, "stdio"]),
+        recovery=FAST,
         request_timeout=30,
     )
     assert client.era == "stateless"
@@ -282,7 +292,9 @@ def test_backoff_waits_honour_the_policy_between_refused_attempts(leaks: Any) ->
     """Nothing listens: every attempt is refused, the budget of attempts ends the call."""
     with sdk_http_server() as server:
         client = mcp_sync.connect(
-            server.url(), protocol="handshake", request_timeout=30,
+            server.url(),
+            protocol="handshake",
+            request_timeout=30,
             recovery=Backoff(max_retries=3, initial_delay=0.01, jitter=0),
         )
     with pytest.raises(ConnectionClosed, match=r"could not reconnect \(4 attempts\)"):
@@ -293,7 +305,9 @@ def test_backoff_waits_honour_the_policy_between_refused_attempts(leaks: Any) ->
 def test_close_ends_a_call_that_waits_to_reconnect(leaks: Any) -> None:
     with sdk_http_server() as server:
         client = mcp_sync.connect(
-            server.url(), protocol="handshake", request_timeout=120,
+            server.url(),
+            protocol="handshake",
+            request_timeout=120,
             recovery=Backoff(initial_delay=0.2, max_delay=0.5, max_retries=1000),
         )
     retrying = threading.Event()

@@ -12,7 +12,8 @@ REFERENCE = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
 
 def test_every_table_row_is_backed_by_existing_tests() -> None:
     rows = [
-        line for line in DOC.read_text(encoding="utf-8").splitlines()
+        line
+        for line in DOC.read_text(encoding="utf-8").splitlines()
         if line.startswith("| ") and not line.startswith("|---")
     ]
     headers = ("| fault ", "| attack ", "| property ", "| run ")

@@ -100,7 +100,9 @@ def test_mcp_name_and_method_values_cannot_inject_headers() -> None:
             assert "x-injected" not in post.headers
             for value in post.headers.values():
                 assert "\r" not in value and "\n" not in value
-        named = [p for p in posts if p.json["method"] in ("tools/call", "prompts/get", "resources/read")]
+        named = [
+            p for p in posts if p.json["method"] in ("tools/call", "prompts/get", "resources/read")
+        ]
         names = [p.headers.get("mcp-name") for p in named]
         assert len(names) == 3 and all(n and n.startswith("=?base64?") for n in names), names
 

@@ -58,10 +58,16 @@ async def ask_name(ctx: Context) -> str | types.InputRequiredResult:
     """Asks the client for a name: the task goes input_required until it is answered."""
     answer = (ctx.input_responses or {}).get("name")
     if answer is None:
-        schema = {"type": "object", "properties": {"name": {"type": "string"}},
-                  "required": ["name"]}
-        ask = types.ElicitRequest(params=types.ElicitRequestFormParams(
-            message="What is your name?", requested_schema=schema))
+        schema = {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+        }
+        ask = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(
+                message="What is your name?", requested_schema=schema
+            )
+        )
         return types.InputRequiredResult(input_requests={"name": ask})
     return f"hello {answer.content['name']}"
 

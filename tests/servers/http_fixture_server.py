@@ -1,7 +1,7 @@
 """A tiny real MCP server (official Python SDK, ``MCPServer``) for the HTTP transport tests.
 
-    python http_fixture_server.py streamable-http PORT [--json]
-    python http_fixture_server.py sse PORT
+python http_fixture_server.py streamable-http PORT [--json]
+python http_fixture_server.py sse PORT
 """
 
 from __future__ import annotations

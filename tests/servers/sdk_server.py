@@ -65,7 +65,9 @@ async def slow(steps: int, ctx: Context) -> str:
 
 
 def _ask_model(question: str) -> Sample:
-    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=question))
+    message = types.SamplingMessage(
+        role="user", content=types.TextContent(type="text", text=question)
+    )
     return Sample([message], max_tokens=50)
 
 
@@ -138,7 +140,9 @@ async def complete(ref, argument, context):  # type: ignore[no-untyped-def]
     if argument.name == "language":
         return types.Completion(values=[x for x in LANGUAGES if x.startswith(argument.value)])
     if argument.name == "name":
-        return types.Completion(values=[x for x in ["alice", "bob"] if x.startswith(argument.value)])
+        return types.Completion(
+            values=[x for x in ["alice", "bob"] if x.startswith(argument.value)]
+        )
     return None
 
 
@@ -148,7 +152,9 @@ if __name__ == "__main__":
         server.run()
     elif mode == "streamable-http":
         server.run(
-            "streamable-http", host="127.0.0.1", port=int(sys.argv[2]),
+            "streamable-http",
+            host="127.0.0.1",
+            port=int(sys.argv[2]),
             json_response="--json" in sys.argv,
         )
     elif mode == "sse":

@@ -57,11 +57,14 @@ def main() -> None:
             continue
         method, params = msg["method"], msg.get("params") or {}
         if method == "initialize":
-            result(msg["id"], {
-                "protocolVersion": params.get("protocolVersion"),
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "fault-peer", "version": "0"},
-            })
+            result(
+                msg["id"],
+                {
+                    "protocolVersion": params.get("protocolVersion"),
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "fault-peer", "version": "0"},
+                },
+            )
             if mode == "deaf":
                 time.sleep(3600)
         elif method == "tools/call" and mode == "string-id":
@@ -88,14 +91,21 @@ def main() -> None:
             result(msg["id"], {"content": [{"type": "text", "text": "duplicate"}]})
         elif method == "tools/call" and mode == "slow":
             delay = float((params.get("arguments") or {}).get("delay", 0))
-            threading.Thread(target=later, args=(delay, msg["id"], text(params)), daemon=True).start()
+            threading.Thread(
+                target=later, args=(delay, msg["id"], text(params)), daemon=True
+            ).start()
         elif method == "tools/call":
             result(msg["id"], text(params))
         elif method == "ping":
             result(msg["id"], {})
         else:
-            send({"jsonrpc": "2.0", "id": msg["id"],
-                  "error": {"code": -32601, "message": f"Method not found: {method}"}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": msg["id"],
+                    "error": {"code": -32601, "message": f"Method not found: {method}"},
+                }
+            )
 
 
 main()

@@ -54,10 +54,25 @@ class Service:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         self.log = log.open("wb")
         self.master = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--chdir", str(SERVERS), "-b",
-             f"127.0.0.1:{self.port}", "--graceful-timeout", "20", "--timeout", "120",
-             *worker_options, "wsgi_app:app"],
-            env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "--chdir",
+                str(SERVERS),
+                "-b",
+                f"127.0.0.1:{self.port}",
+                "--graceful-timeout",
+                "20",
+                "--timeout",
+                "120",
+                *worker_options,
+                "wsgi_app:app",
+            ],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         self.max_servers_per_worker = 0
         self._sampling = threading.Event()
@@ -101,9 +116,7 @@ class Service:
     def _sample(self) -> None:
         while not self._sampling.wait(0.02):
             per_worker = Counter(self.servers().values())
-            self.max_servers_per_worker = max(
-                self.max_servers_per_worker, *per_worker.values(), 0
-            )
+            self.max_servers_per_worker = max(self.max_servers_per_worker, *per_worker.values(), 0)
 
     def load(self, count: int = 48, concurrency: int = 8) -> list[dict[str, Any]]:
         """``count`` requests from ``concurrency`` threads; every answer, in order."""

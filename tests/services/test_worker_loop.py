@@ -32,7 +32,9 @@ def test_a_worker_pool_keeps_calling_through_two_server_restarts(protocol: str) 
     @mcp_sync.shared_client
     def mcp_client() -> mcp_sync.Client:
         return mcp_sync.connect(
-            f"http://127.0.0.1:{port}/mcp", protocol=protocol, request_timeout=60,
+            f"http://127.0.0.1:{port}/mcp",
+            protocol=protocol,
+            request_timeout=60,
             recovery=mcp_sync.Backoff(initial_delay=0.05, max_delay=0.5, max_retries=500),
         )
 

@@ -260,7 +260,9 @@ def test_threads_sharing_a_client_each_get_their_own_answer() -> None:
 
         def work(worker: int) -> None:
             for n in range(20):
-                result = client.request("tools/call", {"name": "e", "arguments": {"w": worker, "n": n}})
+                result = client.request(
+                    "tools/call", {"name": "e", "arguments": {"w": worker, "n": n}}
+                )
                 if result["arguments"] != {"w": worker, "n": n}:
                     wrong.append(result)
 

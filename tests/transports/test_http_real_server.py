@@ -138,7 +138,9 @@ def test_streamable_http_against_the_sdk_server(
     transport.start()
     exercise(transport, inbox, logs_expected=mode == "sse")
     assert transport.session_id
-    assert any(t.name == "mcp-sync-http-reader" for t in client_threads(("mcp-sync-http", "mcp-sync-sse")))  # GET stream open
+    assert any(
+        t.name == "mcp-sync-http-reader" for t in client_threads(("mcp-sync-http", "mcp-sync-sse"))
+    )  # GET stream open
     # Concurrent calls, each on its own POST.
     for i in range(10, 30):
         transport.send(

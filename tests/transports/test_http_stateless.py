@@ -114,11 +114,13 @@ def test_exact_headers_after_negotiation(make: Any) -> None:
         transport, inbox = make(server.url, headers={"X-Custom": "1"})
         arguments = {"region": " Zürich ", "count": 3, "loud": False, "other": "x"}
         with_params = MessageOptions(version=STATELESS, headers=param_headers(schema, arguments))
-        transport.send(request(2, "tools/call", name="get_weather", arguments=arguments),
-                       options=with_params)
+        transport.send(
+            request(2, "tools/call", name="get_weather", arguments=arguments), options=with_params
+        )
         inbox.response(2)
-        transport.send(request(3, "tools/call", name="wetter-für-köln", arguments={}),
-                       options=ALONE)
+        transport.send(
+            request(3, "tools/call", name="wetter-für-köln", arguments={}), options=ALONE
+        )
         inbox.response(3)
         transport.send(request(4, "resources/read", uri="file:///tmp/a b.txt"), options=ALONE)
         inbox.response(4)
@@ -171,10 +173,13 @@ def test_no_session_no_get_stream_no_delete(make: Any) -> None:
         transport.send(request(1, "server/discover"), options=ALONE)
         inbox.response(1)
         # a message that stands alone opens no GET stream, whatever else its options say
-        transport.send(jsonrpc.notification("notifications/initialized"),
-                       options=MessageOptions(version=STATELESS, opens_session=True))
-        transport.send(jsonrpc.notification("notifications/something", {"_meta": META}),
-                       options=ALONE)
+        transport.send(
+            jsonrpc.notification("notifications/initialized"),
+            options=MessageOptions(version=STATELESS, opens_session=True),
+        )
+        transport.send(
+            jsonrpc.notification("notifications/something", {"_meta": META}), options=ALONE
+        )
         transport.send(request(2, "tools/list"), options=ALONE)
         inbox.response(2)
         wait_until(lambda: len(server.of("POST")) == 4)
@@ -209,8 +214,7 @@ def test_version_header_is_the_one_the_message_states(make: Any) -> None:
 def test_stateless_error_bodies_are_the_requests_errors(make: Any) -> None:
     with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url)
-        transport.send(request(1, "tools/call", name="unknown_header", arguments={}),
-                       options=ALONE)
+        transport.send(request(1, "tools/call", name="unknown_header", arguments={}), options=ALONE)
         assert inbox.response(1)["error"]["code"] == -32020
         transport.send(request(2, "nope"), options=ALONE)
         assert inbox.response(2)["error"]["code"] == -32601  # a 404, but no session to expire
@@ -255,8 +259,9 @@ def test_cancel_closes_the_stream_and_sends_nothing(make: Any) -> None:
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
         controller = AbortController()
-        transport.send(request(1, "tools/call", name="slow", arguments={}), controller.signal,
-                       options=ALONE)
+        transport.send(
+            request(1, "tools/call", name="slow", arguments={}), controller.signal, options=ALONE
+        )
         inbox.wait_for(lambda: inbox.messages)
         controller.abort()
         assert gone.wait(5)
@@ -274,8 +279,10 @@ def test_handshake_era_keeps_session_and_version_rules(make: Any) -> None:
         transport.send(jsonrpc.request(1, "initialize", {"protocolVersion": "2025-11-25"}))
         inbox.response(1)
         transport.set_protocol_version("2025-11-25")
-        transport.send(jsonrpc.request(2, "tools/call", {"name": "x", "arguments": {}}),
-                       options=MessageOptions(headers={"X-From-Message": "yes"}))
+        transport.send(
+            jsonrpc.request(2, "tools/call", {"name": "x", "arguments": {}}),
+            options=MessageOptions(headers={"X-From-Message": "yes"}),
+        )
         inbox.response(2)
         init, call = server.of("POST")
         # Mcp-Method / Mcp-Name on every POST; session and version as in 2025-11-25
@@ -314,8 +321,12 @@ def test_official_sdk_server_stateless(make: Any, sdk_port: int) -> None:
 
     # request-scoped notifications on the request's SSE stream, then the answer
     meta = {**META, "io.modelcontextprotocol/logLevel": "info"}
-    transport.send(jsonrpc.request(3, "tools/call", {"name": "count", "arguments": {"steps": 2}, "_meta": meta}),
-                   options=ALONE)
+    transport.send(
+        jsonrpc.request(
+            3, "tools/call", {"name": "count", "arguments": {"steps": 2}, "_meta": meta}
+        ),
+        options=ALONE,
+    )
     assert inbox.response(3)["result"]["content"][0]["text"] == "counted 2"
     logs = [m for m in inbox.messages if m.get("method") == "notifications/message"]
     assert [m["params"]["data"] for m in logs] == ["step 0", "step 1"]
@@ -334,8 +345,12 @@ def test_official_sdk_server_checks_param_headers(make: Any, sdk_port: int) -> N
     for id, region in enumerate(["eu-west", " Zürich ", "=?base64?x?=", "tab\there"], start=2):
         arguments = {"region": region, "zone": 7}
         options = MessageOptions(version=STATELESS, headers=param_headers(schema, arguments))
-        transport.send(request(id, "tools/call", name="locate", arguments=arguments), options=options)
+        transport.send(
+            request(id, "tools/call", name="locate", arguments=arguments), options=options
+        )
         assert inbox.response(id)["result"]["content"][0]["text"] == f"{region}/7"
-    transport.send(request(9, "tools/call", name="locate", arguments={"region": "eu"}), options=ALONE)
+    transport.send(
+        request(9, "tools/call", name="locate", arguments={"region": "eu"}), options=ALONE
+    )
     assert inbox.response(9)["error"]["code"] == -32020  # the header is required
     assert not inbox.errors

@@ -84,8 +84,9 @@ def test_version_option_sends_a_standalone_stateless_post(http: Any) -> None:
     transport, inbox, fault_server = http
     # no params._meta and no negotiated version: only the options say which era this is
     options = MessageOptions(version=STATELESS, headers={"Mcp-Param-Region": "eu"})
-    transport.send(jsonrpc.request(1, "tools/call", {"name": "get", "arguments": {}}),
-                   options=options)
+    transport.send(
+        jsonrpc.request(1, "tools/call", {"name": "get", "arguments": {}}), options=options
+    )
     inbox.response(1)
     (post,) = fault_server.of("POST")
     assert mcp_headers(post.headers) == {
@@ -103,8 +104,11 @@ def test_without_a_version_option_the_message_joins_the_session(http: Any) -> No
     transport.set_protocol_version("2025-11-25")
     # params._meta names a stateless version, but the options say "the session's": they win
     meta = {"io.modelcontextprotocol/protocolVersion": STATELESS}
-    transport.send_before(jsonrpc.request(2, "tools/list", {"_meta": meta}), math.inf,
-                          options=MessageOptions(headers={"X-Extra": "1"}))
+    transport.send_before(
+        jsonrpc.request(2, "tools/list", {"_meta": meta}),
+        math.inf,
+        options=MessageOptions(headers={"X-Extra": "1"}),
+    )
     inbox.response(2)
     _, post = fault_server.of("POST")
     assert mcp_headers(post.headers) == {
@@ -157,8 +161,10 @@ def test_opens_session_option_opens_the_get_stream_first(http: Any) -> None:
     transport.send(jsonrpc.request(2, "ping"))
     inbox.response(2)
     assert fault_server.of("GET") == []
-    transport.send(jsonrpc.notification("notifications/roots/list_changed"),
-                   options=MessageOptions(opens_session=True))
+    transport.send(
+        jsonrpc.notification("notifications/roots/list_changed"),
+        options=MessageOptions(opens_session=True),
+    )
     wait_until(lambda: len(fault_server.of("POST")) == 4)
     (get,) = fault_server.of("GET")
     last_post = fault_server.of("POST")[-1]
@@ -182,8 +188,9 @@ def test_in_memory_transport_ignores_options() -> None:
     client_end.start()
     try:
         message = jsonrpc.request(1, "ping")
-        client_end.send_before(message, math.inf,
-                               options=MessageOptions(version=STATELESS, opens_session=True))
+        client_end.send_before(
+            message, math.inf, options=MessageOptions(version=STATELESS, opens_session=True)
+        )
         assert arrived.wait(5)
         assert received == [message]
     finally:
@@ -210,7 +217,8 @@ def test_a_transport_written_without_options_keeps_working() -> None:
     assert [w.category for w in caught] == [DeprecationWarning]
     assert "OldStyle.send() takes no options=" in str(caught[0].message)
     transport = OldStyle()
-    transport.send_before(jsonrpc.request(1, "ping"), math.inf,
-                          options=MessageOptions(version=STATELESS))
+    transport.send_before(
+        jsonrpc.request(1, "ping"), math.inf, options=MessageOptions(version=STATELESS)
+    )
     transport.send(jsonrpc.request(2, "ping"), None, options=None)
     assert [m["id"] for m in sent] == [1, 2]

@@ -40,11 +40,23 @@ __all__ = ["SAFE_TO_RESEND", "HttpClient", "describe_connection_error"]
 logger = logging.getLogger("mcp_sync.transport.http")
 
 #: MCP requests that only read: sending one twice changes nothing on the server.
-SAFE_TO_RESEND = frozenset({
-    "server/discover", "ping", "tools/list", "prompts/list", "prompts/get", "resources/list",
-    "resources/templates/list", "resources/read", "completion/complete", "skills/list",
-    "tasks/get", "tasks/list", "tasks/result",
-})
+SAFE_TO_RESEND = frozenset(
+    {
+        "server/discover",
+        "ping",
+        "tools/list",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+        "skills/list",
+        "tasks/get",
+        "tasks/list",
+        "tasks/result",
+    }
+)
 
 
 class HttpClient:
@@ -140,8 +152,11 @@ class HttpClient:
                     and exchange.reused is not False
                     and _is_reset(exc)
                 ):
-                    logger.debug("%s %s: reused connection reset; sending it again on a fresh "
-                                 "one", method, url)
+                    logger.debug(
+                        "%s %s: reused connection reset; sending it again on a fresh one",
+                        method,
+                        url,
+                    )
                     reset_retried = True
                     continue
                 raise
@@ -242,7 +257,7 @@ def _same_origin_redirect(response: requests.Response, url: str) -> str | None:
 
 
 def _auth_challenge(response: requests.Response) -> str | None:
-    """"401", "403" (insufficient_scope), "nonce" (a DPoP ``use_dpop_nonce``) or None."""
+    """ "401", "403" (insufficient_scope), "nonce" (a DPoP ``use_dpop_nonce``) or None."""
     if response.status_code not in (401, 403):
         return None
     error = parse_www_authenticate(response.headers.get("WWW-Authenticate")).get("error")

@@ -34,6 +34,7 @@ __all__ = ["Cancelled", "Exchange", "TrackingAdapter", "use_exchange"]
 _local = threading.local()
 _KEEP_ALIVE_TIMEOUT = re.compile(r"\btimeout\s*=\s*(\d+)", re.IGNORECASE)
 
+
 def _shutdown_socket(sock: Any) -> None:
     if sock is None:
         return

@@ -130,7 +130,10 @@ class RequestSender:
             if cookie is not None:
                 merged["Cookie"] = cookie
         response = session.get_adapter(request.url).send(
-            request, stream=True, timeout=timeout, **self._send_kwargs  # type: ignore[arg-type]
+            request,
+            stream=True,
+            timeout=timeout,  # type: ignore[arg-type]
+            **self._send_kwargs,
         )
         if "Set-Cookie" in response.headers or "Set-Cookie2" in response.headers:
             extract_cookies_to_jar(jar, request, response.raw)  # type: ignore[no-untyped-call]

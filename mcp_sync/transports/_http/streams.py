@@ -116,6 +116,7 @@ def follow_stream(
         if stream.retry is not None:
             server_retry = stream.retry
         state = state.stream_ended(
-            time.monotonic() - opened, progressed=bool(stream.events_seen),
+            time.monotonic() - opened,
+            progressed=bool(stream.events_seen),
             server_retry=server_retry,
         )
