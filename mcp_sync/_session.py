@@ -422,14 +422,14 @@ class Session:
         """Run a user callback on the dispatcher thread, unless :data:`CALLBACK_BACKLOG` of
         them are waiting already: then drop it (the first drop of a flood is reported)."""
         with self._lock:
-            if self._callbacks_waiting >= CALLBACK_BACKLOG:
-                report, self._flooded = not self._flooded, True
-                accepted = False
+            full = self._callbacks_waiting >= CALLBACK_BACKLOG
+            first_drop = full and not self._flooded
+            if full:
+                self._flooded = True
             else:
                 self._callbacks_waiting += 1
-                report = accepted = True
-        if not accepted:
-            if report:
+        if full:
+            if first_drop:
                 self._report(
                     ProtocolError(
                         f"the server floods us with notifications: {CALLBACK_BACKLOG} callbacks "
