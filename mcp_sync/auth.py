@@ -98,7 +98,7 @@ class UnauthorizedContext:
 class AuthProvider(ABC):
     """Supplies bearer tokens to an HTTP transport.
 
-    Both methods are called on the transport's threads. ``on_unauthorized`` is called at most once
+    Its methods are called on the transport's threads. ``on_unauthorized`` is called at most once
     per rejected token: when several requests are rejected at the same time it runs once and the
     others wait for it, then retry with the new token.
     """
