@@ -15,11 +15,12 @@ import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from oauth_extensions import Trust
-from oauth_fastmcp_server import serve
+from oauth_fastmcp_server import MachineClient, serve
 from test_oauth_e2e import mcp_post_status, provider_for
 
 import mcp_sync
 from mcp_sync.oauth import (
+    ClientCredentialsProvider,
     DPoPKey,
     IdJagExchange,
     InvalidGrantError,
@@ -124,11 +125,20 @@ def test_dpop_bound_tokens_with_a_fresh_proof_per_request(trust, require_nonce):
 
 
 @pytest.mark.timeout(60)
-def test_a_nonce_the_resource_server_sends_with_its_answers_is_used_without_a_challenge(trust):
+@pytest.mark.parametrize("grant", ["authorization_code", "client_credentials"])
+def test_a_nonce_the_resource_server_sends_with_its_answers_is_used_without_a_challenge(
+    trust, grant
+):
     # RFC 9449 section 9: a resource server may hand out the next nonce in any response
     trust.require_nonce = trust.rotate_rs_nonce = True
-    with serve(trust=trust) as server:
-        provider, _, _ = provider_for(server, dpop=DPoPKey())
+    machines = {"machine": MachineClient(secret="s3cret")}
+    with serve(machine_clients=machines, trust=trust) as server:
+        if grant == "authorization_code":
+            provider, _, _ = provider_for(server, dpop=DPoPKey())
+        else:
+            provider = ClientCredentialsProvider(
+                server.url, "machine", client_secret="s3cret", dpop=DPoPKey()
+            )
         with mcp_sync.connect(server.url, auth=provider) as client:
             assert client.call_tool("add", {"a": 0, "b": 1}).text == "1"
             challenged = trust.rs_nonce_challenges  # the first request had no nonce yet
