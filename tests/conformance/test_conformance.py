@@ -80,25 +80,38 @@ def _require_suite() -> None:
         pytest.fail("the conformance suite is not installed: run `make test`")
 
 
-def run_scenario(scenario: str, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    """Run one scenario against ``CLIENT`` (a module global, so that a caller may swap it)."""
-    _require_suite()
-    command = f"{sys.executable} {CLIENT}"
+def run_client(
+    arguments: list[str],
+    out: Path,
+    *,
+    timeout: float,
+    client: Path = CLIENT,
+    entry: Path = CONFORMANCE,
+) -> subprocess.CompletedProcess[str]:
+    """Run the suite's client runner on ``client``: ``entry client --command "python client"
+    arguments -o out --timeout 90000``, in PEERS with the bundled node first on PATH.
+
+    ``arguments`` pick the scenarios (``--scenario``, ``--suite``, ``--requirements``, with
+    ``--spec-version``...); ``timeout`` (seconds) bounds the whole process; a ``.js`` ``entry``
+    (another release of the suite) is run with the bundled node. The per-scenario timeout is
+    generous: the machine may be busy with other test runs.
+    """
+    launcher = [str(NODE_BIN / "node"), str(entry)] if entry.suffix == ".js" else [str(entry)]
     return subprocess.run(
         [
-            str(CONFORMANCE),
+            *launcher,
             "client",
             "--command",
-            command,
-            "--scenario",
-            scenario,
+            f"{sys.executable} {client}",
+            *arguments,
             "-o",
-            str(tmp_path),
-            *extra,
+            str(out),
+            "--timeout",
+            "90000",
         ],
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=timeout,
         env=_env(),
         cwd=PEERS,
     )
@@ -193,34 +206,15 @@ def matrix(tmp_path_factory) -> Matrix:
     whole = tmp_path_factory.mktemp("requirements")
 
     def run_case(case: Case) -> tuple[str, str | None]:
-        done = run_scenario(
-            case.scenario, folders[case.name], *case.arguments, "--timeout", "90000"
-        )
+        arguments = ["--scenario", case.scenario, *case.arguments]
+        done = run_client(arguments, folders[case.name], timeout=180)
         problem = verdict(checks_of(folders[case.name], case.scenario))
         if problem:
             problem += "\n" + (done.stdout + done.stderr)[-1500:]
         return case.name, problem
 
     def run_requirements() -> dict[str, str | None]:
-        subprocess.run(
-            [
-                str(CONFORMANCE),
-                "client",
-                "--command",
-                f"{sys.executable} {CLIENT}",
-                "--requirements",
-                REQUIREMENTS,
-                "-o",
-                str(whole),
-                "--timeout",
-                "90000",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env=_env(),
-            cwd=PEERS,
-        )
+        run_client(["--requirements", REQUIREMENTS], whole, timeout=600)
         ran = [p.parent for p in whole.rglob("checks.json")]
         names = {str(p.relative_to(whole)).rsplit("-20", 1)[0] for p in ran}
         return {name: verdict(checks_of(whole, name)) for name in sorted(names)}

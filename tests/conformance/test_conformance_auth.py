@@ -10,15 +10,13 @@ checks the suite wrote.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from test_conformance import CONFORMANCE, NODE_BIN, PEERS
+from test_conformance import CONFORMANCE, NODE_BIN, PEERS, _env, run_client
 
 AUTH_CLIENT = Path(__file__).with_name("auth_client.py")
 
@@ -114,31 +112,6 @@ REQUIRED_CHECKS = {
 }
 
 
-def run_suite(entry: Path, arguments: list[str], out: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PATH=f"{NODE_BIN}{os.pathsep}{os.environ['PATH']}", NO_COLOR="1")
-    command = f"{sys.executable} {AUTH_CLIENT}"
-    launcher = [str(NODE_BIN / "node"), str(entry)] if entry.suffix == ".js" else [str(entry)]
-    return subprocess.run(
-        # a generous per-scenario timeout: the machine may be busy with other test runs
-        [
-            *launcher,
-            "client",
-            "--command",
-            command,
-            *arguments,
-            "-o",
-            str(out),
-            "--timeout",
-            "90000",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=env,
-        cwd=PEERS,
-    )
-
-
 def checks_of(out: Path, scenario: str) -> list[dict]:
     folder, _, name = scenario.rpartition("/")
     runs = sorted((out / folder).glob(f"{name}-20*"))
@@ -158,7 +131,8 @@ def results(tmp_path_factory) -> dict[str, tuple[Path, str]]:
 
     def run(item: tuple[str, list[str], list[str]]) -> tuple[Path, str]:
         name, arguments, _ = item
-        done = run_suite(ENTRY_POINTS.get(name, CONFORMANCE), arguments, folders[name])
+        entry = ENTRY_POINTS.get(name, CONFORMANCE)
+        done = run_client(arguments, folders[name], timeout=240, client=AUTH_CLIENT, entry=entry)
         return folders[name], done.stdout + done.stderr
 
     # two at a time: each conformance process already runs its scenarios in parallel
@@ -184,13 +158,12 @@ def test_auth_scenario_passes(results, run, scenario):
 def test_every_auth_scenario_of_the_suite_is_accounted_for():
     if not CONFORMANCE.exists() or not NODE_BIN.exists():
         pytest.fail("the conformance suite is not installed: run `make test`")
-    env = dict(os.environ, PATH=f"{NODE_BIN}{os.pathsep}{os.environ['PATH']}", NO_COLOR="1")
     listed = subprocess.run(
         [str(CONFORMANCE), "list"],
         capture_output=True,
         text=True,
         timeout=60,
-        env=env,
+        env=_env(),
         cwd=PEERS,
         check=True,
     ).stdout

@@ -19,16 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_conformance import (
-    CLIENT,
-    CONFORMANCE,
-    EXPECTED_GAPS,
-    PEERS,
-    _env,
-    _require_suite,
-    checks_of,
-    verdict,
-)
+from test_conformance import EXPECTED_GAPS, _require_suite, checks_of, run_client, verdict
 
 REQUIREMENTS = "2026-07-28"
 #: The load stops by itself after this long, whatever happens to this test.
@@ -66,25 +57,7 @@ class CpuLoad:
 
 def whole_suite(out: Path) -> tuple[dict[str, str | None], str]:
     """Each scenario the `--requirements` run ran, with what went wrong (None: passed)."""
-    done = subprocess.run(
-        [
-            str(CONFORMANCE),
-            "client",
-            "--command",
-            f"{sys.executable} {CLIENT}",
-            "--requirements",
-            REQUIREMENTS,
-            "-o",
-            str(out),
-            "--timeout",
-            "90000",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=LOAD_SECONDS,
-        env=_env(),
-        cwd=PEERS,
-    )
+    done = run_client(["--requirements", REQUIREMENTS], out, timeout=LOAD_SECONDS)
     ran = [p.parent for p in out.rglob("checks.json")]
     names = {str(p.relative_to(out)).rsplit("-20", 1)[0] for p in ran}
     return {name: verdict(checks_of(out, name)) for name in sorted(names)}, done.stdout

@@ -305,12 +305,7 @@ def test_a_get_stream_idled_out_after_a_while_counts_as_a_success() -> None:
         transport = StreamableHttpTransport(server.url, reconnect=policy)
         inbox = initialize(transport)
         transport.send(INITIALIZED, options=OPENS_SESSION)
-        inbox.wait_for(
-            lambda: any(
-                m.get("method") == "notifications/tools/list_changed" for m in inbox.messages
-            ),
-            timeout=20,
-        )
+        inbox.wait_for_method("notifications/tools/list_changed", timeout=20)
         assert len(gets) == drops + 1
         assert not inbox.errors
         transport.close()
@@ -341,12 +336,7 @@ def test_a_non_latin1_event_id_does_not_kill_the_get_stream() -> None:
         )
         inbox = initialize(transport)
         transport.send(INITIALIZED, options=OPENS_SESSION)
-        inbox.wait_for(
-            lambda: any(
-                m.get("method") == "notifications/tools/list_changed" for m in inbox.messages
-            ),
-            timeout=10,
-        )
+        inbox.wait_for_method("notifications/tools/list_changed", timeout=10)
         error = inbox.error()
         assert isinstance(error, TransportError) and "event id" in str(error)
         assert "last-event-id" not in gets[1]

@@ -580,7 +580,7 @@ def test_initialized_returns_once_the_get_stream_is_open(make) -> None:
         start = time.monotonic()
         transport.send(INITIALIZED, options=OPENS_SESSION)
         assert time.monotonic() - start >= 0.29
-        inbox.wait_for(lambda: any(m.get("method") == "roots/list" for m in inbox.messages), 1)
+        inbox.wait_for_method("roots/list", timeout=1)
         (get,) = server.of("GET")
         assert get.headers["accept"] == "text/event-stream"
         assert get.headers["mcp-session-id"] == "s-1"
@@ -601,11 +601,7 @@ def test_get_stream_503_then_200_reconnects(make) -> None:
     with FaultServer(handler) as server:
         transport, inbox = make(server.url)
         handshake(transport, inbox)
-        inbox.wait_for(
-            lambda: any(
-                m.get("method") == "notifications/tools/list_changed" for m in inbox.messages
-            )
-        )
+        inbox.wait_for_method("notifications/tools/list_changed")
         assert len(server.of("GET")) == 2
         assert not inbox.errors
 

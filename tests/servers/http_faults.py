@@ -398,6 +398,25 @@ class Inbox:
         result: dict[str, Any] = self.wait_for(find, timeout)
         return result
 
+    def wait_for_method(self, method: str, timeout: float = 5.0) -> dict[str, Any]:
+        """The first message (a request or a notification) of ``method``, once it has come;
+        AssertionError naming ``method`` if none has within ``timeout`` seconds."""
+
+        def find() -> dict[str, Any] | None:
+            for item in self.messages:
+                if isinstance(item, dict) and item.get("method") == method:
+                    return item
+            return None
+
+        with self._cond:
+            message = self._cond.wait_for(find, timeout)
+            if message is None:
+                raise AssertionError(
+                    f"no {method!r} message within {timeout} s; "
+                    f"messages={self.messages!r} errors={self.errors!r}"
+                )
+            return message
+
     def error(self, timeout: float = 5.0) -> BaseException:
         return self.wait_for(lambda: self.errors[0] if self.errors else None, timeout)  # type: ignore[no-any-return]
 
