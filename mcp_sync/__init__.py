@@ -16,7 +16,7 @@ from . import _repr
 from ._connect import connect
 from ._repr import ToolParameter, tool_parameters
 from ._targets import ClientOptions, Target, transport_for
-from ._tasks import ToolTask
+from ._tasks import Tasks, ToolTask
 from ._version import __version__ as __version__
 from .abort import AbortController, AbortSignal
 from .backoff import Backoff
@@ -114,6 +114,7 @@ __all__ = [
     "SharedClient",
     "SkillVerificationError",
     "TaskCancelled",
+    "Tasks",
     "ToolTask",
     "Subscription",
     "Transport",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,10 +36,26 @@ __all__ = [
     "elicitation_handler",
     "roots_to_wire",
     "sampling_handler",
+    "weak_context",
 ]
 
 #: ``context(signal, method)``: the second argument of a two-argument user handler.
 ContextFactory = Callable[[AbortSignal, str], Any]
+
+
+def weak_context(client: object, make: Callable[[AbortSignal, Any, str], Any]) -> ContextFactory:
+    """The :data:`ContextFactory` of ``client``: ``make(signal, client, method)``. The client
+    is held weakly: the session's threads must not keep it alive."""
+    client_ref = weakref.ref(client)
+
+    def context(signal: AbortSignal, method: str) -> Any:
+        client = client_ref()
+        if client is None:
+            raise RpcError(jsonrpc.INTERNAL_ERROR, "the client is gone")
+        return make(signal, client, method)
+
+    return context
+
 
 RootLike = Root | str | os.PathLike[str]
 RootsSource = Sequence[RootLike] | Callable[[], Sequence[RootLike]]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+import warnings
 from typing import Any
 
 from ._session import PendingRequest, Session
@@ -70,6 +71,26 @@ class ServerState:
         return ServerState(
             self.protocol_version, result.capabilities, info, result.instructions, result
         )
+
+
+def choose_protocol(protocol: str, handshake_version: str) -> tuple[str, str]:
+    """The ``protocol=`` and ``protocol_version=`` client options, checked: ``protocol``
+    (``"auto"``, ``"handshake"`` or a version to pin) and the version ``initialize`` offers.
+
+    Raises :class:`UnsupportedProtocolVersion` for a version this client does not speak.
+    """
+    if handshake_version not in versions.HANDSHAKE_VERSIONS:
+        raise UnsupportedProtocolVersion(handshake_version, versions.HANDSHAKE_VERSIONS)
+    if protocol == "legacy":
+        warnings.warn(
+            'protocol="legacy" is now protocol="handshake"', DeprecationWarning, stacklevel=3
+        )
+        protocol = "handshake"
+    if protocol not in ("auto", "handshake") and not versions.is_supported(protocol):
+        raise UnsupportedProtocolVersion(protocol, versions.SUPPORTED)
+    if protocol in versions.HANDSHAKE_VERSIONS:
+        handshake_version = protocol
+    return protocol, handshake_version
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,20 +1,21 @@
-"""Resource subscriptions and ``listen`` in the handshake era, and the :class:`Subscription`
-handle every subscription of either era returns.
+"""Resource subscriptions and ``listen`` in either era, and the :class:`Subscription` handle
+they return.
 
 In the handshake era a client asks ``resources/subscribe`` once per URI, however many
 callbacks want it, and the server sends ``notifications/resources/updated`` on the
-connection; a reconnected session has forgotten them, so they are asked again. (The stateless
-era's ``subscriptions/listen`` is in :mod:`mcp_sync._stateless`.)
+connection; a reconnected session has forgotten them, so they are asked again. In the
+stateless era both are a ``subscriptions/listen`` request (:mod:`mcp_sync._stateless`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Sequence
 
 from ._connection import Connection, RestoreSend
 from ._lifecycle import weak_callback
+from ._stateless import listen_filters
 from .abort import AbortSignal
 from .errors import McpError
 from .protocol.jsonrpc import Notification
@@ -48,7 +49,8 @@ class Subscription:
 
 
 class ResourceSubscriptions:
-    """The handshake-era resource subscriptions of one connection, by URI."""
+    """The resource subscriptions of one connection (by URI, in the handshake era), and its
+    listens."""
 
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
@@ -67,7 +69,15 @@ class ResourceSubscriptions:
         timeout: float | None,
         signal: AbortSignal | None,
     ) -> Subscription:
-        """Call ``callback(uri)`` on each update of ``uri``; the server is asked once."""
+        """Call ``callback(uri)`` on each update of ``uri``; the server is asked once (in
+        the stateless era, a ``subscriptions/listen`` of its own)."""
+        if self._connection.is_stateless:
+            return self.listen(
+                [],
+                [uri],
+                lambda n: callback(str((n.params or {}).get("uri", uri))),
+                timeout,
+            )
         self._connection.require("resources/subscribe", "resources.subscribe")
         with self._lock:
             callbacks = self._callbacks.setdefault(uri, [])
@@ -96,14 +106,22 @@ class ResourceSubscriptions:
 
     def listen(
         self,
-        kinds: Iterable[str],
-        uris: Iterable[str],
+        kinds: Collection[str],
+        uris: Sequence[str],
         callback: Callable[[Notification], None],
         timeout: float | None,
     ) -> Subscription:
-        """``Client.listen`` in the handshake era: the ``list_changed`` notifications of
-        ``kinds`` on the connection, and ``resources/subscribe`` for each of ``uris``, all
-        to ``callback``."""
+        """``Client.listen``: the ``list_changed`` notifications of ``kinds`` (``"tools"``,
+        ``"prompts"``, ``"resources"``) and the updates of ``uris``, all to ``callback``. In
+        the stateless era one ``subscriptions/listen`` request; in the handshake era the
+        notifications on the connection, and ``resources/subscribe`` for each URI."""
+        connection = self._connection
+        if connection.is_stateless:
+            filters = listen_filters(
+                "tools" in kinds, "prompts" in kinds, "resources" in kinds, uris
+            )
+            wait = connection.request_timeout if timeout is None else timeout
+            return Subscription(connection.stateless.listen(filters, callback, wait).cancel)
         stops = [
             self._connection.on_notification(f"notifications/{kind}/list_changed", callback)
             for kind in kinds

@@ -8,19 +8,21 @@
   a task (``resultType: "task"``) or the result at once. ``tasks/get`` carries the result or
   error once the task ends, and the server's questions while it is ``input_required``; the
   client answers those with ``tasks/update``. There is no ``tasks/result`` and no
-  ``tasks/list``: :meth:`Client.list_tasks` lists the tasks this client started.
+  ``tasks/list``: :meth:`Tasks.list` lists the tasks this client started.
 
-:class:`Tasks` holds one client's task operations (the client's task methods delegate to
-it); :class:`ToolTask` hides the difference: ``wait()`` polls at the server's interval (answering
+:class:`Tasks` holds one client's task operations (``client.tasks``, as the official SDKs
+keep theirs beside the core methods); :func:`start` runs ``Client.call_tool(task=...)``;
+:class:`ToolTask` hides the difference: ``wait()`` polls at the server's interval (answering
 its questions with the client's handlers in the 2026 era), ``result()`` returns the
 :class:`CallToolResult`, ``cancel()`` asks the server to stop.
 """
 
 from __future__ import annotations
 
+import builtins
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from . import _calls
@@ -37,10 +39,11 @@ from .protocol.types import (
     GetTaskResult,
     Task,
     TaskMetadata,
+    TaskStatusNotificationParams,
 )
 from .protocol.validation import parse_result
 
-__all__ = ["TERMINAL_STATUSES", "Tasks", "ToolTask", "extension_meta"]
+__all__ = ["TERMINAL_STATUSES", "Tasks", "ToolTask", "extension_meta", "start"]
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
@@ -53,7 +56,11 @@ def extension_meta(capabilities: dict[str, Any]) -> dict[str, Any]:
 
 
 class Tasks:
-    """The task operations of one client, over its connection, in either era."""
+    """The task operations of one client (``client.tasks``), in either era.
+
+    A tool call becomes a task with ``client.call_tool(..., task=True)``, which returns a
+    :class:`ToolTask` handle; these methods reach tasks by id.
+    """
 
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
@@ -62,70 +69,46 @@ class Tasks:
         self._started: dict[str, None] = {}
         self._started_lock = threading.Lock()
 
-    def call_tool(
-        self,
-        params: dict[str, Any],
-        task: TaskMetadata | Mapping[str, Any] | Literal[True],
-        timeout: float | None,
-        signal: AbortSignal | None,
-        on_progress: ProgressHandler | None,
-    ) -> ToolTask:
-        """``tools/call`` as a task: a 2025-11-25 core task (``task`` sent as asked), or in
-        the stateless era one of the tasks extension, which the server may answer at once."""
-        connection = self._connection
-        if not connection.is_stateless:
-            if task is True:
-                params["task"] = {}
-            elif isinstance(task, TaskMetadata):
-                params["task"] = task.to_wire()
-            else:
-                params["task"] = dict(task)
-            created = _calls.call(
-                connection, _calls.CREATE_TASK, params, timeout, signal, on_progress
-            )
-            return ToolTask(self, created.task)
-        connection.require_extension("tools/call", TASKS_EXTENSION)
-        params["_meta"] = extension_meta(connection.stateless.capabilities_for("tools/call"))
-        raw = connection.request(
-            "tools/call", params, timeout=timeout, signal=signal, on_progress=on_progress
-        )
-        if stateless.result_type(raw) != "task":
-            return ToolTask(self, _completed_at_once(raw), extension=True)
-        state = parse_result("tools/call", GetTaskResult, raw)
-        with self._started_lock:
-            self._started[state.task_id] = None
-        return ToolTask(self, state, extension=True)
-
-    def get(self, task_id: str, timeout: float | None, signal: AbortSignal | None) -> GetTaskResult:
+    def get(
+        self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
+    ) -> GetTaskResult:
+        """The current state of a task (``tasks/get``); from the 2026 extension, with the
+        result or error once it ended and the server's questions while it needs input."""
         params: dict[str, Any] = {"taskId": task_id}
         if self._connection.is_stateless:
             params["_meta"] = extension_meta({})
         return _calls.call(self._connection, _calls.GET_TASK, params, timeout, signal)
 
     def result(
-        self, task_id: str, timeout: float | None, signal: AbortSignal | None
+        self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
     ) -> CallToolResult:
+        """Block until a tool task ends and return its result (``tasks/result``; in the
+        2026 era, polling ``tasks/get``, with ``timeout`` for the whole wait)."""
         if self._connection.is_stateless:
-            task = ToolTask(self, self.get(task_id, None, signal), extension=True)
+            task = ToolTask(self, self.get(task_id, signal=signal), extension=True)
             return task.result(timeout=timeout, signal=signal)
         params = {"taskId": task_id}
         return _calls.call(self._connection, _calls.TASK_RESULT, params, timeout, signal)
 
     def list(
         self,
-        timeout: float | None,
-        signal: AbortSignal | None,
-        on_progress: ProgressHandler | None,
-    ) -> list[Task]:
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> builtins.list[Task]:
+        """Every task the server knows for this client (``tasks/list``, all pages). The 2026
+        extension has no ``tasks/list``: there, the tasks this client started that the
+        server still knows, each as ``tasks/get`` reports it."""
         connection = self._connection
         if not connection.is_stateless:
             return _calls.every(connection, _calls.LIST_TASKS, timeout, signal, on_progress)
         with self._started_lock:
-            started = list(self._started)
-        tasks: list[Task] = []
+            started = builtins.list(self._started)
+        tasks: builtins.list[Task] = []
         for task_id in started:
             try:
-                tasks.append(self.get(task_id, timeout, signal))
+                tasks.append(self.get(task_id, timeout=timeout, signal=signal))
             except RpcError as exc:
                 if exc.code != INVALID_PARAMS:
                     raise
@@ -134,24 +117,29 @@ class Tasks:
         return tasks
 
     def cancel(
-        self, task_id: str, timeout: float | None, signal: AbortSignal | None
+        self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
     ) -> CancelTaskResult:
+        """Ask the server to cancel a task (``tasks/cancel``) and return its state. In the
+        2026 era cancelling is cooperative: the state may still say working."""
         connection = self._connection
         params: dict[str, Any] = {"taskId": task_id}
         if not connection.is_stateless:
             return _calls.call(connection, _calls.CANCEL_TASK, params, timeout, signal)
         params["_meta"] = extension_meta({})
         connection.request("tasks/cancel", params, timeout=timeout, signal=signal)
-        state = self.get(task_id, timeout, signal)
+        state = self.get(task_id, timeout=timeout, signal=signal)
         return CancelTaskResult.from_wire(state.to_wire())
 
     def update(
         self,
         task_id: str,
         input_responses: Mapping[str, Any],
-        timeout: float | None,
-        signal: AbortSignal | None,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
     ) -> None:
+        """Answer an input_required 2026 task's questions (``tasks/update``); the keys are
+        those of its ``input_requests``. :meth:`ToolTask.wait` does this by itself."""
         self._connection.require_era("stateless", "tasks/update (the 2026 tasks extension)")
         params = {
             "taskId": task_id,
@@ -161,11 +149,58 @@ class Tasks:
         self._connection.request("tasks/update", params, timeout=timeout, signal=signal)
 
     def answer_input_requests(
-        self, input_requests: Mapping[str, Any], signal: AbortSignal | None
+        self, input_requests: Mapping[str, Any], *, signal: AbortSignal | None = None
     ) -> dict[str, Any]:
+        """Answer a 2026 ``inputRequests`` map (sampling, elicitation, roots requests by key)
+        with this client's handlers; returns the ``inputResponses`` to send back."""
         connection = self._connection
         session = connection.connected_session(connection.request_timeout)
         return connection.stateless.fulfil_input_requests(session, dict(input_requests), signal)
+
+    def on_status(
+        self, callback: Callable[[TaskStatusNotificationParams], None]
+    ) -> Callable[[], None]:
+        """Call ``callback(status)`` for each ``notifications/tasks/status`` (2025-11-25;
+        2026 servers send task status only on a ``subscriptions/listen`` stream, which this
+        client does not request: poll with :meth:`ToolTask.wait`). Returns a remover."""
+        return self._connection.on_notification(
+            "notifications/tasks/status",
+            lambda n: callback(TaskStatusNotificationParams.from_wire(n.params or {})),
+        )
+
+
+def start(
+    tasks: Tasks,
+    params: dict[str, Any],
+    task: TaskMetadata | Mapping[str, Any] | Literal[True],
+    timeout: float | None,
+    signal: AbortSignal | None,
+    on_progress: ProgressHandler | None,
+) -> ToolTask:
+    """``tools/call`` as a task (``Client.call_tool(task=...)``): a 2025-11-25 core task
+    (``task`` sent as asked), or in the stateless era one of the tasks extension, which the
+    server may answer at once."""
+    connection = tasks._connection
+    if not connection.is_stateless:
+        if task is True:
+            params["task"] = {}
+        elif isinstance(task, TaskMetadata):
+            params["task"] = task.to_wire()
+        else:
+            params["task"] = dict(task)
+        created = _calls.call(connection, _calls.CREATE_TASK, params, timeout, signal, on_progress)
+        return ToolTask(tasks, created.task)
+    connection.require_extension("tools/call", TASKS_EXTENSION)
+    params["_meta"] = extension_meta(connection.stateless.capabilities_for("tools/call"))
+    raw = connection.request(
+        "tools/call", params, timeout=timeout, signal=signal, on_progress=on_progress
+    )
+    if stateless.result_type(raw) != "task":
+        return ToolTask(tasks, _completed_at_once(raw), extension=True)
+    state = parse_result("tools/call", GetTaskResult, raw)
+    with tasks._started_lock:
+        tasks._started[state.task_id] = None
+    return ToolTask(tasks, state, extension=True)
 
 
 class ToolTask:
@@ -198,7 +233,7 @@ class ToolTask:
     def refresh(self, *, timeout: float | None = None, signal: AbortSignal | None = None) -> Task:
         """Ask the server for the task's current state (``tasks/get``)."""
         if self.task_id:
-            self.task = self._tasks.get(self.task_id, timeout, signal)
+            self.task = self._tasks.get(self.task_id, timeout=timeout, signal=signal)
         return self.task
 
     def wait(self, *, timeout: float | None = None, signal: AbortSignal | None = None) -> Task:
@@ -235,7 +270,7 @@ class ToolTask:
         result with ``is_error``). A task that failed raises the :class:`RpcError` it failed
         with; a cancelled one raises :class:`TaskCancelled`."""
         if not self.extension:
-            return self._tasks.result(self.task_id, timeout, signal)
+            return self._tasks.result(self.task_id, timeout=timeout, signal=signal)
         self.wait(timeout=timeout, signal=signal)
         if self.task.status == "completed":
             return CallToolResult.from_wire(self.task.result or {})
@@ -252,7 +287,7 @@ class ToolTask:
         """Ask the server to cancel the task (``tasks/cancel``); returns the state it reports
         (in the 2026 era cancelling is cooperative: the task may still finish)."""
         if self.task_id:  # empty when the server answered at once: nothing to cancel
-            self.task = self._tasks.cancel(self.task_id, timeout, signal)
+            self.task = self._tasks.cancel(self.task_id, timeout=timeout, signal=signal)
         return self.task
 
     def _answer(self, signal: AbortSignal | None) -> None:
@@ -261,8 +296,8 @@ class ToolTask:
         fresh = {key: request for key, request in asked.items() if key not in self._answered}
         if not fresh:
             return
-        responses = self._tasks.answer_input_requests(fresh, signal)
-        self._tasks.update(self.task_id, responses, None, signal)
+        responses = self._tasks.answer_input_requests(fresh, signal=signal)
+        self._tasks.update(self.task_id, responses, signal=signal)
         self._answered.update(fresh)
 
     def __repr__(self) -> str:

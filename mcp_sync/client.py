@@ -10,25 +10,18 @@ Every request method takes, keyword-only:
 
 Handlers and callbacks run on the client's dispatcher thread, one at a time, in arrival order.
 
-Layout: this module is the public API and only that, which is why it is long (every method's
-signature and documentation); the bodies delegate. A :class:`Client` holds a
-:class:`~mcp_sync._connection.Connection` (lifecycle, era, recovery, the request path), which
-hands stateless-era requests to :mod:`mcp_sync._stateless`; tools are
-:class:`~mcp_sync._tools.Tools`, tasks :class:`~mcp_sync._tasks.Tasks`, handshake-era
-resource subscriptions :class:`~mcp_sync._subscriptions.ResourceSubscriptions`, the server
-requests the client answers :class:`~mcp_sync._handlers.ClientHandlers`. None of them knows
-the client.
+Layout: this module is the public API and nothing else; each body hands the call to one of
+the parts a :class:`Client` is composed of (``docs/contributing.md`` draws them), none of which
+knows the client.
 """
 
 from __future__ import annotations
 
-import warnings
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
-from . import _calls, skills
+from . import _calls
 from ._connection import (
     ClientState,
     CloseCallback,
@@ -36,25 +29,24 @@ from ._connection import (
     ProgressHandler,
     TransportSource,
 )
-from ._handlers import ClientHandlers, ContextFactory, RootsSource
-from ._negotiation import ServerState
-from ._stateless import listen_filters
+from ._facade import Moved, Option
+from ._handlers import ClientHandlers, RootsSource, weak_context
+from ._negotiation import ServerState, choose_protocol
 from ._subscriptions import ResourceSubscriptions, Subscription
 from ._tasks import Tasks, ToolTask
+from ._tasks import start as start_task
 from ._tools import Tools
 from ._version import __version__
 from .abort import AbortSignal
 from .backoff import Backoff
-from .errors import InvalidStateError, RpcError, UnsupportedProtocolVersion
-from .protocol import jsonrpc, versions
+from .errors import InvalidStateError
+from .protocol import versions
 from .protocol.jsonrpc import Notification
 from .protocol.types import (
     CallToolResult,
-    CancelTaskResult,
     CompleteResult,
     DiscoverResult,
     GetPromptResult,
-    GetTaskResult,
     Implementation,
     ListPromptsResult,
     ListResourcesResult,
@@ -69,18 +61,14 @@ from .protocol.types import (
     ResourceTemplate,
     ResourceTemplateReference,
     ServerCapabilities,
-    Skill,
-    Task,
     TaskMetadata,
-    TaskStatusNotificationParams,
     Tool,
 )
-from .skills import LoadedSkill
+from .skills import Skills
 
 __all__ = ["Client", "ClientState", "HandlerContext", "ServerState", "Subscription"]
 
 _C = TypeVar("_C", bound="Client")
-_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -95,27 +83,6 @@ class HandlerContext:
     signal: AbortSignal
     client: Client
     method: str
-
-
-class _Option(Generic[_V]):
-    """A client option kept by its connection (read and set through the client)."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._name = name
-
-    @overload
-    def __get__(self, client: None, owner: type) -> _Option[_V]: ...
-
-    @overload
-    def __get__(self, client: Client, owner: type) -> _V: ...
-
-    def __get__(self, client: Client | None, owner: type) -> _V | _Option[_V]:
-        if client is None:
-            return self
-        return getattr(client._connection, self._name)  # type: ignore[no-any-return]
-
-    def __set__(self, client: Client, value: _V) -> None:
-        setattr(client._connection, self._name, value)
 
 
 class Client:
@@ -153,13 +120,13 @@ class Client:
       None) or underneath, such as a stdio server that exits (see :meth:`on_close`).
     """
 
-    request_timeout: _Option[float] = _Option()
-    max_total_timeout: _Option[float | None] = _Option()
-    strict_capabilities: _Option[bool] = _Option()
-    probe_timeout: _Option[float] = _Option()
-    client_info: _Option[Implementation] = _Option()
+    request_timeout: Option[float] = Option()
+    max_total_timeout: Option[float | None] = Option()
+    strict_capabilities: Option[bool] = Option()
+    probe_timeout: Option[float] = Option()
+    client_info: Option[Implementation] = Option()
     #: The ``recovery=`` policy, or None when a lost connection ends the client.
-    recovery: _Option[Backoff | None] = _Option()
+    recovery: Option[Backoff | None] = Option()
 
     def __init__(
         self,
@@ -181,17 +148,7 @@ class Client:
         auto_reinitialize: bool = False,
         on_close: CloseCallback | None = None,
     ) -> None:
-        if protocol_version not in versions.HANDSHAKE_VERSIONS:
-            raise UnsupportedProtocolVersion(protocol_version, versions.HANDSHAKE_VERSIONS)
-        if protocol == "legacy":
-            warnings.warn(
-                'protocol="legacy" is now protocol="handshake"', DeprecationWarning, stacklevel=2
-            )
-            protocol = "handshake"
-        if protocol not in ("auto", "handshake") and not versions.is_supported(protocol):
-            raise UnsupportedProtocolVersion(protocol, versions.SUPPORTED)
-        if protocol in versions.HANDSHAKE_VERSIONS:
-            protocol_version = protocol
+        protocol, protocol_version = choose_protocol(protocol, protocol_version)
         if recovery is True or (not recovery and auto_reinitialize):
             recovery = Backoff()
         self._connection = Connection(
@@ -209,7 +166,11 @@ class Client:
             recovery=recovery if isinstance(recovery, Backoff) else None,
             on_close=on_close,
         )
-        self._tasks = Tasks(self._connection)
+        #: The task operations by task id (``get``, ``result``, ``list``, ``cancel``,
+        #: ``update``): see :class:`~mcp_sync.Tasks`. ``call_tool(task=True)`` starts one.
+        self.tasks = Tasks(self._connection)
+        #: The skills extension (``list``, ``get``, ``load``): see :class:`~mcp_sync.skills.Skills`.
+        self.skills = Skills(self._connection)
         self._handlers = ClientHandlers(roots, capabilities)
         self._resources = ResourceSubscriptions(self._connection)
         self._tools = Tools(self._connection)
@@ -337,20 +298,8 @@ class Client:
 
     def _install_handlers(self) -> None:
         """Give the connection a handler for each server request this client answers."""
-        self._handlers.install(self._connection.set_handler, self._context_factory())
-
-    def _context_factory(self) -> ContextFactory:
-        """Make a handler's :class:`HandlerContext`; the client is held weakly (the session's
-        threads must not keep it alive)."""
-        client_ref = weakref.ref(self)
-
-        def context(signal: AbortSignal, method: str) -> HandlerContext:
-            client = client_ref()
-            if client is None:
-                raise RpcError(jsonrpc.INTERNAL_ERROR, "the client is gone")
-            return HandlerContext(signal, client, method)
-
-        return context
+        context = weak_context(self, HandlerContext)
+        self._handlers.install(self._connection.set_handler, context)
 
     def _before_connect(self, what: str) -> None:
         if self.state != "idle":
@@ -468,21 +417,13 @@ class Client:
         list_changed notifications on the connection. ``cancel()`` the returned
         :class:`Subscription` to stop.
         """
-        uris = list(resource_subscriptions)
-        if self._connection.is_stateless:
-            filters = listen_filters(
-                tools_list_changed, prompts_list_changed, resources_list_changed, uris
-            )
-            wait = self.request_timeout if timeout is None else timeout
-            listener = self._connection.stateless.listen(filters, callback, wait)
-            return Subscription(listener.cancel)
         wanted = {
             "tools": tools_list_changed,
             "prompts": prompts_list_changed,
             "resources": resources_list_changed,
         }
         kinds = [kind for kind, on in wanted.items() if on]
-        return self._resources.listen(kinds, uris, callback, timeout)
+        return self._resources.listen(kinds, list(resource_subscriptions), callback, timeout)
 
     # -- utilities ----------------------------------------------------------------------
 
@@ -583,7 +524,7 @@ class Client:
         self._connection.require("tools/call", "tools")
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
         if task is not None:
-            return self._tasks.call_tool(params, task, timeout, signal, on_progress)
+            return start_task(self.tasks, params, task, timeout, signal, on_progress)
         return self._tools.call(params, timeout, signal, on_progress, validate)
 
     # -- resources ----------------------------------------------------------------------
@@ -656,12 +597,6 @@ class Client:
         Returns a :class:`Subscription`; ``cancel()`` it (or call
         :meth:`unsubscribe_resource`) to stop. The server is asked once per URI.
         """
-        if self._connection.is_stateless:
-            return self.listen(
-                resource_subscriptions=[uri],
-                callback=lambda n: callback(str((n.params or {}).get("uri", uri))),
-                timeout=timeout,
-            )
         return self._resources.subscribe(uri, callback, timeout, signal)
 
     def unsubscribe_resource(
@@ -736,121 +671,15 @@ class Client:
         spec = _calls.COMPLETE
         return _calls.call(self._connection, spec, params, timeout, signal, on_progress)
 
-    # -- skills (extension io.modelcontextprotocol/skills) ------------------------------
+    # -- extensions: ``client.tasks`` and ``client.skills``; their old names still work -----
 
-    def list_skills(
-        self,
-        *,
-        timeout: float | None = None,
-        signal: AbortSignal | None = None,
-        on_progress: ProgressHandler | None = None,
-    ) -> list[Skill]:
-        """Every skill the server lists (all pages): entries only, no file is read.
-
-        A listing may be partial; :meth:`get_skill` reaches any skill by URI.
-        """
-        return _calls.every(self._connection, _calls.SKILLS, timeout, signal, on_progress)
-
-    def get_skill(
-        self,
-        uri: str,
-        *,
-        timeout: float | None = None,
-        signal: AbortSignal | None = None,
-        on_progress: ProgressHandler | None = None,
-    ) -> Skill:
-        """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
-        params = {"uri": uri}
-        spec = _calls.GET_SKILL
-        return _calls.call(self._connection, spec, params, timeout, signal, on_progress).skill
-
-    def load_skill(
-        self,
-        skill: Skill | str,
-        *,
-        allow_dynamic: bool = False,
-        origin: str | None = None,
-        timeout: float | None = None,
-    ) -> LoadedSkill:
-        """Load a skill: read its ``SKILL.md`` and verify it against the entry.
-
-        ``skill`` is an entry from :meth:`list_skills` or the URI of a ``SKILL.md`` (its
-        entry is fetched with :meth:`get_skill` first). Raises
-        :class:`~mcp_sync.errors.SkillVerificationError` when the content does not match
-        the entry (size, digest or frontmatter); a dynamic skill needs ``allow_dynamic``.
-        ``origin`` labels the server in :meth:`LoadedSkill.for_model` (default: the
-        server's name). See :mod:`mcp_sync.skills`.
-        """
-        entry = self.get_skill(skill, timeout=timeout) if isinstance(skill, str) else skill
-        if origin is None:
-            origin = self.server_info.name if self.server_info else "server"
-
-        def read(uri: str) -> ReadResourceResult:
-            return self.read_resource(uri, timeout=timeout)
-
-        return skills.load(entry, origin, read, allow_dynamic=allow_dynamic)
-
-    # -- tasks (2025-11-25 core, or the 2026 extension io.modelcontextprotocol/tasks) ---
-
-    def get_task(
-        self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
-    ) -> GetTaskResult:
-        """The current state of a task (``tasks/get``); from the 2026 extension, with the
-        result or error once it ended and the server's questions while it needs input."""
-        return self._tasks.get(task_id, timeout, signal)
-
-    def get_task_result(
-        self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
-    ) -> CallToolResult:
-        """Block until a tool task ends and return its result (``tasks/result``; in the
-        2026 era, polling ``tasks/get``, with ``timeout`` for the whole wait)."""
-        return self._tasks.result(task_id, timeout, signal)
-
-    def list_tasks(
-        self,
-        *,
-        timeout: float | None = None,
-        signal: AbortSignal | None = None,
-        on_progress: ProgressHandler | None = None,
-    ) -> list[Task]:
-        """Every task the server knows for this client (``tasks/list``, all pages). The 2026
-        extension has no ``tasks/list``: there, the tasks this client started that the
-        server still knows, each as ``tasks/get`` reports it."""
-        return self._tasks.list(timeout, signal, on_progress)
-
-    def cancel_task(
-        self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
-    ) -> CancelTaskResult:
-        """Ask the server to cancel a task (``tasks/cancel``) and return its state. In the
-        2026 era cancelling is cooperative: the state may still say working."""
-        return self._tasks.cancel(task_id, timeout, signal)
-
-    def update_task(
-        self,
-        task_id: str,
-        input_responses: Mapping[str, Any],
-        *,
-        timeout: float | None = None,
-        signal: AbortSignal | None = None,
-    ) -> None:
-        """Answer an input_required 2026 task's questions (``tasks/update``); the keys are
-        those of its ``input_requests``. :meth:`ToolTask.wait` does this by itself."""
-        self._tasks.update(task_id, input_responses, timeout, signal)
-
-    def answer_input_requests(
-        self, input_requests: Mapping[str, Any], *, signal: AbortSignal | None = None
-    ) -> dict[str, Any]:
-        """Answer a 2026 ``inputRequests`` map (sampling, elicitation, roots requests by key)
-        with this client's handlers; returns the ``inputResponses`` to send back."""
-        return self._tasks.answer_input_requests(input_requests, signal)
-
-    def on_task_status(
-        self, callback: Callable[[TaskStatusNotificationParams], None]
-    ) -> Callable[[], None]:
-        """Call ``callback(status)`` for each ``notifications/tasks/status`` (2025-11-25;
-        2026 servers send task status only on a ``subscriptions/listen`` stream, which this
-        client does not request: poll with :meth:`ToolTask.wait`)."""
-        return self.on_notification(
-            "notifications/tasks/status",
-            lambda n: callback(TaskStatusNotificationParams.from_wire(n.params or {})),
-        )
+    list_skills = Moved("skills", "list")
+    get_skill = Moved("skills", "get")
+    load_skill = Moved("skills", "load")
+    get_task = Moved("tasks", "get")
+    get_task_result = Moved("tasks", "result")
+    list_tasks = Moved("tasks", "list")
+    cancel_task = Moved("tasks", "cancel")
+    update_task = Moved("tasks", "update")
+    answer_input_requests = Moved("tasks", "answer_input_requests")
+    on_task_status = Moved("tasks", "on_status")

@@ -226,21 +226,21 @@ class ClientGroup:
         Skills keep their URIs, which two servers may share: a skill is the pair of its
         server's name in this group (``skill.meta["io.mcp-sync/server"]``) and its URI.
         """
-        found = self._gather(SKILLS_EXTENSION, lambda c: c.list_skills(timeout=timeout))
+        found = self._gather(SKILLS_EXTENSION, lambda c: c.skills.list(timeout=timeout))
         return [_tagged(skill, server) for server, skill in found]
 
     def load_skill(
         self, skill: Skill | str, *, server: str | None = None, **options: Any
     ) -> LoadedSkill:
-        """Load a skill (verified, see :meth:`Client.load_skill`) from its server: the one
-        :meth:`list_skills` tagged it with, or ``server`` (needed for a bare URI). Its
-        ``origin`` is the server's name in this group."""
+        """Load a skill (verified, see :meth:`~mcp_sync.skills.Skills.load`) from its
+        server: the one :meth:`list_skills` tagged it with, or ``server`` (needed for a bare
+        URI). Its ``origin`` is the server's name in this group."""
         if server is None and not isinstance(skill, str):
             server = (skill.meta or {}).get(SERVER_META_KEY)
         if server is None:
             raise UnknownName("which server's skill? pass server=", name=str(skill))
         options.setdefault("origin", server)
-        return self[server].load_skill(skill, **options)
+        return self[server].skills.load(skill, **options)
 
     # -- using what was listed -------------------------------------------------------------
 

@@ -2,26 +2,28 @@
 
 ::
 
-    for skill in client.list_skills():            # entries only: no file is read
+    for skill in client.skills.list():            # entries only: no file is read
         print(skill.name, "-", skill.description)
-    pdf = client.load_skill("skill://pdf-processing/SKILL.md")
+    pdf = client.skills.load("skill://pdf-processing/SKILL.md")
     print(pdf.text)                                # SKILL.md, verified
     forms = pdf.read_text("references/FORMS.md")   # a listed file, verified
 
 What the extension asks of a client, and how this module does it:
 
-- **Lazy retrieval.** Listing reads no file. :meth:`Client.load_skill` reads ``SKILL.md``;
+- **Lazy retrieval.** Listing reads no file. :meth:`Skills.load` reads ``SKILL.md``;
   :meth:`LoadedSkill.read` reads one more file when asked.
 - **Verification on read.** Every file read is checked against the held entry: its size and
   its ``sha256:`` digest. The loaded ``SKILL.md``'s YAML frontmatter is compared field by
   field with the entry's ``frontmatter``. A file the entry does not list is refused. Any
   mismatch raises :class:`~mcp_sync.errors.SkillVerificationError` and the content is not
-  returned (re-fetch the entry with :meth:`Client.get_skill` if the skill changed).
+  returned (re-fetch the entry with :meth:`Skills.get` if the skill changed).
 - **Dynamic skills** (``"resources": "dynamic"``) publish no digests, so nothing can be
   verified; loading one needs ``allow_dynamic=True``.
 - **Origin.** A skill belongs to the server that served it; :attr:`LoadedSkill.origin` is
   what :meth:`LoadedSkill.for_model` tags its text with. Frontmatter such as
   ``allowed-tools`` is data here: nothing in it is acted on.
+
+:class:`Skills` is a client's ``client.skills``: the extension's requests.
 
 Parsing frontmatter needs PyYAML (``pip install 'mcp-sync-client[skills]'``).
 """
@@ -29,6 +31,7 @@ Parsing frontmatter needs PyYAML (``pip install 'mcp-sync-client[skills]'``).
 from __future__ import annotations
 
 import base64
+import builtins
 import datetime
 import hashlib
 import posixpath
@@ -37,12 +40,75 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from . import _calls
+from ._connection import Connection, ProgressHandler
+from .abort import AbortSignal
 from .errors import McpError, SkillVerificationError
 from .protocol.types import ReadResourceResult, Skill, SkillFile
 
-__all__ = ["LoadedSkill", "parse_frontmatter", "verify_content"]
+__all__ = ["LoadedSkill", "Skills", "parse_frontmatter", "verify_content"]
 
 _FRONTMATTER = re.compile(r"\A---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+class Skills:
+    """The skills extension's requests of one client (``client.skills``)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def list(
+        self,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> builtins.list[Skill]:
+        """Every skill the server lists (all pages): entries only, no file is read.
+
+        A listing may be partial; :meth:`get` reaches any skill by URI.
+        """
+        return _calls.every(self._connection, _calls.SKILLS, timeout, signal, on_progress)
+
+    def get(
+        self,
+        uri: str,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> Skill:
+        """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
+        params = {"uri": uri}
+        spec = _calls.GET_SKILL
+        return _calls.call(self._connection, spec, params, timeout, signal, on_progress).skill
+
+    def load(
+        self,
+        skill: Skill | str,
+        *,
+        allow_dynamic: bool = False,
+        origin: str | None = None,
+        timeout: float | None = None,
+    ) -> LoadedSkill:
+        """Load a skill: read its ``SKILL.md`` and verify it against the entry.
+
+        ``skill`` is an entry from :meth:`list` or the URI of a ``SKILL.md`` (its entry is
+        fetched with :meth:`get` first). Raises :class:`~mcp_sync.errors.SkillVerificationError`
+        when the content does not match the entry (size, digest or frontmatter); a dynamic
+        skill needs ``allow_dynamic``. ``origin`` labels the server in
+        :meth:`LoadedSkill.for_model` (default: the server's name).
+        """
+        entry = self.get(skill, timeout=timeout) if isinstance(skill, str) else skill
+        if origin is None:
+            info = self._connection.initialized().server_info
+            origin = info.name if info else "server"
+
+        def read(uri: str) -> ReadResourceResult:
+            params = {"uri": uri}
+            return _calls.call(self._connection, _calls.READ_RESOURCE, params, timeout, None)
+
+        return load(entry, origin, read, allow_dynamic=allow_dynamic)
 
 
 class LoadedSkill:
@@ -102,7 +168,7 @@ class LoadedSkill:
             listed = next((f for f in self._listed() if f.uri == uri), None)
             if listed is None:
                 raise SkillVerificationError(
-                    uri, "not listed in the skill's entry (refresh it with get_skill())"
+                    uri, "not listed in the skill's entry (refresh it with skills.get())"
                 )
         data = content_bytes(self._read_resource(uri), uri)
         if listed is not None:

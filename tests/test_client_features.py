@@ -237,17 +237,30 @@ def test_task_augmented_call_and_task_methods(full):
     server.handle("tasks/list", lambda p, c: {"tasks": [task]})
     server.handle("tasks/cancel", lambda p, c: {**task, "status": "cancelled"})
     statuses = []
-    client.on_task_status(statuses.append)
+    client.tasks.on_status(statuses.append)
     handle = client.call_tool("job", {"a": 1}, task={"ttl": 1000})
     assert server.wait_for("tools/call")["params"]["task"] == {"ttl": 1000}
     assert handle.task_id == "t1" and handle.status == "working"
     assert handle.wait(timeout=5).status == "completed"
     assert handle.result().text == "done"
-    assert [t.task_id for t in client.list_tasks()] == ["t1"]
+    assert [t.task_id for t in client.tasks.list()] == ["t1"]
     assert handle.cancel().status == "cancelled"
     server.notify("notifications/tasks/status", {**task, "status": "failed"})
     wait_until(lambda: statuses)
     assert statuses[0].status == "failed"
+
+
+def test_the_old_names_of_the_task_methods_still_work_and_say_where_they_went(full):
+    server, client = full
+    task = {"taskId": "t1", "status": "working", "createdAt": "2026-01-01T00:00:00Z"}
+    server.handle("tasks/list", lambda p, c: {"tasks": [task]})
+    server.handle("tasks/get", lambda p, c: {**task, "lastUpdatedAt": "2026-01-01T00:00:01Z"})
+    with pytest.warns(DeprecationWarning, match=r"client\.list_tasks is now client\.tasks\.list"):
+        assert [t.task_id for t in client.list_tasks()] == ["t1"]
+    with pytest.warns(DeprecationWarning, match=r"client\.get_task is now client\.tasks\.get"):
+        assert client.get_task("t1").last_updated_at == "2026-01-01T00:00:01Z"
+    assert "client.tasks.on_status" in (Client.on_task_status.__doc__ or "")
+    assert "client.skills.load" in (Client.load_skill.__doc__ or "")
 
 
 def test_task_call_needs_the_server_capability():

@@ -78,12 +78,12 @@ def exercise(client: mcp_sync.Client, context: dict[str, Any]) -> None:
 def use_skills(client: mcp_sync.Client, scenario: str) -> None:
     """As an agent host would: list the skills when connecting (reading no file); load one
     when the model asks for it, then read the files its instructions point to."""
-    skills = client.list_skills()
+    skills = client.skills.list()
     print(f"listed {len(skills)} skills: {[s.name for s in skills]}")
     if scenario == "sep-2640-client-no-prefetch" or not skills:
         return  # nothing asked for a skill: nothing is read
     try:
-        loaded = client.load_skill(skills[0])
+        loaded = client.skills.load(skills[0])
     except mcp_sync.SkillVerificationError as exc:
         print(f"refused {skills[0].uri}: {exc.reason}")
         return

@@ -96,7 +96,7 @@ def test_tasks(client):
     assert task.status == "working"
     assert task.wait(timeout=60).status == "completed"
     assert "Research Report" in task.result().text
-    assert task.task_id in [t.task_id for t in client.list_tasks()]
+    assert task.task_id in [t.task_id for t in client.tasks.list()]
     wait_until(lambda: "notifications/tasks/status" in client.notifications)
 
 

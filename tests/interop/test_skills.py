@@ -57,7 +57,7 @@ def client(skills_dir):
 
 
 def test_list_skills_gives_entries_from_every_page(client):
-    skills = {s.name: s for s in client.list_skills()}  # one skill per page on this server
+    skills = {s.name: s for s in client.skills.list()}  # one skill per page on this server
     assert set(skills) == {"pdf-processing", "git-workflow"}
     pdf = skills["pdf-processing"]
     assert pdf.uri == "skill://pdf-processing/SKILL.md"
@@ -72,8 +72,8 @@ def test_list_skills_gives_entries_from_every_page(client):
 
 
 def test_load_verifies_and_reads_files_on_demand(client):
-    entry = next(s for s in client.list_skills() if s.name == "pdf-processing")
-    loaded = client.load_skill(entry)
+    entry = next(s for s in client.skills.list() if s.name == "pdf-processing")
+    loaded = client.skills.load(entry)
     assert isinstance(loaded, LoadedSkill) and loaded.verified
     assert loaded.text == PDF
     assert loaded.instructions.startswith("# PDF processing")
@@ -86,16 +86,16 @@ def test_load_verifies_and_reads_files_on_demand(client):
 
 
 def test_load_by_uri_fetches_the_entry(client):
-    loaded = client.load_skill("skill://git-workflow/SKILL.md", origin="team")
+    loaded = client.skills.load("skill://git-workflow/SKILL.md", origin="team")
     assert loaded.skill.name == "git-workflow" and loaded.instructions == "Rebase.\n"
     assert loaded.for_model().startswith('<skill name="git-workflow" origin="team"')
     with pytest.raises(RpcError) as unknown:
-        client.get_skill("skill://nope/SKILL.md")
+        client.skills.get("skill://nope/SKILL.md")
     assert unknown.value.code == -32602
 
 
 def test_files_outside_the_entry_are_refused(client, skills_dir):
-    loaded = client.load_skill("skill://pdf-processing/SKILL.md")
+    loaded = client.skills.load("skill://pdf-processing/SKILL.md")
     (skills_dir / "pdf-processing" / "references" / "NEW.md").write_text("added later\n")
     with pytest.raises(SkillVerificationError, match="not listed in the skill's entry"):
         loaded.read("references/NEW.md")  # served now, but not in the entry we hold
@@ -106,8 +106,8 @@ def test_files_outside_the_entry_are_refused(client, skills_dir):
 
 
 def test_a_changed_file_fails_verification_until_the_entry_is_refreshed(client, skills_dir):
-    entry = client.get_skill("skill://pdf-processing/SKILL.md")
-    loaded = client.load_skill(entry)
+    entry = client.skills.get("skill://pdf-processing/SKILL.md")
+    loaded = client.skills.load(entry)
     forms = skills_dir / "pdf-processing" / "references" / "FORMS.md"
     forms.write_text("Form A, form C.\n")  # same size, other bytes
     with pytest.raises(SkillVerificationError, match="digest is sha256:"):
@@ -117,8 +117,8 @@ def test_a_changed_file_fails_verification_until_the_entry_is_refreshed(client, 
         loaded.read_text("references/FORMS.md")
     (skills_dir / "pdf-processing" / "SKILL.md").write_text(PDF.replace("fill, ", ""))
     with pytest.raises(SkillVerificationError):
-        client.load_skill(entry)  # the held entry is stale
-    fresh = client.load_skill(entry.uri)  # a fresh entry: what the server serves now
+        client.skills.load(entry)  # the held entry is stale
+    fresh = client.skills.load(entry.uri)  # a fresh entry: what the server serves now
     assert fresh.skill.description == "Extract, and assemble PDF documents"
     assert fresh.read_text("references/FORMS.md") == "Form A.\n"
 
@@ -129,7 +129,7 @@ def test_servers_without_the_extension_are_not_asked():
         c.connect(StdioTransport(PYTHON, [str(SERVERS / "sdk_server.py")])),
         pytest.raises(CapabilityError, match="io.modelcontextprotocol/skills"),
     ):
-        c.list_skills()
+        c.skills.list()
 
 
 def test_a_group_lists_skills_per_server_and_loads_from_the_right_one(skills_dir, tmp_path):

@@ -62,10 +62,10 @@ def test_a_2026_task_is_polled_listed_and_read(client):
     assert task.task.poll_interval_ms == 50 and task.task.poll_seconds == 0.05
     assert task.result(timeout=60).text == "crunched 3"
     assert task.done and task.status == "completed"
-    state = client.get_task(task.task_id)
+    state = client.tasks.get(task.task_id)
     assert state.status == "completed" and state.result["content"][0]["text"] == "crunched 3"
-    assert client.get_task_result(task.task_id).text == "crunched 3"
-    listed = client.list_tasks()  # no tasks/list in 2026: the tasks this client started
+    assert client.tasks.result(task.task_id).text == "crunched 3"
+    listed = client.tasks.list()  # no tasks/list in 2026: the tasks this client started
     assert [t.task_id for t in listed] == [task.task_id]
 
 
@@ -82,7 +82,7 @@ def test_waiting_has_a_timeout_an_abort_and_a_cancel(client):
     assert task.wait(timeout=30).status == "cancelled"
     with pytest.raises(TaskCancelled, match=task.task_id):
         task.result(timeout=30)
-    assert client.cancel_task(task.task_id).status == "cancelled"
+    assert client.tasks.cancel(task.task_id).status == "cancelled"
 
 
 def test_a_task_that_needs_input_is_answered_with_the_client_handlers(client):
