@@ -11,10 +11,10 @@
   ``tasks/list``: :meth:`Tasks.list` lists the tasks this client started.
 
 :class:`Tasks` holds one client's task operations (``client.tasks``, as the official SDKs
-keep theirs beside the core methods); :func:`start` runs ``Client.call_tool(task=...)``;
-:class:`ToolTask` hides the difference: ``wait()`` polls at the server's interval (answering
-its questions with the client's handlers in the 2026 era), ``result()`` returns the
-:class:`CallToolResult`, ``cancel()`` asks the server to stop.
+keep theirs beside the core methods). :class:`ToolTask` hides the difference: ``wait()``
+polls at the server's interval (answering its questions with the client's handlers in the
+2026 era), ``result()`` returns the :class:`CallToolResult`, ``cancel()`` asks the server to
+stop.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import builtins
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from . import _calls
 from ._connection import Connection, ProgressHandler
@@ -38,12 +38,11 @@ from .protocol.types import (
     CancelTaskResult,
     GetTaskResult,
     Task,
-    TaskMetadata,
     TaskStatusNotificationParams,
 )
 from .protocol.validation import parse_result
 
-__all__ = ["TERMINAL_STATUSES", "Tasks", "ToolTask", "extension_meta", "start"]
+__all__ = ["TERMINAL_STATUSES", "Tasks", "ToolTask", "extension_meta"]
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
@@ -58,8 +57,8 @@ def extension_meta(capabilities: dict[str, Any]) -> dict[str, Any]:
 class Tasks:
     """The task operations of one client (``client.tasks``), in either era.
 
-    A tool call becomes a task with ``client.call_tool(..., task=True)``, which returns a
-    :class:`ToolTask` handle; these methods reach tasks by id.
+    :meth:`call_tool` starts a task and returns its :class:`ToolTask` handle; the other
+    methods reach tasks by id.
     """
 
     def __init__(self, connection: Connection) -> None:
@@ -68,6 +67,44 @@ class Tasks:
         #: lists there, since the extension has no tasks/list.
         self._started: dict[str, None] = {}
         self._started_lock = threading.Lock()
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ttl: int | None = None,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> ToolTask:
+        """Call a tool as a task: returns its :class:`ToolTask` handle as soon as the server
+        has taken the call.
+
+        2025-11-25: a core task; the server must advertise ``tasks.requests.tools.call``, and
+        ``ttl`` (milliseconds to keep the task) is asked for. 2026: a task of the tasks
+        extension, where the *server* decides: it may answer at once, and the handle is then
+        already done, with an empty ``task_id`` (``ttl`` is not sent).
+        """
+        connection = self._connection
+        connection.require("tools/call", "tools")
+        params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        if not connection.is_stateless:
+            params["task"] = {} if ttl is None else {"ttl": ttl}
+            spec = _calls.CREATE_TASK
+            created = _calls.call(connection, spec, params, timeout, signal, on_progress)
+            return ToolTask(self, created.task)
+        connection.require_extension("tools/call", TASKS_EXTENSION)
+        params["_meta"] = extension_meta(connection.stateless.capabilities_for("tools/call"))
+        raw = connection.request(
+            "tools/call", params, timeout=timeout, signal=signal, on_progress=on_progress
+        )
+        if stateless.result_type(raw) != "task":
+            return ToolTask(self, _completed_at_once(raw), extension=True)
+        state = parse_result("tools/call", GetTaskResult, raw)
+        with self._started_lock:
+            self._started[state.task_id] = None
+        return ToolTask(self, state, extension=True)
 
     def get(
         self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
@@ -167,40 +204,6 @@ class Tasks:
             "notifications/tasks/status",
             lambda n: callback(TaskStatusNotificationParams.from_wire(n.params or {})),
         )
-
-
-def start(
-    tasks: Tasks,
-    params: dict[str, Any],
-    task: TaskMetadata | Mapping[str, Any] | Literal[True],
-    timeout: float | None,
-    signal: AbortSignal | None,
-    on_progress: ProgressHandler | None,
-) -> ToolTask:
-    """``tools/call`` as a task (``Client.call_tool(task=...)``): a 2025-11-25 core task
-    (``task`` sent as asked), or in the stateless era one of the tasks extension, which the
-    server may answer at once."""
-    connection = tasks._connection
-    if not connection.is_stateless:
-        if task is True:
-            params["task"] = {}
-        elif isinstance(task, TaskMetadata):
-            params["task"] = task.to_wire()
-        else:
-            params["task"] = dict(task)
-        created = _calls.call(connection, _calls.CREATE_TASK, params, timeout, signal, on_progress)
-        return ToolTask(tasks, created.task)
-    connection.require_extension("tools/call", TASKS_EXTENSION)
-    params["_meta"] = extension_meta(connection.stateless.capabilities_for("tools/call"))
-    raw = connection.request(
-        "tools/call", params, timeout=timeout, signal=signal, on_progress=on_progress
-    )
-    if stateless.result_type(raw) != "task":
-        return ToolTask(tasks, _completed_at_once(raw), extension=True)
-    state = parse_result("tools/call", GetTaskResult, raw)
-    with tasks._started_lock:
-        tasks._started[state.task_id] = None
-    return ToolTask(tasks, state, extension=True)
 
 
 class ToolTask:

@@ -17,9 +17,10 @@ knows the client.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar
 
 from . import _calls
 from ._connection import (
@@ -33,8 +34,7 @@ from ._facade import Moved, Option
 from ._handlers import ClientHandlers, RootsSource, weak_context
 from ._negotiation import ServerState, choose_protocol
 from ._subscriptions import ResourceSubscriptions, Subscription
-from ._tasks import Tasks, ToolTask
-from ._tasks import start as start_task
+from ._tasks import Tasks
 from ._tools import Tools
 from ._version import __version__
 from .abort import AbortSignal
@@ -61,7 +61,6 @@ from .protocol.types import (
     ResourceTemplate,
     ResourceTemplateReference,
     ServerCapabilities,
-    TaskMetadata,
     Tool,
 )
 from .skills import Skills
@@ -167,7 +166,7 @@ class Client:
             on_close=on_close,
         )
         #: The task operations by task id (``get``, ``result``, ``list``, ``cancel``,
-        #: ``update``): see :class:`~mcp_sync.Tasks`. ``call_tool(task=True)`` starts one.
+        #: ``update``) and ``call_tool`` to start one: see :class:`~mcp_sync.Tasks`.
         self.tasks = Tasks(self._connection)
         #: The skills extension (``list``, ``get``, ``load``): see :class:`~mcp_sync.skills.Skills`.
         self.skills = Skills(self._connection)
@@ -475,7 +474,6 @@ class Client:
         """One page of tools; pass the previous page's ``next_cursor`` to get the next."""
         return _calls.page(self._connection, _calls.TOOLS, cursor, timeout, signal, on_progress)
 
-    @overload
     def call_tool(
         self,
         name: str,
@@ -486,45 +484,26 @@ class Client:
         on_progress: ProgressHandler | None = None,
         validate: bool = False,
         task: None = None,
-    ) -> CallToolResult: ...
-
-    @overload
-    def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        signal: AbortSignal | None = None,
-        on_progress: ProgressHandler | None = None,
-        validate: bool = False,
-        task: TaskMetadata | Mapping[str, Any] | Literal[True],
-    ) -> ToolTask: ...
-
-    def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        signal: AbortSignal | None = None,
-        on_progress: ProgressHandler | None = None,
-        validate: bool = False,
-        task: TaskMetadata | Mapping[str, Any] | Literal[True] | None = None,
-    ) -> CallToolResult | ToolTask:
+    ) -> CallToolResult:
         """Call a tool. A failing tool is a result with ``is_error`` set, not an exception.
 
         ``validate=True`` checks ``structured_content`` against the tool's ``outputSchema``
         (needs the ``validation`` extra) and raises :class:`OutputValidationError` naming the
-        path. ``task=True`` (or ``TaskMetadata(ttl=...)``) runs the call as a task and returns
-        a :class:`ToolTask` handle at once: a 2025-11-25 core task, or in the 2026 era a task
-        of the ``io.modelcontextprotocol/tasks`` extension (where the server decides: it may
-        answer at once, and the handle is then done; ``ttl`` is not sent).
+        path. To run the call as a task, see :meth:`Tasks.call_tool` (``client.tasks``);
+        ``task=`` is its deprecated spelling.
         """
+        if task is not None:  # 0.1.0's spelling: task=True, a TaskMetadata or its dict
+            warnings.warn(
+                "call_tool(task=...) is now client.tasks.call_tool(...)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            ttl = task.get("ttl") if isinstance(task, Mapping) else getattr(task, "ttl", None)
+            return self.tasks.call_tool(
+                name, arguments, ttl=ttl, timeout=timeout, signal=signal, on_progress=on_progress
+            )
         self._connection.require("tools/call", "tools")
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
-        if task is not None:
-            return start_task(self.tasks, params, task, timeout, signal, on_progress)
         return self._tools.call(params, timeout, signal, on_progress, validate)
 
     # -- resources ----------------------------------------------------------------------

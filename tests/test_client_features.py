@@ -238,7 +238,7 @@ def test_task_augmented_call_and_task_methods(full):
     server.handle("tasks/cancel", lambda p, c: {**task, "status": "cancelled"})
     statuses = []
     client.tasks.on_status(statuses.append)
-    handle = client.call_tool("job", {"a": 1}, task={"ttl": 1000})
+    handle = client.tasks.call_tool("job", {"a": 1}, ttl=1000)
     assert server.wait_for("tools/call")["params"]["task"] == {"ttl": 1000}
     assert handle.task_id == "t1" and handle.status == "working"
     assert handle.wait(timeout=5).status == "completed"
@@ -259,6 +259,11 @@ def test_the_old_names_of_the_task_methods_still_work_and_say_where_they_went(fu
         assert [t.task_id for t in client.list_tasks()] == ["t1"]
     with pytest.warns(DeprecationWarning, match=r"client\.get_task is now client\.tasks\.get"):
         assert client.get_task("t1").last_updated_at == "2026-01-01T00:00:01Z"
+    server.handle("tools/call", lambda p, c: {"task": task})
+    with pytest.warns(DeprecationWarning, match=r"client\.tasks\.call_tool"):
+        handle = client.call_tool("job", task={"ttl": 500})  # the 0.1.0 spelling
+    assert server.wait_for("tools/call")["params"]["task"] == {"ttl": 500}
+    assert handle.task_id == "t1"
     assert "client.tasks.on_status" in (Client.on_task_status.__doc__ or "")
     assert "client.skills.load" in (Client.load_skill.__doc__ or "")
 
@@ -268,7 +273,7 @@ def test_task_call_needs_the_server_capability():
     client = server.connect(Client())
     try:
         with pytest.raises(CapabilityError, match="tasks.requests.tools.call"):
-            client.call_tool("job", task=True)
+            client.tasks.call_tool("job")
     finally:
         client.close()
 

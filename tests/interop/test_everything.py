@@ -92,7 +92,7 @@ def test_cancelling_a_long_running_tool(client):
 
 
 def test_tasks(client):
-    task = client.call_tool("simulate-research-query", {"topic": "mcp"}, task=True)
+    task = client.tasks.call_tool("simulate-research-query", {"topic": "mcp"})
     assert task.status == "working"
     assert task.wait(timeout=60).status == "completed"
     assert "Research Report" in task.result().text

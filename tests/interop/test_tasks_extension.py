@@ -40,7 +40,7 @@ def client():
 
 def run_as_task(client: Client, name: str, arguments: dict) -> tuple[str, CallToolResult]:
     """What a user writes, whatever the era: start, wait, read."""
-    task = client.call_tool(name, arguments, task=True)
+    task = client.tasks.call_tool(name, arguments)
     task.wait(timeout=60)
     return task.status, task.result(timeout=60)
 
@@ -57,7 +57,7 @@ def test_one_way_to_run_a_tool_as_a_task_in_both_eras(client, everything_cmd):
 
 
 def test_a_2026_task_is_polled_listed_and_read(client):
-    task = client.call_tool("crunch", {"n": 3}, task=True)
+    task = client.tasks.call_tool("crunch", {"n": 3})
     assert task.extension and task.task_id and task.status == "working"
     assert task.task.poll_interval_ms == 50 and task.task.poll_seconds == 0.05
     assert task.result(timeout=60).text == "crunched 3"
@@ -70,7 +70,7 @@ def test_a_2026_task_is_polled_listed_and_read(client):
 
 
 def test_waiting_has_a_timeout_an_abort_and_a_cancel(client):
-    task = client.call_tool("forever", task=True)
+    task = client.tasks.call_tool("forever")
     with pytest.raises(RequestTimeout):
         task.wait(timeout=0.3)
     controller = AbortController()
@@ -86,28 +86,28 @@ def test_waiting_has_a_timeout_an_abort_and_a_cancel(client):
 
 
 def test_a_task_that_needs_input_is_answered_with_the_client_handlers(client):
-    task = client.call_tool("ask_name", task=True)
+    task = client.tasks.call_tool("ask_name")
     assert task.result(timeout=60).text == "hello Ada"  # elicitation via tasks/update
 
 
 def test_a_tool_error_completes_the_task_as_an_error_result(client):
-    task = client.call_tool("broken", task=True)
+    task = client.tasks.call_tool("broken")
     result = task.result(timeout=60)
     assert task.status == "completed" and result.is_error and "crunching failed" in result.text
 
 
 def test_a_protocol_error_fails_the_task_and_result_raises_it(client):
-    task = client.call_tool("protocol_error", task=True)
+    task = client.tasks.call_tool("protocol_error")
     with pytest.raises(RpcError, match="no such dataset") as failed:
         task.result(timeout=60)
     assert failed.value.code == -32602 and task.status == "failed"
 
 
 def test_the_server_may_answer_at_once_and_plain_calls_never_get_tasks(client):
-    at_once = client.call_tool("add", {"a": 1, "b": 2}, task=True)
+    at_once = client.tasks.call_tool("add", {"a": 1, "b": 2})
     assert at_once.done and at_once.task_id == "" and at_once.result().text == "3"
     assert at_once.cancel().status == "completed"  # nothing to cancel
-    # without task=, the request does not declare the extension: the server must answer
+    # a plain call_tool does not declare the extension: the server must answer
     assert client.call_tool("crunch", {"n": 1}).text == "crunched 1"
 
 
