@@ -117,11 +117,10 @@ def run_client(
     )
 
 
-def listed(version: str | None = None) -> dict[str, str]:
-    """The client scenarios the suite lists (at ``version``), with their version tags."""
-    arguments = ["--spec-version", version] if version else []
+def client_listing(*arguments: str) -> str:
+    """The "Client scenarios" part of the suite's ``list`` output, given ``arguments``."""
     out = subprocess.run(
-        [str(CONFORMANCE), "list", "--client", *arguments],
+        [str(CONFORMANCE), "list", *arguments],
         capture_output=True,
         text=True,
         timeout=60,
@@ -129,7 +128,12 @@ def listed(version: str | None = None) -> dict[str, str]:
         cwd=PEERS,
         check=True,
     ).stdout
-    part = out.split("Client scenarios", 1)[1].split("Authorization server", 1)[0]
+    return out.split("Client scenarios", 1)[1].split("Authorization server", 1)[0]
+
+
+def listed(version: str | None = None) -> dict[str, str]:
+    """The client scenarios the suite lists (at ``version``), with their version tags."""
+    part = client_listing("--client", *(["--spec-version", version] if version else []))
     return dict(re.findall(r"^\s+- (\S+) \[([^\]]*)\]", part, re.MULTILINE))
 
 
@@ -183,6 +187,13 @@ def verdict(checks: list[dict]) -> str | None:
     return None
 
 
+def verdicts(out: Path) -> dict[str, str | None]:
+    """Each scenario a run wrote to ``out``, with what went wrong (None: passed)."""
+    ran = [p.parent for p in out.rglob("checks.json")]
+    names = {str(p.relative_to(out)).rsplit("-20", 1)[0] for p in ran}
+    return {name: verdict(checks_of(out, name)) for name in sorted(names)}
+
+
 @dataclass
 class Matrix:
     here: list[Case]
@@ -215,9 +226,7 @@ def matrix(tmp_path_factory) -> Matrix:
 
     def run_requirements() -> dict[str, str | None]:
         run_client(["--requirements", REQUIREMENTS], whole, timeout=600)
-        ran = [p.parent for p in whole.rglob("checks.json")]
-        names = {str(p.relative_to(whole)).rsplit("-20", 1)[0] for p in ran}
-        return {name: verdict(checks_of(whole, name)) for name in sorted(names)}
+        return verdicts(whole)
 
     # The whole-suite run starts its scenarios all at once: give it the machine to itself.
     requirements = run_requirements()

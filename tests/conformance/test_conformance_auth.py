@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from test_conformance import CONFORMANCE, NODE_BIN, PEERS, _env, run_client
+from test_conformance import CONFORMANCE, NODE_BIN, PEERS, client_listing, run_client
 
 AUTH_CLIENT = Path(__file__).with_name("auth_client.py")
 
@@ -158,17 +157,7 @@ def test_auth_scenario_passes(results, run, scenario):
 def test_every_auth_scenario_of_the_suite_is_accounted_for():
     if not CONFORMANCE.exists() or not NODE_BIN.exists():
         pytest.fail("the conformance suite is not installed: run `make test`")
-    listed = subprocess.run(
-        [str(CONFORMANCE), "list"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=_env(),
-        cwd=PEERS,
-        check=True,
-    ).stdout
-    client_part = listed.split("Client scenarios", 1)[1].split("Authorization server", 1)[0]
-    suite = set(re.findall(r"- (auth/[\w./-]+)", client_part))
+    suite = set(re.findall(r"- (auth/[\w./-]+)", client_listing()))
     ours = set(
         AUTH_SCENARIOS
         + AUTH_2026_SCENARIOS
