@@ -10,6 +10,7 @@ thread of its own) and no server framework: it is the client side of MCP only.
         print(client.call_tool("get_current_time", {"timezone": "UTC"}).text)
 """
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from . import _repr
@@ -69,6 +70,10 @@ if TYPE_CHECKING:
     from .transports.http import ReconnectOptions, StreamableHttpTransport
     from .transports.sse_legacy import SseTransport
 
+
+# A library's loggers stay quiet unless the program configures logging (the logging HOWTO's
+# rule for libraries): without this, Python's last-resort handler printed our warnings raw.
+logging.getLogger("mcp_sync").addHandler(logging.NullHandler())
 
 __all__ = [
     "LATEST",

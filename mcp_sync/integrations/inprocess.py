@@ -140,9 +140,13 @@ class InProcessTransport(Transport):
             self._server_end.start()
             self._client_end.start()
         except RuntimeError as exc:  # the server ended meanwhile and closed the pair
+            self._thread.join(SHUTDOWN_GRACE + 5.0)  # its failure is set when it has ended
+            cause = self._failure or exc
             raise ServerStartError(
-                f"in-process server {self.name!r} stopped while starting", command=self.name
-            ) from (self._failure or exc)
+                f"in-process server {self.name!r} stopped while starting: "
+                f"{type(cause).__name__}: {cause}",
+                command=self.name,
+            ) from cause
 
     def send(
         self,
@@ -175,8 +179,9 @@ class InProcessTransport(Transport):
 
     def _stopped_error(self, cause: BaseException | None = None) -> ConnectionClosed:
         failure = self._failure or cause
-        reason = f": {type(failure).__name__}: {failure}" if failure is not None else ""
-        return ConnectionClosed(f"in-process server {self.name!r} stopped{reason}", cause=failure)
+        # ConnectionClosed appends its cause's text; the type goes before it
+        kind = f" ({type(failure).__name__})" if failure is not None else ""
+        return ConnectionClosed(f"in-process server {self.name!r} stopped{kind}", cause=failure)
 
     # -- the server thread --------------------------------------------------------------
 

@@ -32,19 +32,24 @@ class InMemoryTransport(Transport):
         self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._send_lock = threading.Lock()
+        # start() and a close from the other end (an in-process server that ends while the
+        # client starts) race: under this lock the reader is either started or never made.
+        self._state_lock = threading.Lock()
         self._closing = False
 
     def start(self) -> None:
-        if self._closing:
-            raise RuntimeError(
-                f"in-memory transport {self.name!r} is closed: a transport starts once"
+        with self._state_lock:
+            if self._closing:
+                raise RuntimeError(
+                    f"in-memory transport {self.name!r} is closed: a transport starts once"
+                )
+            if self._thread is not None:
+                raise RuntimeError("transport already started")
+            thread = threading.Thread(
+                target=self._read, name=f"mcp-sync-{self.kind}-reader", daemon=True
             )
-        if self._thread is not None:
-            raise RuntimeError("transport already started")
-        self._thread = threading.Thread(
-            target=self._read, name=f"mcp-sync-{self.kind}-reader", daemon=True
-        )
-        self._thread.start()
+            thread.start()
+            self._thread = thread
 
     def send(
         self,
@@ -83,11 +88,12 @@ class InMemoryTransport(Transport):
             self.peer._shutdown(ConnectionClosed("in-memory peer closed the connection"))
 
     def _shutdown(self, cause: BaseException | None) -> None:
-        if self._closing:
-            return
-        self._closing = True
+        with self._state_lock:
+            if self._closing:
+                return
+            self._closing = True
+            thread = self._thread
         self._inbox.put(_STOP)
-        thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join()
         self._fire_close(cause)
