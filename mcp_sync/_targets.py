@@ -25,7 +25,9 @@ from .backoff import Backoff
 from .client import Client
 from .errors import McpError
 from .protocol.types import Root
+from .transports._stdout_watch import StdoutWatch
 from .transports.base import Transport
+from .transports.stdio import StdioTransport
 
 if TYPE_CHECKING:
     from .auth import AuthProvider
@@ -181,10 +183,18 @@ def open_client(
     HTTP+SSE; when both fail, the first attempt's error is raised with the second's.
     """
 
+    # A stdio server started from a command is watched while it connects: one that prints a
+    # local URL on stdout is an HTTP server, and fails the connection at once (not at the
+    # probe plus request_timeout), and other noise there is quoted in the error.
+    watches: list[StdoutWatch] = []
+
     def make() -> Transport:
-        return transport_for(
+        transport = transport_for(
             target, headers=headers, auth=auth, env=env, cwd=cwd, on_stderr=on_stderr
         )
+        if not watches and isinstance(transport, StdioTransport):
+            watches.append(StdoutWatch(transport))
+        return transport
 
     fallback = _fallback_url(target)
     try:
@@ -192,6 +202,9 @@ def open_client(
             target if isinstance(target, Transport) else make, timeout=timeout
         )
     except Exception as exc:
+        explained = watches[0].explain(exc) if watches else exc
+        if explained is not exc:
+            raise explained from exc
         if fallback is None:
             raise
         from .transports.http import fallback_to_sse
@@ -199,6 +212,9 @@ def open_client(
         if not fallback_to_sse(exc):
             raise
         primary = exc
+    finally:
+        for watch in watches:
+            watch.stop()
     from .transports.http import fallback_failed
 
     if isinstance(target, ServerConfig):
@@ -245,6 +261,4 @@ def _stdio(
     cwd: str | None,
     on_stderr: Callable[[str], None] | None,
 ) -> Transport:
-    from .transports.stdio import StdioTransport
-
     return StdioTransport(argv[0], argv[1:], env=env, cwd=cwd, on_stderr=on_stderr)

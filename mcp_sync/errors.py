@@ -27,7 +27,7 @@ they come back as results with ``result.is_error`` set.
     ├── ConfigError                 an mcpServers config is unreadable or an entry is wrong
     │                               (also a builtin ValueError)
     ├── ServerConnectError          one server of a config's group could not be connected
-    ├── StdioServerError            the CLI's command is not an MCP stdio server (it printed
+    ├── StdioServerError            a command is not an MCP stdio server (it printed
     │                               something else, e.g. the URL of an HTTP server)
     ├── GroupError                  a ClientGroup was misused (a taken or invalid server name)
     ├── SkillVerificationError      a skill file does not match its entry (digest, size, ...)
@@ -401,12 +401,13 @@ class ServerConnectError(McpError):
 
 class StdioServerError(McpError):
     """A stdio command could not be used as an MCP server; the message says what it printed
-    on stdout. ``looks_like_http``: it announced a local URL (an HTTP server); otherwise
-    ``__cause__`` is the error connecting ended with."""
+    on stdout. ``looks_like_http``: it announced a local URL (an HTTP server), given as
+    ``url``; otherwise ``__cause__`` is the error connecting ended with."""
 
-    def __init__(self, message: str, *, looks_like_http: bool) -> None:
+    def __init__(self, message: str, *, looks_like_http: bool, url: str | None = None) -> None:
         super().__init__(message)
         self.looks_like_http = looks_like_http
+        self.url = url
 
 
 class GroupError(McpError, ValueError):

@@ -30,13 +30,13 @@ from ..errors import (
     ProtocolError,
     RequestTimeout,
     RpcError,
+    StdioServerError,
     TransportError,
     UnsupportedProtocolVersion,
 )
 from . import _render
 from ._arguments import ArgumentError, parse_arguments, parse_json_object, unknown_arguments
 from ._command_line import UsageError, build_parser, parse_command_line
-from ._stdout_watch import StdioServerError, StdoutWatch
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -106,7 +106,7 @@ def _headers(raw: Sequence[str]) -> dict[str, str]:
 
 
 def connect(args: argparse.Namespace, err: IO[str]) -> Client:
-    from .. import ClientOptions, transport_for
+    from .. import ClientOptions
     from .. import connect as connect_target
 
     on_stderr = _LinePrefixer(err, "[server stderr] ") if args.verbose else None
@@ -146,17 +146,9 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
 
             auth = auth_for(args.url)
         return connect_target(args.url, headers=headers or None, auth=auth, **options)
-    transport = transport_for(args.command, on_stderr=on_stderr)
-    watch = StdoutWatch(transport)
-    try:
-        return connect_target(transport, **options)
-    except Exception as exc:
-        explained = watch.explain(exc)
-        if explained is exc:
-            raise
-        raise explained from exc
-    finally:
-        watch.stop()
+    # connect() watches the command's stdout while connecting: an HTTP server given as a
+    # command fails at once with StdioServerError naming its URL
+    return connect_target(args.command, on_stderr=on_stderr, **options)
 
 
 # -- verbs ----------------------------------------------------------------------------------

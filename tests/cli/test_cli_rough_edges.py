@@ -119,7 +119,7 @@ def test_a_stdio_command_that_is_an_http_server_fails_fast_saying_what_it_printe
     run = run_cli("tools", "--", *server)
     assert run.code == 4, run.err
     assert "the server printed on stdout: 'Serving HTTP on 127.0.0.1 port " in run.err
-    assert "it looks like an HTTP server: give its URL instead of a command" in run.err
+    assert "it looks like an HTTP server: connect to http://127.0.0.1:" in run.err
     assert "initialize timed out" not in run.err
 
 
