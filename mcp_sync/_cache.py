@@ -12,7 +12,8 @@ under the same authorization context, a digest of the credentials the transport 
 :func:`mcp_sync._stateless.authorization_context`). Each page is its own entry.
 
 For how long: its ``ttlMs``, at most :data:`MAX_TTL_MS`, and no more than :data:`MAX_ENTRIES`
-entries (the least recently used go first). Expired entries are swept on the way in, at most
+entries (the least recently used go first). Results go in and come out as copies, so what one
+caller does to its result reaches no other. Expired entries are swept on the way in, at most
 once a :data:`SWEEP_INTERVAL`, so entries never read again do not pile up. A list_changed or
 resources/updated notification drops the entries it makes stale; a reconnection drops all.
 """
@@ -68,6 +69,15 @@ def lifetime(result: Any) -> float | None:
     return ttl / 1000
 
 
+def _copy(value: Any) -> Any:
+    """A copy of a JSON tree: what one caller does to its result must not reach the next."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
 def _key(method: str, params: Mapping[str, Any] | None, scope: str) -> str | None:
     """The entry's key, or None for a request that is never cached."""
     params = params or {}
@@ -118,8 +128,11 @@ class ResultCache:
                     del self._entries[key]
                     continue
                 self._entries.move_to_end(key)
-                return entry[3]
-        return None
+                result = entry[3]
+                break
+            else:
+                return None
+        return _copy(result)
 
     def put(
         self, method: str, params: Mapping[str, Any] | None, result: Any, identity: str | None
@@ -135,6 +148,7 @@ class ResultCache:
         if key is None:
             return
         uri = str((params or {}).get("uri", ""))
+        kept = _copy(result)
         now = self._clock()
         with self._lock:
             if now >= self._next_sweep or len(self._entries) >= self._max_entries:
@@ -142,7 +156,7 @@ class ResultCache:
             self._entries.pop(key, None)
             while len(self._entries) >= self._max_entries:
                 self._entries.popitem(last=False)
-            self._entries[key] = (now + seconds, method, uri, result)
+            self._entries[key] = (now + seconds, method, uri, kept)
 
     def _sweep(self, now: float) -> None:
         """Drop every expired entry (lock held)."""

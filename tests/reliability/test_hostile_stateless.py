@@ -376,3 +376,27 @@ def test_auto_mode_with_no_common_version_says_so_and_lists_both_sides():
     assert "2026-07-28" in text and "2025-11-25" in text  # the client's side
     assert "no initialize" not in text.split(";")[0]
     assert mcp_sync.LATEST in raised.value.supported
+
+
+def test_a_caller_changing_its_result_does_not_change_what_the_next_one_gets():
+    server = stateless_server()
+    server.handle(
+        "resources/read",
+        lambda p, c: {
+            "resultType": "complete",
+            "contents": [{"uri": p["uri"], "text": "original"}],
+            "ttlMs": 60_000,
+            "cacheScope": "public",
+        },
+    )
+    client = server.connect(Client(cache=True))
+    try:
+        first = client.request("resources/read", {"uri": "x://r"})
+        first["contents"][0]["text"] = "changed by the first caller"
+        second = client.request("resources/read", {"uri": "x://r"})
+        assert second["contents"][0]["text"] == "original"
+        second["contents"].clear()
+        assert client.read_resource("x://r").contents[0].text == "original"
+        assert server.methods().count("resources/read") == 1
+    finally:
+        client.close()
