@@ -22,7 +22,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 import pydantic
@@ -216,12 +216,12 @@ class StatelessEra:
                     {"requiredCapabilities": {capability: {}}},
                 )
             calls.append((key, handler, request.get("params") or {}))
-        handler_signal = signal or AbortController().signal
         responses: dict[str, Any] = {}
-        for done, (key, handler, params) in enumerate(calls):
-            if deadline is not None:
-                deadline.remaining(f"after answering {done} of {len(calls)} input requests")
-            responses[key] = handler(params, handler_signal)
+        with _handler_signal(signal, deadline) as handler_signal:
+            for done, (key, handler, params) in enumerate(calls):
+                if deadline is not None:
+                    deadline.remaining(f"after answering {done} of {len(calls)} input requests")
+                responses[key] = handler(params, handler_signal)
         if deadline is not None:
             deadline.remaining(f"while answering {len(calls)} input requests")
         return responses
@@ -367,6 +367,36 @@ class CallDeadline:
         capped = self.at >= self.total
         limit = self.max_total if capped else self.timeout
         return RequestTimeout(self.method, limit or 0.0, detail)
+
+
+@contextlib.contextmanager
+def _handler_signal(
+    signal: AbortSignal | None, deadline: CallDeadline | None
+) -> Iterator[AbortSignal]:
+    """The signal the handlers of one round get: the caller's, and the call's deadline (a
+    handler waiting for a human sees it fire when the call's time is up)."""
+    if deadline is None or deadline.at == math.inf:
+        yield signal or AbortController().signal
+        return
+    controller = AbortController()
+    remove = signal.on_abort(controller.abort) if signal is not None else None
+    # A timer only for the rounds that run handlers under a deadline, joined before the call
+    # goes on: no thread outlives the round.
+    timer = threading.Timer(
+        max(deadline.at - time.monotonic(), 0.0),
+        controller.abort,
+        args=(deadline.expired("the call's deadline passed while its handlers ran"),),
+    )
+    timer.name = "mcp-sync-call-deadline"
+    timer.daemon = True
+    timer.start()
+    try:
+        yield controller.signal
+    finally:
+        timer.cancel()
+        timer.join()
+        if remove is not None:
+            remove()
 
 
 def authorization_context(transport: object) -> str | None:

@@ -301,6 +301,32 @@ def test_a_timeout_caps_the_handlers_of_one_round():
         client.close()
 
 
+def test_a_handler_still_running_at_the_deadline_sees_its_signal_fire():
+    server = stateless_server()
+    server.handle(
+        "tools/call",
+        lambda p, c: {"resultType": "input_required", "inputRequests": {"who": ASK_NAME}},
+    )
+    fired = []
+
+    def elicit(params, ctx):  # a human who never answers; a careful handler watches its signal
+        fired.append(ctx.signal.wait(30))
+        return {"action": "cancel"}
+
+    client = Client()
+    client.on_elicitation(elicit)
+    server.connect(client)
+    try:
+        started = time.monotonic()
+        with pytest.raises(RequestTimeout):
+            client.call_tool("ask", timeout=1)
+        assert time.monotonic() - started < 10
+        assert fired == [True]
+        assert not [t for t in threading.enumerate() if t.name == "mcp-sync-call-deadline"]
+    finally:
+        client.close()
+
+
 def test_one_result_may_carry_only_so_many_input_requests():
     server = stateless_server()
     sampled = []
