@@ -365,14 +365,18 @@ def test_one_result_may_carry_only_so_many_input_requests():
 # -- error text --------------------------------------------------------------------------------
 
 
-def test_a_pinned_version_the_server_refuses_names_each_sides_versions():
+@pytest.mark.parametrize("how", ["error -32022", "discover result"])
+def test_a_pinned_version_the_server_refuses_names_each_sides_versions(how):
     server = stateless_server()
-    server.handle(
-        "server/discover",
-        lambda p, c: (_ for _ in ()).throw(
-            RpcError(-32022, "Unsupported", {"supported": ["2099-01-01", "banana"]})
-        ),
-    )
+
+    def discover(params, ctx):
+        if how == "error -32022":
+            raise RpcError(-32022, "Unsupported", {"supported": ["2099-01-01", "banana"]})
+        result = server._discover(params, ctx)
+        result["supportedVersions"] = ["2099-01-01", "banana"]
+        return result
+
+    server.handle("server/discover", discover)
     with pytest.raises(UnsupportedProtocolVersion) as raised:
         server.connect(Client(protocol="2026-07-28"))
     text = str(raised.value)
