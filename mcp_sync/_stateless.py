@@ -221,7 +221,13 @@ class StatelessEra:
             for done, (key, handler, params) in enumerate(calls):
                 if deadline is not None:
                     deadline.remaining(f"after answering {done} of {len(calls)} input requests")
-                responses[key] = handler(params, handler_signal)
+                try:
+                    responses[key] = handler(params, handler_signal)
+                except Exception as exc:
+                    if deadline is not None and deadline.at <= time.monotonic():
+                        # (a handler that gave up when its signal fired at the deadline)
+                        raise deadline.expired(f"while answering input request {key!r}") from exc
+                    raise
         if deadline is not None:
             deadline.remaining(f"while answering {len(calls)} input requests")
         return responses
