@@ -273,6 +273,43 @@ def test_a_timeout_caps_every_input_round_of_a_call():
         client.close()
 
 
+def test_progress_renews_the_calls_deadline_across_its_rounds():
+    server = stateless_server()
+    rounds = []
+    pause = threading.Event()  # never set: the server works 1 s between its messages
+
+    def call(params, ctx):
+        rounds.append(1)
+        for step in (1, 2):
+            pause.wait(1.0)
+            ctx.progress(step, 3)
+        pause.wait(0.5)
+        if len(rounds) < 3:
+            return {"resultType": "input_required", "requestState": f"s{len(rounds)}"}
+        return {"resultType": "complete", "content": [{"type": "text", "text": "done"}]}
+
+    server.handle("tools/call", call, threaded=True)
+    client = server.connect(Client())
+    try:
+        seen = []
+        # 7.5 s in all, never 4 s without news: the call lives as one request would
+        result = client.call_tool("busy", timeout=4, on_progress=seen.append)
+        assert result.text == "done" and len(rounds) == 3 and len(seen) == 6
+    finally:
+        client.close()
+    rounds.clear()
+    capped = stateless_server()
+    capped.handle("tools/call", call, threaded=True)
+    client = capped.connect(Client(max_total_timeout=3))
+    try:
+        started = time.monotonic()
+        with pytest.raises(RequestTimeout, match="after 3 s"):
+            client.call_tool("busy", timeout=4, on_progress=lambda p: None)
+        assert time.monotonic() - started < 6  # max_total_timeout caps the call, not a round
+    finally:
+        client.close()
+
+
 def test_a_timeout_caps_the_handlers_of_one_round():
     server = stateless_server()
     calls = []
