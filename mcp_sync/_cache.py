@@ -1,19 +1,34 @@
 """An opt-in cache of list and read results, honouring 2026-07-28 ``ttlMs``/``cacheScope``.
 
-Keys are the method and the params that shape the result (``_meta`` excluded); each page is
-its own entry. A result without a positive ``ttlMs`` is not kept. A list_changed or
-resources/updated notification drops the entries it makes stale. The cache belongs to one
-client, so ``private`` and ``public`` results are both safe to keep in it.
+What is kept: a ``complete`` result of a cacheable method that came back at the first try
+(never one that needed an ``input_required`` round, nor a request that itself carries
+``inputResponses`` or ``requestState``: those answers belong to one caller), with a ``ttlMs``
+that is a finite number above 0 and at most :data:`MAX_TTL_MS`. Anything else (NaN, Infinity,
+``1e300``, a string, a boolean) is not kept at all.
+
+For whom: the key is the method and every param, ``_meta`` included. A ``"public"`` result is
+served to every caller of the client; any other (``"private"``, or no scope) only to calls made
+under the same authorization context, a digest of the credentials the transport sends (see
+:func:`mcp_sync._stateless.authorization_context`). Each page is its own entry.
+
+For how long: its ``ttlMs``, at most :data:`MAX_TTL_MS`, and no more than :data:`MAX_ENTRIES`
+entries (the least recently used go first). Results go in and come out as copies, so what one
+caller does to its result reaches no other. Expired entries are swept on the way in, at most
+once a :data:`SWEEP_INTERVAL`, so entries never read again do not pile up. A list_changed or
+resources/updated notification drops the entries it makes stale; a reconnection drops all.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["CACHEABLE", "ResultCache"]
+__all__ = ["CACHEABLE", "MAX_ENTRIES", "MAX_TTL_MS", "SWEEP_INTERVAL", "ResultCache", "lifetime"]
 
 #: Methods whose results may carry ``ttlMs``.
 CACHEABLE = frozenset(
@@ -27,46 +42,127 @@ CACHEABLE = frozenset(
     }
 )
 
+#: The most entries one client keeps; the least recently used go first.
+MAX_ENTRIES = 512
+#: The longest ``ttlMs`` honoured (one day); a longer one is no hint a client can trust.
+MAX_TTL_MS = 86_400_000
+#: How often, at most, expired entries are swept (seconds).
+SWEEP_INTERVAL = 1.0
+
 #: Which cached methods each notification makes stale.
 _STALE = {
     "notifications/tools/list_changed": ("tools/list",),
     "notifications/prompts/list_changed": ("prompts/list",),
     "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
 }
+#: Params that make a request one caller's retry: never served from, nor stored in, the cache.
+_RETRY_PARAMS = ("inputResponses", "requestState")
 
 
-def _key(method: str, params: dict[str, Any] | None) -> str:
-    shaped = {k: v for k, v in (params or {}).items() if k != "_meta"}
-    return method + " " + json.dumps(shaped, sort_keys=True, separators=(",", ":"))
+def lifetime(result: Any) -> float | None:
+    """How long (seconds) ``result`` may be kept, or None for "do not keep it"."""
+    ttl = result.get("ttlMs") if isinstance(result, dict) else None
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)):
+        return None
+    if not math.isfinite(ttl) or ttl <= 0 or ttl > MAX_TTL_MS:  # NaN fails every comparison
+        return None
+    return ttl / 1000
+
+
+def _copy(value: Any) -> Any:
+    """A copy of a JSON tree: what one caller does to its result must not reach the next."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _key(method: str, params: Mapping[str, Any] | None, scope: str) -> str | None:
+    """The entry's key, or None for a request that is never cached."""
+    params = params or {}
+    if any(name in params for name in _RETRY_PARAMS):
+        return None
+    try:
+        shaped = json.dumps(params, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):  # not JSON as the server would see it: nothing to match
+        return None
+    return f"{method} {scope} {shaped}"
 
 
 class ResultCache:
-    """Thread-safe TTL cache of raw results."""
+    """Thread-safe, bounded TTL cache of raw results; see the module docstring.
 
-    def __init__(self) -> None:
-        self._entries: dict[str, tuple[float, str, Any]] = {}
+    ``identity`` (the authorization context of a call) scopes the results that are not
+    ``"public"``; None means "unknown": such results are neither served nor kept.
+    """
+
+    def __init__(
+        self, *, max_entries: int = MAX_ENTRIES, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._max_entries = max_entries
+        self._clock = clock
+        # key -> (expires at, method, uri, result), least recently used first
+        self._entries: OrderedDict[str, tuple[float, str, str, Any]] = OrderedDict()
+        self._next_sweep = -math.inf
         self._lock = threading.Lock()
 
-    def get(self, method: str, params: dict[str, Any] | None) -> Any:
-        """The cached result, or None if absent or expired."""
-        key = _key(method, params)
+    def __len__(self) -> int:
         with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return None
-            if entry[0] <= time.monotonic():
-                del self._entries[key]
-                return None
-            return entry[2]
+            return len(self._entries)
 
-    def put(self, method: str, params: dict[str, Any] | None, result: Any) -> None:
-        """Keep ``result`` for its ``ttlMs`` (not at all without a positive one)."""
-        ttl = result.get("ttlMs") if isinstance(result, dict) else None
-        if method not in CACHEABLE or not isinstance(ttl, (int, float)) or ttl <= 0:
+    def get(self, method: str, params: Mapping[str, Any] | None, identity: str | None) -> Any:
+        """The cached result for this call, or None if absent or expired."""
+        if method not in CACHEABLE:
+            return None
+        scopes = ["public"] if identity is None else ["public", "private:" + identity]
+        now = self._clock()
+        with self._lock:
+            for scope in scopes:
+                key = _key(method, params, scope)
+                entry = self._entries.get(key) if key is not None else None
+                if entry is None:
+                    continue
+                assert key is not None
+                if entry[0] <= now:
+                    del self._entries[key]
+                    continue
+                self._entries.move_to_end(key)
+                result = entry[3]
+                break
+            else:
+                return None
+        return _copy(result)
+
+    def put(
+        self, method: str, params: Mapping[str, Any] | None, result: Any, identity: str | None
+    ) -> None:
+        """Keep ``result`` for its ``ttlMs``, if it may be kept at all (module docstring)."""
+        seconds = lifetime(result) if method in CACHEABLE else None
+        if seconds is None:
+            return
+        public = result.get("cacheScope") == "public"
+        if not public and identity is None:
+            return
+        key = _key(method, params, "public" if public else "private:" + str(identity))
+        if key is None:
             return
         uri = str((params or {}).get("uri", ""))
+        kept = _copy(result)
+        now = self._clock()
         with self._lock:
-            self._entries[_key(method, params)] = (time.monotonic() + ttl / 1000, uri, result)
+            if now >= self._next_sweep or len(self._entries) >= self._max_entries:
+                self._sweep(now)
+            self._entries.pop(key, None)
+            while len(self._entries) >= self._max_entries:
+                self._entries.popitem(last=False)
+            self._entries[key] = (now + seconds, method, uri, kept)
+
+    def _sweep(self, now: float) -> None:
+        """Drop every expired entry (lock held)."""
+        for key in [k for k, entry in self._entries.items() if entry[0] <= now]:
+            del self._entries[key]
+        self._next_sweep = now + SWEEP_INTERVAL
 
     def invalidate(self, notification_method: str, params: dict[str, Any] | None) -> None:
         """Drop what a server notification says is stale."""
@@ -75,8 +171,7 @@ class ResultCache:
             (params or {}).get("uri") if notification_method.endswith("resources/updated") else None
         )
         with self._lock:
-            for key, (_, entry_uri, _result) in list(self._entries.items()):
-                method = key.split(" ", 1)[0]
+            for key, (_, method, entry_uri, _result) in list(self._entries.items()):
                 if method in methods or (
                     uri is not None and method == "resources/read" and entry_uri == uri
                 ):

@@ -109,12 +109,30 @@ class Offer:
 
 class _HandshakeServer(Exception):
     """The ``server/discover`` probe says: not a 2026-era server (``late``: it said nothing
-    in time, and its answer may still come)."""
+    in time, and its answer may still come; ``server_versions``: it answered, listing only
+    versions this client does not speak)."""
 
-    def __init__(self, reason: object, version: str, late: PendingRequest | None = None):
+    def __init__(
+        self,
+        reason: object,
+        version: str,
+        late: PendingRequest | None = None,
+        server_versions: list[str] | None = None,
+    ):
         super().__init__(str(reason))
         self.version = version
         self.late = late
+        self.server_versions = server_versions
+
+
+def _client_versions(offer: Offer) -> tuple[str, ...]:
+    """The versions this client would speak under ``offer``: a pinned one, or all."""
+    return versions.SUPPORTED if offer.protocol == "auto" else (offer.protocol,)
+
+
+def _no_common_version(offer: Offer, server_versions: Any) -> UnsupportedProtocolVersion:
+    listed = [str(v) for v in server_versions] if isinstance(server_versions, list) else []
+    return UnsupportedProtocolVersion(None, _client_versions(offer), server_versions=listed)
 
 
 def negotiate(session: Session, offer: Offer, timeout: float) -> ServerState:
@@ -138,6 +156,10 @@ def negotiate(session: Session, offer: Offer, timeout: float) -> ServerState:
         try:
             state = handshake(session, offer, timeout)
         except McpError as refused:
+            if refusal.server_versions is not None:
+                # It answered server/discover as a 2026 server does, with versions this
+                # client does not speak; that, not the refused initialize, is what failed.
+                raise _no_common_version(offer, refusal.server_versions) from refused
             if refusal.late is None:
                 raise
             # Refused, for whatever reason (-32601, a 2026 error, an HTTP status, a 2026
@@ -168,7 +190,7 @@ def _late_discover(
             wait = max(deadline - time.monotonic(), 0.0)
             return _discover(session, offer, chosen, wait, probe=False)
         result = parse_result("server/discover", DiscoverResult, raw)
-        return _adopt(refusal.version, result, probe=False)
+        return _adopt(offer, refusal.version, result, probe=False)
     except McpError as late_error:
         session.forget(refusal.late)
         logger.debug("no late server/discover answer either: %s", late_error)
@@ -228,7 +250,7 @@ def _discover(
                     continue
                 if probe and any(v in versions.HANDSHAKE_VERSIONS for v in offered):
                     raise _HandshakeServer(exc, version) from None
-                raise UnsupportedProtocolVersion(version, offered) from None
+                raise _no_common_version(offer, offered) from None
             if probe and exc.code not in stateless.STATELESS_ERROR_CODES:
                 raise _HandshakeServer(exc, version) from None
             raise
@@ -241,11 +263,11 @@ def _discover(
             if probe:
                 raise _HandshakeServer(exc, version) from None
             raise
-        return _adopt(version, result, probe)
+        return _adopt(offer, version, result, probe)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _adopt(version: str, result: DiscoverResult, probe: bool) -> ServerState:
+def _adopt(offer: Offer, version: str, result: DiscoverResult, probe: bool) -> ServerState:
     """The 2026-era state a ``server/discover`` result gives."""
     chosen = (
         version
@@ -255,7 +277,9 @@ def _adopt(version: str, result: DiscoverResult, probe: bool) -> ServerState:
     if chosen is None:
         if probe:
             raise _HandshakeServer(
-                f"no shared 2026-era version in {result.supported_versions}", version
+                f"no shared 2026-era version in {result.supported_versions}",
+                version,
+                server_versions=list(result.supported_versions),
             )
-        raise UnsupportedProtocolVersion(version, result.supported_versions)
+        raise _no_common_version(offer, list(result.supported_versions))
     return ServerState(chosen, result.capabilities, result.server_info, result.instructions, result)

@@ -9,7 +9,9 @@ the reader thread never writes (a peer that stops reading would stop it reading)
 (answers to ``ping`` and unknown methods, refusals, and the session's ``notifications/cancelled``)
 goes through a writer thread with ``WRITE_BACKLOG`` places; a server that does not read loses
 the excess, reported once. At most ``INBOUND_BACKLOG`` server requests wait for or run in their
-handlers; the excess is refused with an error at once.
+handlers; the excess is refused with an error at once. In the 2026 era the server's requests
+come inside an ``input_required`` result instead: one result may carry at most
+``MAX_INPUT_REQUESTS`` (the stateless era refuses a bigger one whole, before any handler runs).
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ from .protocol import jsonrpc
 from .protocol.jsonrpc import Request, RequestId
 from .transports.base import MessageOptions, Transport
 
-__all__ = ["INBOUND_BACKLOG", "WRITE_BACKLOG", "RequestHandler", "ServerRequests"]
+__all__ = [
+    "INBOUND_BACKLOG",
+    "MAX_INPUT_REQUESTS",
+    "WRITE_BACKLOG",
+    "RequestHandler",
+    "ServerRequests",
+]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -38,6 +46,11 @@ WRITE_BACKLOG = 1024
 #: How many server requests (sampling, roots, ...) may wait for or run in their handlers;
 #: the excess is answered with an error at once.
 INBOUND_BACKLOG = 1024
+
+#: How many requests (sampling, elicitation, roots) one 2026 ``input_required`` result may
+#: carry. Their handlers run one after another on the calling thread; a real server asks for
+#: a few at a time, and a flood of them would hold the caller however short its timeout.
+MAX_INPUT_REQUESTS = 64
 
 
 class ServerRequests:

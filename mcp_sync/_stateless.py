@@ -16,15 +16,20 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
+import json
 import logging
+import math
 import threading
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 import pydantic
 
-from ._cache import ResultCache
+from ._cache import CACHEABLE, ResultCache
 from ._negotiation import ServerState
+from ._server_requests import MAX_INPUT_REQUESTS, RequestHandler
 from ._session import PendingRequest, Session
 from .abort import AbortController, AbortSignal
 from .errors import (
@@ -40,7 +45,14 @@ from .protocol.meta import SERVER_INFO as SERVER_INFO_KEY
 from .protocol.types import TASKS_EXTENSION, Implementation, Tool
 from .transports.base import MessageOptions
 
-__all__ = ["Link", "StatelessEra", "StatelessListen", "listen_filters"]
+__all__ = [
+    "CallDeadline",
+    "Link",
+    "StatelessEra",
+    "StatelessListen",
+    "authorization_context",
+    "listen_filters",
+]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -58,6 +70,7 @@ class Link(Protocol):
     client_capabilities: dict[str, Any]
     log_level: str | None
     request_timeout: float
+    max_total_timeout: float | None
 
     @property
     def state(self) -> str: ...
@@ -105,27 +118,44 @@ class StatelessEra:
         progress: ProgressCallback | None,
     ) -> Any:
         """One request: from the cache, or sent with ``_meta`` and as many ``input_required``
-        rounds as the server asks for (each round its own request)."""
+        rounds as the server asks for (each round its own request), all within one deadline:
+        ``wait`` covers every round and every handler the call runs."""
         cache = self.cache
-        if cache is not None:
-            cached = cache.get(method, body)
+        identity: str | None = None
+        if cache is not None and method in CACHEABLE:
+            identity = authorization_context(session.transport)
+            cached = cache.get(method, body, identity)
             if cached is not None:
                 return cached
         key_params = body
         options = self._options(method, body)
         body = stateless.with_meta(body, self.meta(method))
         send = self._link.send_once
-        for _ in range(self.max_input_rounds + 1):
-            raw = send(session, method, body, wait, signal, progress, options)
+        deadline = CallDeadline(method, wait, self._link.max_total_timeout)
+        if progress is not None:
+            progress = deadline.renewing(progress)
+        for round_number in range(self.max_input_rounds + 1):
+            if round_number:
+                wait = deadline.remaining(f"after {round_number} input_required rounds")
+            try:
+                raw = send(session, method, body, wait, signal, progress, options)
+            except RequestTimeout as exc:
+                if not round_number:
+                    raise
+                raise deadline.expired(f"in input_required round {round_number + 1}") from exc
             self._note_server_info(raw)
             kind = stateless.result_type(raw)
             if kind == "task" and not stateless.declares_extension(body, TASKS_EXTENSION):
                 raise ProtocolError(f"{method}: the server answered with a task unasked")
             if kind != "input_required":
-                if cache is not None and kind == "complete":
-                    cache.put(method, key_params, raw)
+                # Only an answer given at once is kept: one that needed input (an answer, a
+                # sample, roots) is the caller's, and must not be served to the next one.
+                if cache is not None and kind == "complete" and not round_number:
+                    cache.put(method, key_params, raw, identity)
                 return raw
-            responses = self.fulfil_input_requests(session, raw.get("inputRequests"), signal)
+            responses = self.fulfil_input_requests(
+                session, raw.get("inputRequests"), signal, deadline
+            )
             body = stateless.retry_params(body, responses, raw.get("requestState"))
         raise ProtocolError(
             f"{method}: the server still asks for input after {self.max_input_rounds} rounds"
@@ -154,13 +184,26 @@ class StatelessEra:
         return caps
 
     def fulfil_input_requests(
-        self, session: Session, requests: Any, signal: AbortSignal | None
+        self,
+        session: Session,
+        requests: Any,
+        signal: AbortSignal | None,
+        deadline: CallDeadline | None = None,
     ) -> dict[str, Any]:
         """Answer an ``inputRequests`` map with the registered handlers, on the calling
-        thread."""
+        thread, one after another; none runs once ``deadline`` has passed.
+
+        A map of more than ``MAX_INPUT_REQUESTS``, or one asking for a capability this client
+        lacks, is refused whole before any handler runs."""
         if not isinstance(requests, dict):
             return {}
-        responses: dict[str, Any] = {}
+        if len(requests) > MAX_INPUT_REQUESTS:
+            raise ProtocolError(
+                f"the server asks for {len(requests)} inputs in one input_required result; "
+                f"this client answers at most {MAX_INPUT_REQUESTS} per result: refused, no "
+                "handler ran and no retry was sent"
+            )
+        calls: list[tuple[str, RequestHandler, dict[str, Any]]] = []
         for key, request in requests.items():
             method = request.get("method") if isinstance(request, dict) else None
             handler = session.handler(method) if isinstance(method, str) else None
@@ -172,9 +215,21 @@ class StatelessEra:
                     f" (register one with on_{capability}() or roots=)",
                     {"requiredCapabilities": {capability: {}}},
                 )
-            responses[key] = handler(
-                request.get("params") or {}, signal or AbortController().signal
-            )
+            calls.append((key, handler, request.get("params") or {}))
+        responses: dict[str, Any] = {}
+        with _handler_signal(signal, deadline) as handler_signal:
+            for done, (key, handler, params) in enumerate(calls):
+                if deadline is not None:
+                    deadline.remaining(f"after answering {done} of {len(calls)} input requests")
+                try:
+                    responses[key] = handler(params, handler_signal)
+                except Exception as exc:
+                    if deadline is not None and deadline.at <= time.monotonic():
+                        # (a handler that gave up when its signal fired at the deadline)
+                        raise deadline.expired(f"while answering input request {key!r}") from exc
+                    raise
+        if deadline is not None:
+            deadline.remaining(f"while answering {len(calls)} input requests")
         return responses
 
     def _note_server_info(self, raw: Any) -> None:
@@ -277,6 +332,99 @@ def _mentions(schema: object, key: str) -> bool:
         elif isinstance(node, list):
             todo.extend(node)
     return False
+
+
+class CallDeadline:
+    """One call's deadline across all its ``input_required`` rounds and their handlers.
+
+    ``timeout`` from the start (None or 0: none), pushed back by progress as one request's is
+    (:meth:`renewing`), never past ``max_total`` from the start.
+    """
+
+    def __init__(self, method: str, timeout: float | None, max_total: float | None) -> None:
+        now = time.monotonic()
+        self.method = method
+        self.timeout = timeout
+        self.max_total = max_total
+        self.total = now + max_total if max_total else math.inf
+        self.at = min(now + timeout if timeout else math.inf, self.total)
+
+    def renewing(self, progress: ProgressCallback) -> ProgressCallback:
+        """``progress``, which first pushes the deadline back."""
+
+        def renew(params: dict[str, Any]) -> None:
+            if self.timeout:
+                self.at = min(time.monotonic() + self.timeout, self.total)
+            progress(params)
+
+        return renew
+
+    def remaining(self, detail: str) -> float:
+        """The seconds left (0: no deadline); raise :class:`RequestTimeout` if none are."""
+        if self.at == math.inf:
+            return 0.0
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise self.expired(detail)
+        return left
+
+    def expired(self, detail: str) -> RequestTimeout:
+        """The error for this call's deadline, naming the limit that ran out."""
+        capped = self.at >= self.total
+        limit = self.max_total if capped else self.timeout
+        return RequestTimeout(self.method, limit or 0.0, detail)
+
+
+@contextlib.contextmanager
+def _handler_signal(
+    signal: AbortSignal | None, deadline: CallDeadline | None
+) -> Iterator[AbortSignal]:
+    """The signal the handlers of one round get: the caller's, and the call's deadline (a
+    handler waiting for a human sees it fire when the call's time is up)."""
+    if deadline is None or deadline.at == math.inf:
+        yield signal or AbortController().signal
+        return
+    controller = AbortController()
+    remove = signal.on_abort(controller.abort) if signal is not None else None
+    # A timer only for the rounds that run handlers under a deadline, joined before the call
+    # goes on: no thread outlives the round.
+    timer = threading.Timer(
+        max(deadline.at - time.monotonic(), 0.0),
+        controller.abort,
+        args=(deadline.expired("the call's deadline passed while its handlers ran"),),
+    )
+    timer.name = "mcp-sync-call-deadline"
+    timer.daemon = True
+    timer.start()
+    try:
+        yield controller.signal
+    finally:
+        timer.cancel()
+        timer.join()
+        if remove is not None:
+            remove()
+
+
+def authorization_context(transport: object) -> str | None:
+    """A digest of the credentials ``transport`` sends (its static headers and its auth
+    provider's token): the authorization context a ``"private"`` cached result belongs to.
+    A transport without any (stdio, in-memory) has one context, ``""``; None when the
+    provider fails (nothing private is then served or kept)."""
+    headers = getattr(transport, "headers", None)
+    # The HTTP transports' provider is not public API; its token() is called before every
+    # request anyway ("should be cheap"), so asking it once more per cacheable call costs
+    # what the request itself would.
+    auth = getattr(transport, "_auth", None)
+    if not headers and auth is None:
+        return ""
+    try:
+        token = auth.token() if auth is not None else None
+    except Exception:  # the request itself will say what is wrong with the provider
+        return None
+    material = json.dumps(
+        [sorted((str(k).lower(), str(v)) for k, v in dict(headers or {}).items()), token]
+    )
+    return hashlib.sha256(material.encode()).hexdigest()
 
 
 def listen_filters(

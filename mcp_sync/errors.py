@@ -348,15 +348,35 @@ class OutputValidationError(ProtocolError):
 
 
 class UnsupportedProtocolVersion(McpError):
-    """The server chose, or only supports, protocol versions this client does not speak."""
+    """The server chose, or only supports, protocol versions this client does not speak.
 
-    def __init__(self, offered: str | None, supported: Sequence[str]) -> None:
-        super().__init__(
-            f"server protocol version {offered!r} is not supported; "
-            f"this client speaks {', '.join(supported)}"
-        )
+    ``offered``: the version the server chose (None when it listed versions instead);
+    ``supported``: the versions this client speaks (or was pinned to); ``server_versions``:
+    the versions the server listed, when it listed them.
+    """
+
+    def __init__(
+        self,
+        offered: str | None,
+        supported: Sequence[str],
+        *,
+        server_versions: Sequence[str] | None = None,
+    ) -> None:
+        if server_versions is None:
+            text = (
+                f"server protocol version {offered!r} is not supported; "
+                f"this client speaks {', '.join(supported)}"
+            )
+        else:
+            text = (
+                "no common protocol version: the server speaks "
+                f"{', '.join(map(str, server_versions)) or 'none it named'}; "
+                f"this client speaks {', '.join(supported)}"
+            )
+        super().__init__(text)
         self.offered = offered
         self.supported = tuple(supported)
+        self.server_versions = None if server_versions is None else tuple(server_versions)
 
 
 class CapabilityError(McpError):
