@@ -330,8 +330,10 @@ class ToolTask:
 
     def cancel(self, *, timeout: float | None = None, signal: AbortSignal | None = None) -> Task:
         """Ask the server to cancel the task (``tasks/cancel``); returns the state it reports
-        (in the 2026 era cancelling is cooperative: the task may still finish)."""
-        if self.task_id:  # empty when the server answered at once: nothing to cancel
+        (in the 2026 era cancelling is cooperative: the task may still finish). A finished
+        task, or one the server answered at once, has nothing to cancel: its state is
+        returned and nothing is sent."""
+        if self.task_id and not self.done:
             self._move_to(self._tasks.cancel(self.task_id, timeout=timeout, signal=signal))
         return self.task
 

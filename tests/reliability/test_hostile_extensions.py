@@ -10,6 +10,7 @@ serve (YAML bombs, paths outside the skill). The group tests use real servers.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import threading
@@ -26,9 +27,11 @@ from mcp_sync import (
     McpError,
     ProtocolError,
     RequestTimeout,
+    SkillVerificationError,
 )
-from mcp_sync.protocol.types import TASKS_EXTENSION, Task
+from mcp_sync.protocol.types import TASKS_EXTENSION, ReadResourceResult, Skill, Task
 from mcp_sync.protocol.types import tasks as task_types
+from mcp_sync.skills import load, parse_frontmatter
 from mcp_sync.testing import MockServer
 
 pytestmark = pytest.mark.timeout(60)
@@ -257,3 +260,116 @@ def test_tasks_past_their_ttl_are_no_longer_tracked(task_server):
         return first.task_id not in client.tasks._started
 
     wait_until(pruned, timeout=5, message="an expired task is still tracked")
+
+
+# -- skills -----------------------------------------------------------------------------
+
+
+def skill_entry(text: str, frontmatter: dict[str, Any], extra_files=()) -> Skill:
+    """An entry with SKILL.md's correct size and digest (what a hostile server can always
+    publish), listing ``extra_files`` (uris) as well."""
+    data = text.encode()
+    listed = [
+        {
+            "uri": "skill://s/SKILL.md",
+            "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
+            "size": len(data),
+        }
+    ]
+    listed += [{"uri": uri, "digest": "sha256:" + "0" * 64, "size": 1} for uri in extra_files]
+    return Skill.from_wire(
+        {"uri": "skill://s/SKILL.md", "frontmatter": frontmatter, "resources": listed}
+    )
+
+
+def serve(text: str):
+    def read(uri: str) -> ReadResourceResult:
+        return ReadResourceResult.from_wire({"contents": [{"uri": uri, "text": text}]})
+
+    return read
+
+
+def alias_bomb(levels: int) -> str:
+    """Each level a list of nine aliases of the one before: 9**levels nodes when expanded."""
+    lines = ["---", "name: s", 'a0: &a0 ["lol"]']
+    for level in range(1, levels + 1):
+        lines.append(f"a{level}: &a{level} [{', '.join([f'*a{level - 1}'] * 9)}]")
+    return "\n".join([*lines, "---", "body", ""])
+
+
+@pytest.mark.parametrize("levels", [6, 9, 25])
+def test_a_yaml_alias_bomb_fails_verification_at_once(levels):
+    text = alias_bomb(levels)
+    assert len(text) < 2048  # a small file
+    started = time.monotonic()
+    with pytest.raises(SkillVerificationError, match="SKILL.md: .*alias"):
+        load(skill_entry(text, {"name": "s"}), "x", serve(text), allow_dynamic=False)
+    # before: 6 levels expanded 531,441 nodes and failed on the comparison, 9 never ended
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "reason"),
+    [
+        ("name: &a [*a]", "alias"),  # before: RecursionError
+        ("name: &a {x: *a}", "alias"),
+        ("name: " + "[" * 5000 + "]" * 5000, "nested"),  # before: RecursionError
+        ("name: s\ndescription: " + "x" * 70_000, "larger than"),
+    ],
+    ids=["self-alias-list", "self-alias-map", "deep", "huge"],
+)
+def test_hostile_frontmatter_raises_a_verification_error(frontmatter, reason):
+    text = f"---\n{frontmatter}\n---\nbody\n"
+    with pytest.raises(SkillVerificationError, match=reason):
+        load(skill_entry(text, {"name": "s"}), "x", serve(text), allow_dynamic=False)
+    with pytest.raises(SkillVerificationError, match=reason):
+        parse_frontmatter(text)
+
+
+def test_ordinary_frontmatter_with_an_alias_still_parses():
+    text = "---\nname: s\ntags: &t [a, b]\nalso: *t\n---\nbody\n"
+    assert parse_frontmatter(text) == {"name": "s", "tags": ["a", "b"], "also": ["a", "b"]}
+
+
+PLAIN = "---\nname: s\n---\nbody\n"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "skill://s/../other/SKILL.md",  # before: passed the check
+        "skill://s/refs/../../other/x",
+        "skill://s/./SKILL.md",
+        "skill://s/refs/%2e%2e/%2E%2E/other/x",
+        "skill://s/refs/a\x00b.md",  # before: passed the check
+        "refs/a\x00b.md",  # before: passed the check
+        "../other/SKILL.md",
+        "/etc/passwd",
+        "skill://other/SKILL.md",
+    ],
+)
+def test_a_path_that_leaves_the_skill_or_holds_a_nul_is_refused(path):
+    loaded = load(skill_entry(PLAIN, {"name": "s"}), "x", serve(PLAIN), allow_dynamic=False)
+    with pytest.raises(
+        SkillVerificationError, match="leaves the skill|not a file of the skill|control character"
+    ):
+        loaded.resolve(path)
+    with pytest.raises(SkillVerificationError):
+        loaded.read(path)
+    assert loaded.resolve("refs/./a.md") == "skill://s/refs/a.md"  # inside: still resolved
+
+
+@pytest.mark.parametrize(
+    "listed", ["skill://s/../../etc/shadow", "skill://other/x.md", "skill://s/a\x00.md"]
+)
+def test_an_entry_listing_a_file_outside_the_skill_is_refused(listed):
+    entry = skill_entry(PLAIN, {"name": "s"}, extra_files=[listed])
+    reads: list[str] = []
+
+    def read(uri: str) -> ReadResourceResult:
+        reads.append(uri)
+        return serve(PLAIN)(uri)
+
+    with pytest.raises(SkillVerificationError, match="outside the skill"):
+        load(entry, "x", read, allow_dynamic=False)  # before: loaded, files had "../../etc/shadow"
+    assert reads == []  # refused before reading anything
