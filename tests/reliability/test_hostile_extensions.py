@@ -5,7 +5,8 @@ The task servers here are scripted (``mcp_sync.testing.MockServer``, 2026 era, i
 no real server can be made to answer ``tasks/get`` about another task, send a zero or
 infinite poll interval, move a completed task back to working, or ask a new question on
 every poll. The skill checks feed ``mcp_sync.skills.load`` content a real server would not
-serve (YAML bombs, paths outside the skill). The group tests use real servers.
+serve (YAML bombs, paths outside the skill). The group tests use real servers: the official SDK's fixture (tests/servers/sdk_server.py)
+and mcp-server-time, over stdio.
 """
 
 from __future__ import annotations
@@ -13,21 +14,26 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
-from support import wait_until
+from support import PYTHON, SERVERS, child_pids, wait_until
 
 from mcp_sync import (
     Client,
+    ClientGroup,
     ElicitResult,
+    GroupError,
     McpError,
     ProtocolError,
     RequestTimeout,
     SkillVerificationError,
+    UnknownName,
 )
 from mcp_sync.protocol.types import TASKS_EXTENSION, ReadResourceResult, Skill, Task
 from mcp_sync.protocol.types import tasks as task_types
@@ -373,3 +379,47 @@ def test_an_entry_listing_a_file_outside_the_skill_is_refused(listed):
     with pytest.raises(SkillVerificationError, match="outside the skill"):
         load(entry, "x", read, allow_dynamic=False)  # before: loaded, files had "../../etc/shadow"
     assert reads == []  # refused before reading anything
+
+
+# -- groups -----------------------------------------------------------------------------
+
+SDK = [PYTHON, str(SERVERS / "sdk_server.py")]
+TIME = [str(Path(sys.executable).parent / "mcp-server-time")]
+
+
+def test_server_names_that_sanitise_alike_are_refused():
+    with ClientGroup() as group:
+        sdk = group.add("my.srv", SDK, request_timeout=20)
+        running = child_pids()
+        with pytest.raises(GroupError, match=r"'my_srv'.*'my\.srv'"):
+            group.add("my_srv", TIME, request_timeout=20)  # before: accepted
+        assert child_pids() == running  # refused before anything was started
+        with pytest.raises(GroupError, match="'a__b' once made safe"):
+            group.add("a._b", TIME)  # the separator, once sanitised
+        assert list(group) == ["my.srv"]
+        assert "my_srv__add" in [t.name for t in group.list_tools()]
+        assert group.route("my_srv__add") == ("my.srv", "add")
+        with pytest.raises(GroupError, match="'my_srv'.*'my.srv'"):
+            ClientGroup({"my.srv": sdk, "my_srv": sdk})
+        assert sdk.state == "connected"  # a refused group closes nothing of yours
+
+
+def test_a_prefixed_name_stays_bound_to_its_server():
+    # names this long cut to the same 64 characters: every tool of both servers wants one
+    # name, so which gets the plain one and which a suffix was down to the order they came in
+    long = "x" * 62
+    with ClientGroup() as group:
+        group.add(long, SDK, request_timeout=20)
+        group.add(long + "_", TIME, request_timeout=20)
+        names = {group.route(t.name): t.name for t in group.list_tools()}
+        add = names[(long, "add")]
+        assert len(set(names.values())) == len(names)
+        group.remove(long)
+        after = {t.name: group.route(t.name) for t in group.list_tools()}
+        assert add not in after  # before: the time server's first tool took it
+        with pytest.raises(UnknownName, match="left the group"):
+            group.call_tool(add, {"a": 2, "b": 3})
+        group.add(long, SDK, request_timeout=20)  # now second in the group's order
+        again = {group.route(t.name): t.name for t in group.list_tools()}
+        assert again == names  # every name reaches what it reached before
+        assert group.call_tool(add, {"a": 2, "b": 3}).structured_content == {"result": 5}
