@@ -142,7 +142,7 @@ class Tasks:
         """Block until a tool task ends and return its result (``tasks/result``; in the
         2026 era, polling ``tasks/get``, with ``timeout`` for the whole wait)."""
         if self._connection.is_stateless:
-            task = ToolTask(self, self.get(task_id, signal=signal), extension=True)
+            task = ToolTask(self, self.get(task_id, timeout=timeout, signal=signal), extension=True)
             return task.result(timeout=timeout, signal=signal)
         params = {"taskId": task_id}
         return _calls.call(self._connection, _calls.TASK_RESULT, params, timeout, signal)

@@ -259,6 +259,8 @@ def load(
     if not skill.is_dynamic:
         assert not isinstance(skill.resources, str)
         for file in skill.resources:
+            if file.uri == skill.uri:  # its own SKILL.md: the URI was checked above
+                continue
             problem = path_problem(file.uri, skill.root)
             if problem is not None:
                 raise SkillVerificationError(
