@@ -23,15 +23,15 @@ import builtins
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from . import _calls
 from ._connection import Connection, ProgressHandler
 from .abort import AbortSignal
-from .errors import RequestTimeout, RpcError, TaskCancelled
+from .errors import ProtocolError, RequestTimeout, RpcError, TaskCancelled
 from .protocol import meta as meta_keys
 from .protocol import stateless
-from .protocol.jsonrpc import INVALID_PARAMS
+from .protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .protocol.types import (
     TASKS_EXTENSION,
     CallToolResult,
@@ -42,9 +42,14 @@ from .protocol.types import (
 )
 from .protocol.validation import parse_result
 
-__all__ = ["TERMINAL_STATUSES", "Tasks", "ToolTask", "extension_meta"]
+__all__ = ["MAX_TRACKED_TASKS", "TERMINAL_STATUSES", "Tasks", "ToolTask", "extension_meta"]
+
+_T = TypeVar("_T", bound=Task)
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+#: How many 2026 tasks a client remembers for :meth:`Tasks.list` (the most recent); a task
+#: is also forgotten once its ``ttlMs`` has passed. A long-lived client stays small.
+MAX_TRACKED_TASKS = 1000
 
 
 def extension_meta(capabilities: dict[str, Any]) -> dict[str, Any]:
@@ -63,9 +68,10 @@ class Tasks:
 
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
-        #: The 2026 tasks this client started (id -> None, in order): what :meth:`list`
-        #: lists there, since the extension has no tasks/list.
-        self._started: dict[str, None] = {}
+        #: The 2026 tasks this client started (id -> when its ttl ends, monotonic, or None),
+        #: oldest first: what :meth:`list` lists there, since the extension has no
+        #: tasks/list. At most MAX_TRACKED_TASKS; expired ones are swept as tasks start.
+        self._started: dict[str, float | None] = {}
         self._started_lock = threading.Lock()
 
     def call_tool(
@@ -102,9 +108,22 @@ class Tasks:
         if stateless.result_type(raw) != "task":
             return ToolTask(self, _completed_at_once(raw), extension=True)
         state = parse_result("tools/call", GetTaskResult, raw)
-        with self._started_lock:
-            self._started[state.task_id] = None
+        self._track(state)
         return ToolTask(self, state, extension=True)
+
+    def _track(self, state: Task) -> None:
+        ttl = state.ttl_ms
+        now = time.monotonic()
+        # a ttl no float can hold (or NaN) is "no known end": the size bound still applies
+        ends = now + ttl / 1000 if isinstance(ttl, (int, float)) and 0 <= ttl < 1e15 else None
+        with self._started_lock:
+            started = self._started
+            for task_id in [t for t, end in started.items() if end is not None and end < now]:
+                del started[task_id]
+            started.pop(state.task_id, None)
+            started[state.task_id] = ends
+            while len(started) > MAX_TRACKED_TASKS:
+                del started[next(iter(started))]
 
     def get(
         self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
@@ -114,7 +133,8 @@ class Tasks:
         params: dict[str, Any] = {"taskId": task_id}
         if self._connection.is_stateless:
             params["_meta"] = extension_meta({})
-        return _calls.call(self._connection, _calls.GET_TASK, params, timeout, signal)
+        state = _calls.call(self._connection, _calls.GET_TASK, params, timeout, signal)
+        return _same_task("tasks/get", task_id, state)
 
     def result(
         self, task_id: str, *, timeout: float | None = None, signal: AbortSignal | None = None
@@ -122,7 +142,7 @@ class Tasks:
         """Block until a tool task ends and return its result (``tasks/result``; in the
         2026 era, polling ``tasks/get``, with ``timeout`` for the whole wait)."""
         if self._connection.is_stateless:
-            task = ToolTask(self, self.get(task_id, signal=signal), extension=True)
+            task = ToolTask(self, self.get(task_id, timeout=timeout, signal=signal), extension=True)
             return task.result(timeout=timeout, signal=signal)
         params = {"taskId": task_id}
         return _calls.call(self._connection, _calls.TASK_RESULT, params, timeout, signal)
@@ -161,7 +181,8 @@ class Tasks:
         connection = self._connection
         params: dict[str, Any] = {"taskId": task_id}
         if not connection.is_stateless:
-            return _calls.call(connection, _calls.CANCEL_TASK, params, timeout, signal)
+            cancelled = _calls.call(connection, _calls.CANCEL_TASK, params, timeout, signal)
+            return _same_task("tasks/cancel", task_id, cancelled)
         params["_meta"] = extension_meta({})
         connection.request("tasks/cancel", params, timeout=timeout, signal=signal)
         state = self.get(task_id, timeout=timeout, signal=signal)
@@ -218,7 +239,9 @@ class ToolTask:
         self.task = task
         #: True for a task of the 2026 tasks extension, False for a 2025-11-25 core task.
         self.extension = extension
-        self._answered: set[str] = set()
+        #: The questions answered so far, by key, and how many rounds that took.
+        self._answered: dict[str, Any] = {}
+        self._rounds = 0
 
     @property
     def task_id(self) -> str:
@@ -234,36 +257,51 @@ class ToolTask:
         return self.task.status in TERMINAL_STATUSES
 
     def refresh(self, *, timeout: float | None = None, signal: AbortSignal | None = None) -> Task:
-        """Ask the server for the task's current state (``tasks/get``)."""
+        """Ask the server for the task's current state (``tasks/get``).
+
+        Raises :class:`ProtocolError` when the answer is about another task, or moves a
+        finished task to another status (the handle keeps its state).
+        """
         if self.task_id:
-            self.task = self._tasks.get(self.task_id, timeout=timeout, signal=signal)
+            self._move_to(self._tasks.get(self.task_id, timeout=timeout, signal=signal))
         return self.task
 
     def wait(self, *, timeout: float | None = None, signal: AbortSignal | None = None) -> Task:
         """Poll ``tasks/get`` at the server's suggested interval until the task ends.
 
+        The interval is clamped to 0.05-10 s whatever the server suggests, and polling goes on
+        until ``timeout``, then raises :class:`RequestTimeout` saying how long it waited.
         A 2026 task that needs input is answered with the client's handlers (elicitation,
-        sampling, roots) through ``tasks/update``, and polling goes on; a 2025-11-25 task
-        that needs input stops the wait (its questions come through ``tasks/result``).
-        Raises :class:`RequestTimeout` after ``timeout`` seconds, :class:`Aborted` when
-        ``signal`` fires.
+        sampling, roots) through ``tasks/update``, at most the client's
+        ``max_input_rounds`` times (then :class:`ProtocolError`), and polling goes on; a
+        2025-11-25 task that needs input stops the wait (its questions come through
+        ``tasks/result``). Raises :class:`Aborted` when ``signal`` fires.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
+        started = time.monotonic()
+        deadline = None if timeout is None else started + timeout
         while not self.done:
             if self.task.status == "input_required":
                 if not self.extension:
                     break
                 self._answer(signal)
             interval = self.task.poll_seconds
-            if deadline is not None and time.monotonic() + interval > deadline:
-                raise RequestTimeout("tasks/get", timeout or 0.0)
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None:
+                if left <= 0:
+                    raise self._timed_out(timeout, started)
+                interval = min(interval, left)
             if signal is not None:
                 if signal.wait(interval):
                     signal.throw_if_aborted()
             else:
                 threading.Event().wait(interval)
             left = None if deadline is None else max(deadline - time.monotonic(), 0.001)
-            self.refresh(timeout=left, signal=signal)
+            try:
+                self.refresh(timeout=left, signal=signal)
+            except RequestTimeout as exc:
+                if deadline is None:
+                    raise
+                raise self._timed_out(timeout, started) from exc
         return self.task
 
     def result(
@@ -271,7 +309,8 @@ class ToolTask:
     ) -> CallToolResult:
         """Block until the task ends and return the tool's result (a tool that failed is a
         result with ``is_error``). A task that failed raises the :class:`RpcError` it failed
-        with; a cancelled one raises :class:`TaskCancelled`."""
+        with (:class:`ProtocolError` when that error is malformed); a cancelled one raises
+        :class:`TaskCancelled`."""
         if not self.extension:
             return self._tasks.result(self.task_id, timeout=timeout, signal=signal)
         self.wait(timeout=timeout, signal=signal)
@@ -279,32 +318,75 @@ class ToolTask:
             return CallToolResult.from_wire(self.task.result or {})
         if self.task.status == "failed":
             error = self.task.error or {}
-            raise RpcError(
-                int(error.get("code", -32603)),
-                str(error.get("message", self.task.status_message or "the task failed")),
-                error.get("data"),
-            )
+            code = error.get("code", INTERNAL_ERROR)
+            message = str(error.get("message", self.task.status_message or "the task failed"))
+            if not isinstance(code, int) or isinstance(code, bool):
+                raise ProtocolError(
+                    f"task {self.task_id} failed with an error code that is not an integer"
+                    f" ({code!r}): {message}"
+                )
+            raise RpcError(code, message, error.get("data"))
         raise TaskCancelled(self.task_id, self.task.status_message)
 
     def cancel(self, *, timeout: float | None = None, signal: AbortSignal | None = None) -> Task:
         """Ask the server to cancel the task (``tasks/cancel``); returns the state it reports
-        (in the 2026 era cancelling is cooperative: the task may still finish)."""
-        if self.task_id:  # empty when the server answered at once: nothing to cancel
-            self.task = self._tasks.cancel(self.task_id, timeout=timeout, signal=signal)
+        (in the 2026 era cancelling is cooperative: the task may still finish). A finished
+        task, or one the server answered at once, has nothing to cancel: its state is
+        returned and nothing is sent."""
+        if self.task_id and not self.done:
+            self._move_to(self._tasks.cancel(self.task_id, timeout=timeout, signal=signal))
         return self.task
 
+    def _move_to(self, state: Task) -> None:
+        """Take ``state`` as the task's new state; a finished task stays as it finished."""
+        if self.done:
+            if state.status != self.task.status:
+                raise ProtocolError(
+                    f"task {self.task_id} was {self.task.status} and is now reported"
+                    f" {state.status}: a finished task's status cannot change"
+                )
+            return  # nor its result or error
+        self.task = state
+
+    def _timed_out(self, timeout: float | None, started: float) -> RequestTimeout:
+        waited = time.monotonic() - started
+        return RequestTimeout(
+            "tasks/get",
+            timeout or 0.0,
+            f"task {self.task_id} still {self.task.status} after {waited:.1f} s of waiting",
+        )
+
     def _answer(self, signal: AbortSignal | None) -> None:
-        """Answer the questions of an input_required 2026 task we have not answered yet."""
+        """Answer the questions of an input_required 2026 task not answered yet: a key not
+        seen, or a new question under a key answered before (the same question again is
+        the server not having taken the answer in yet)."""
         asked = self.task.input_requests or {}
-        fresh = {key: request for key, request in asked.items() if key not in self._answered}
+        fresh = {key: asked[key] for key in asked if self._answered.get(key, _UNSEEN) != asked[key]}
         if not fresh:
             return
+        limit = self._tasks._connection.stateless.max_input_rounds
+        if self._rounds >= limit:
+            raise ProtocolError(
+                f"task {self.task_id}: the server still asks for input after {limit} rounds"
+                " (the client's max_input_rounds)"
+            )
+        self._rounds += 1
         responses = self._tasks.answer_input_requests(fresh, signal=signal)
         self._tasks.update(self.task_id, responses, signal=signal)
         self._answered.update(fresh)
 
     def __repr__(self) -> str:
         return f"<ToolTask {self.task_id or '(answered at once)'} {self.status}>"
+
+
+_UNSEEN = object()
+
+
+def _same_task(method: str, task_id: str, state: _T) -> _T:
+    """``state``, unless the server answered about another task than ``task_id``."""
+    if state.task_id != task_id:
+        raise ProtocolError(f"{method} for task {task_id} was answered about task {state.task_id}")
+    return state
 
 
 def _completed_at_once(raw: dict[str, Any]) -> GetTaskResult:

@@ -16,6 +16,13 @@ Collision policy (what happens when two servers offer the same thing):
   suffixes when sanitising makes two equal. Two servers' ``search`` tools are ``a__search`` and
   ``b__search``; nothing is hidden or replaced. :meth:`ClientGroup.call_tool` and
   :meth:`ClientGroup.get_prompt` take these names.
+- **A name, once given, reaches one server, always the same one.** The group remembers the
+  name each (server, tool) got and gives it that name in every later listing, whatever the
+  order or membership; a removed server's names are kept for it (re-added, it gets them
+  back) and never go to another server. Server names that are equal once sanitised
+  (``my.srv`` and ``my_srv``), or that hold the separator once sanitised, are refused.
+  Up to :data:`MAX_BOUND_NAMES` names of each kind are remembered; past that, the oldest
+  not in the current listing are forgotten.
 - **Resources and templates** keep their URIs: a URI is an address, not a label.
   :meth:`ClientGroup.read_resource` sends a URI to the one server that listed it, or whose
   template matches it. When several did, the read raises :class:`UnknownName` naming them
@@ -38,7 +45,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import GroupError, McpError, UnknownName
-from .llm import unique_names
+from .llm import MAX_NAME_LENGTH, sanitize_tool_name
 from .protocol.types.skills import SKILLS_EXTENSION
 
 if TYPE_CHECKING:
@@ -59,12 +66,14 @@ if TYPE_CHECKING:
     from .skills import LoadedSkill
     from .transports.base import Transport
 
-__all__ = ["SERVER_META_KEY", "ClientGroup"]
+__all__ = ["MAX_BOUND_NAMES", "SERVER_META_KEY", "ClientGroup"]
 
 logger = logging.getLogger(__name__)
 
 #: The ``_meta`` key on every item a group lists that names the server it came from.
 SERVER_META_KEY = "io.mcp-sync/server"
+#: How many prefixed names of each kind (tools, prompts) a group keeps bound to their server.
+MAX_BOUND_NAMES = 10_000
 
 _Item = TypeVar("_Item", "Tool", "Prompt", "Resource", "ResourceTemplate", "Skill")
 _Named = TypeVar("_Named", "Tool", "Prompt")  # items a group renames
@@ -85,11 +94,15 @@ class ClientGroup:
         self._clients: dict[str, Client] = {}
         self._tool_routes: dict[str, tuple[str, str]] = {}
         self._prompt_routes: dict[str, tuple[str, str]] = {}
+        #: Every name given so far, by kind: name -> (server, item), oldest first. A name
+        #: stays bound to its server for the group's life (see the module docstring).
+        self._bound: dict[str, dict[str, tuple[str, str]]] = {"tool": {}, "prompt": {}}
         self._resource_routes: dict[str, list[str]] = {}
         self._templates: list[tuple[str, re.Pattern[str]]] = []
         self._failures: dict[str, McpError] = {}
         for name, client in (clients or {}).items():
             self._check_name(name)
+            self._check_clash(name)
             self._clients[name] = client
 
     # -- membership ------------------------------------------------------------------------
@@ -139,15 +152,18 @@ class ClientGroup:
         with self._lock:
             if name in self._clients:
                 raise GroupError(f"a server named {name!r} is already in this group")
+            self._check_clash(name)
         client = self._connect(target, timeout, client_options)
         with self._lock:
-            taken = name in self._clients
-            if not taken:
-                self._clients[name] = client
-        if taken:  # another thread added the same name meanwhile
-            if client is not target:
-                client.close()
-            raise GroupError(f"a server named {name!r} is already in this group")
+            try:  # another thread may have added the same name, or a clashing one, meanwhile
+                if name in self._clients:
+                    raise GroupError(f"a server named {name!r} is already in this group")
+                self._check_clash(name)
+            except GroupError:
+                if client is not target:
+                    client.close()
+                raise
+            self._clients[name] = client
         return client
 
     def remove(self, name: str, *, close: bool = True) -> Client:
@@ -188,7 +204,7 @@ class ClientGroup:
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every server's tools, renamed ``<server>__<tool>`` (unique, LLM-safe)."""
         found = self._gather("tools", lambda c: c.list_tools(timeout=timeout))
-        routes, tools = self._renamed(found)
+        routes, tools = self._renamed("tool", found)
         with self._lock:
             self._tool_routes = routes
         return tools
@@ -196,7 +212,7 @@ class ClientGroup:
     def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
         """Every server's prompts, renamed ``<server>__<prompt>`` like tools."""
         found = self._gather("prompts", lambda c: c.list_prompts(timeout=timeout))
-        routes, prompts = self._renamed(found)
+        routes, prompts = self._renamed("prompt", found)
         with self._lock:
             self._prompt_routes = routes
         return prompts
@@ -280,6 +296,21 @@ class ClientGroup:
             raise GroupError(
                 f"a server name must be non-empty and free of {self.SEPARATOR!r}: {name!r}"
             )
+        if self.SEPARATOR in _safe(name):
+            raise GroupError(
+                f"a server name must be free of {self.SEPARATOR!r} once made safe for tool"
+                f" names: {name!r} is {_safe(name)!r} once made safe"
+            )
+
+    def _check_clash(self, name: str) -> None:
+        """Refuse ``name`` if a member's name is the same once sanitised (the lock is held,
+        or the group is being built): their tools would share names."""
+        for other in self._clients:
+            if other != name and _safe(other) == _safe(name):
+                raise GroupError(
+                    f"the server name {name!r} is {_safe(name)!r} once made safe for tool"
+                    f" names, as {other!r} already in this group is: pick another name"
+                )
 
     @staticmethod
     def _connect(target: Any, timeout: float | None, options: ClientOptions) -> Client:
@@ -292,7 +323,7 @@ class ClientGroup:
 
     def _forget(self, server: str) -> None:
         """Drop ``server``'s routes (the lock is held)."""
-        for routes in (self._tool_routes, self._prompt_routes):
+        for routes in (self._tool_routes, self._prompt_routes):  # the names stay bound
             for name in [n for n, (s, _) in routes.items() if s == server]:
                 del routes[name]
         for uri, servers in list(self._resource_routes.items()):
@@ -304,14 +335,39 @@ class ClientGroup:
         self._failures.pop(server, None)
 
     def _renamed(
-        self, found: list[tuple[str, _Named]]
+        self, kind: str, found: list[tuple[str, _Named]]
     ) -> tuple[dict[str, tuple[str, str]], list[_Named]]:
-        """Each item renamed ``<server>__<name>`` (unique, LLM-safe): the routes from the new
-        names to (server, original name), and the renamed copies."""
-        names = unique_names(f"{server}{self.SEPARATOR}{item.name}" for server, item in found)
-        renamed = list(zip(names, found, strict=True))
-        routes = {name: (server, item.name) for name, (server, item) in renamed}
-        return routes, [_tagged(item, server, name) for name, (server, item) in renamed]
+        """Each item under its ``<server>__<name>`` name (unique, LLM-safe, and the same as
+        it got before): the routes from those names to (server, original name), and the
+        renamed copies. An item a server lists twice is listed once."""
+        with self._lock:
+            bound = self._bound[kind]
+            given = {route: name for name, route in bound.items()}
+            fresh = [
+                (server, item.name) for server, item in found if (server, item.name) not in given
+            ]
+            wanted = {key: sanitize_tool_name(f"{key[0]}{self.SEPARATOR}{key[1]}") for key in fresh}
+            reserved = set(wanted.values())  # a suffixed name never takes one another wants
+            for key in dict.fromkeys(fresh):
+                name, number = wanted[key], 1
+                while name in bound or (number > 1 and name in reserved):
+                    number += 1
+                    suffix = f"_{number}"
+                    name = wanted[key][: MAX_NAME_LENGTH - len(suffix)] + suffix
+                bound[name] = key
+                given[key] = name
+            routes: dict[str, tuple[str, str]] = {}
+            renamed: list[_Named] = []
+            for server, item in found:
+                name = given[(server, item.name)]
+                if name not in routes:
+                    routes[name] = (server, item.name)
+                    renamed.append(_tagged(item, server, name))
+            for name in [n for n in bound if n not in routes][
+                : max(len(bound) - MAX_BOUND_NAMES, 0)
+            ]:
+                del bound[name]
+        return routes, renamed
 
     def _gather(
         self, capability: str, fetch: Callable[[Client], list[_Item]]
@@ -346,9 +402,15 @@ class ClientGroup:
         self, name: str, routes: dict[str, tuple[str, str]], kind: str, lister: str
     ) -> tuple[str, str]:
         with self._lock:
-            route = routes.get(name)
+            route = routes.get(name) or self._bound[kind].get(name)
             known = set(self._clients)
         if route is not None:
+            if route[0] not in known:  # the name stays its server's: never another's
+                raise UnknownName(
+                    f"no {kind} {name!r} in this group: it was server {route[0]!r}'s,"
+                    " which left the group (the name stays that server's)",
+                    name=name,
+                )
             return route
         server, sep, item = name.partition(self.SEPARATOR)
         if sep and item and server in known:
@@ -372,6 +434,14 @@ class ClientGroup:
             f"{uri!r} is offered by several servers ({', '.join(servers)}): pass server=",
             name=uri,
         )
+
+
+def _safe(name: str) -> str:
+    """A server name as it shows in a prefixed tool name (made safe, not yet cut)."""
+    return _UNSAFE.sub("_", name)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def _offers(client: Client, capability: str) -> bool:

@@ -17,6 +17,13 @@ What the extension asks of a client, and how this module does it:
   field with the entry's ``frontmatter``. A file the entry does not list is refused. Any
   mismatch raises :class:`~mcp_sync.errors.SkillVerificationError` and the content is not
   returned (re-fetch the entry with :meth:`Skills.get` if the skill changed).
+- **Bounded parsing.** Frontmatter is refused (a verification error, before anything is
+  built from it) past :data:`MAX_FRONTMATTER_CHARS` characters, :data:`MAX_FRONTMATTER_DEPTH`
+  levels of nesting, or :data:`MAX_FRONTMATTER_VALUES` values once YAML aliases are
+  expanded; an alias that refers to itself is refused too. A small file cannot cost a lot.
+- **Paths stay inside the skill.** A path or URI with a ``.`` or ``..`` segment (also
+  percent-encoded), an empty segment, a backslash-separated one, or a control character
+  (NUL) is refused, as is an entry that lists a file outside the skill's root.
 - **Dynamic skills** (``"resources": "dynamic"``) publish no digests, so nothing can be
   verified; loading one needs ``allow_dynamic=True``.
 - **Origin.** A skill belongs to the server that served it; :attr:`LoadedSkill.origin` is
@@ -37,6 +44,7 @@ import hashlib
 import posixpath
 import re
 import threading
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -46,7 +54,22 @@ from .abort import AbortSignal
 from .errors import McpError, SkillVerificationError
 from .protocol.types import ReadResourceResult, Skill, SkillFile
 
-__all__ = ["LoadedSkill", "Skills", "parse_frontmatter", "verify_content"]
+__all__ = [
+    "MAX_FRONTMATTER_CHARS",
+    "MAX_FRONTMATTER_DEPTH",
+    "MAX_FRONTMATTER_VALUES",
+    "LoadedSkill",
+    "Skills",
+    "parse_frontmatter",
+    "verify_content",
+]
+
+#: Bounds on a SKILL.md's frontmatter (real ones are a few hundred bytes, a few levels deep).
+MAX_FRONTMATTER_CHARS = 64 * 1024
+MAX_FRONTMATTER_DEPTH = 32
+#: Values (scalars and collections) once every YAML alias is expanded: what comparing and
+#: converting the frontmatter costs.
+MAX_FRONTMATTER_VALUES = 10_000
 
 _FRONTMATTER = re.compile(r"\A---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
@@ -192,8 +215,9 @@ class LoadedSkill:
             if relative.startswith("../") or relative in ("..", ".") or relative.startswith("/"):
                 raise SkillVerificationError(f"{root}/{path}", "the path leaves the skill")
             uri = f"{root}/{relative}"
-        if not uri.startswith(root + "/"):
-            raise SkillVerificationError(uri, f"not a file of the skill at {root}")
+        problem = path_problem(uri, root)
+        if problem is not None:
+            raise SkillVerificationError(uri, problem)
         return uri
 
     def for_model(self) -> str:
@@ -228,9 +252,20 @@ def load(
         raise SkillVerificationError(
             skill.uri, "the skill is dynamic (no digests to verify): pass allow_dynamic=True"
         )
+    problem = _segments_problem(skill.uri.partition("://")[2])
+    if problem is not None:
+        raise SkillVerificationError(skill.uri, f"the skill's URI is not usable: {problem}")
     listed = None
     if not skill.is_dynamic:
         assert not isinstance(skill.resources, str)
+        for file in skill.resources:
+            if file.uri == skill.uri:  # its own SKILL.md: the URI was checked above
+                continue
+            problem = path_problem(file.uri, skill.root)
+            if problem is not None:
+                raise SkillVerificationError(
+                    file.uri, f"the entry lists a file outside the skill ({problem})"
+                )
         listed = next((f for f in skill.resources if f.uri == skill.uri), None)
         if listed is None:
             raise SkillVerificationError(skill.uri, "the entry does not list its own SKILL.md")
@@ -241,7 +276,7 @@ def load(
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise SkillVerificationError(skill.uri, "SKILL.md is not UTF-8 text") from None
-    served = parse_frontmatter(text)
+    served = parse_frontmatter(text, skill.uri)
     if served is None:
         raise SkillVerificationError(skill.uri, "SKILL.md has no YAML frontmatter")
     differing = sorted(
@@ -284,8 +319,29 @@ def content_bytes(result: ReadResourceResult, uri: str) -> bytes:
     raise SkillVerificationError(uri, "the server returned neither text nor a blob")
 
 
-def parse_frontmatter(text: str) -> dict[str, Any] | None:
-    """The YAML frontmatter of a ``SKILL.md`` as JSON values, or None if it has none."""
+def path_problem(uri: str, root: str) -> str | None:
+    """Why ``uri`` is not a file of the skill at ``root``, or None when it is."""
+    if not uri.startswith(root + "/"):
+        return f"not a file of the skill at {root}"
+    return _segments_problem(uri[len(root) + 1 :])
+
+
+def _segments_problem(path: str) -> str | None:
+    """Why a URI's path would not name the file it seems to on a server that resolves dot
+    segments, decodes percent-escapes, or takes a backslash or NUL for what they are there."""
+    for text in (path, urllib.parse.unquote(path)):
+        if any(ord(char) < 0x20 or char == "\x7f" for char in text):
+            return "the path holds a control character (NUL or the like)"
+        segments = text.replace("\\", "/").split("/")
+        if any(segment in ("", ".", "..") for segment in segments):
+            return "the path leaves the skill (an empty, . or .. segment)"
+    return None
+
+
+def parse_frontmatter(text: str, uri: str = "SKILL.md") -> dict[str, Any] | None:
+    """The YAML frontmatter of a ``SKILL.md`` as JSON values, or None if it has none (or it
+    is not YAML). Raises :class:`SkillVerificationError` (naming ``uri``) for frontmatter
+    past the module's bounds on size, nesting and alias expansion."""
     match = _FRONTMATTER.match(text.removeprefix("\ufeff"))
     if match is None:
         return None
@@ -295,11 +351,75 @@ def parse_frontmatter(text: str) -> dict[str, Any] | None:
         raise McpError(
             "loading a skill needs PyYAML: pip install 'mcp-sync-client[skills]'"
         ) from None
+    source = match.group(1)
+    if len(source) > MAX_FRONTMATTER_CHARS:
+        raise SkillVerificationError(
+            uri, f"the frontmatter is larger than {MAX_FRONTMATTER_CHARS} characters"
+        )
     try:
-        value = yaml.safe_load(match.group(1))
+        # the parser is iterative: a depth check on its events comes before the composer,
+        # which recurses once per level
+        depth = 0
+        for event in yaml.parse(source, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_FRONTMATTER_DEPTH:
+                    raise SkillVerificationError(uri, _TOO_DEEP)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+        loader = yaml.SafeLoader(source)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            _check_expansion(node, uri)
+            value = loader.construct_document(node)
+        finally:
+            loader.dispose()
     except yaml.YAMLError:
         return None
     return _as_json(value) if isinstance(value, dict) else None
+
+
+_TOO_DEEP = f"the frontmatter is nested deeper than {MAX_FRONTMATTER_DEPTH} levels"
+
+
+def _check_expansion(root: Any, uri: str) -> None:
+    """Raise unless the node graph, aliases expanded, is a tree of bounded size and depth.
+
+    Aliases make the graph share nodes: what is counted is every visit, as building and
+    comparing the values will make them, and the walk stops at the bound.
+    """
+    import yaml
+
+    count = 0
+    on_path: set[int] = set()
+
+    def visit(node: Any, depth: int) -> None:
+        nonlocal count
+        count += 1
+        if count > MAX_FRONTMATTER_VALUES:
+            raise SkillVerificationError(
+                uri,
+                f"the frontmatter holds more than {MAX_FRONTMATTER_VALUES} values once its"
+                " YAML aliases are expanded",
+            )
+        if depth > MAX_FRONTMATTER_DEPTH:
+            raise SkillVerificationError(uri, _TOO_DEEP)
+        if isinstance(node, yaml.ScalarNode):
+            return
+        if id(node) in on_path:
+            raise SkillVerificationError(uri, "a YAML alias in the frontmatter refers to itself")
+        on_path.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            children = [part for pair in node.value for part in pair]
+        for child in children:
+            visit(child, depth + 1)
+        on_path.discard(id(node))
+
+    visit(root, 0)
 
 
 def _as_json(value: Any) -> Any:

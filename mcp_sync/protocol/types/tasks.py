@@ -16,6 +16,9 @@ from .common import NotificationParams, PaginatedResult, RequestParams, Result
 
 __all__ = [
     "TASKS_EXTENSION",
+    "DEFAULT_POLL_SECONDS",
+    "MAX_POLL_SECONDS",
+    "MIN_POLL_SECONDS",
     "CancelTaskResult",
     "CreateTaskResult",
     "GetTaskResult",
@@ -30,6 +33,13 @@ __all__ = [
 
 #: The 2026 tasks extension's identifier in ``capabilities.extensions``.
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+#: The range a server's suggested poll interval is clamped to, in seconds: a server cannot
+#: make a client poll it more than 20 times a second, nor go quiet for longer than 10 s.
+MIN_POLL_SECONDS = 0.05
+MAX_POLL_SECONDS = 10.0
+#: The interval when the server suggests none (or one that is not a number, or negative).
+DEFAULT_POLL_SECONDS = 0.5
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
@@ -74,11 +84,19 @@ class Task(McpModel):
 
     @property
     def poll_seconds(self) -> float:
-        """How long to wait before the next poll: the server's suggestion, else 0.5 s."""
+        """How long to wait before the next poll: the server's suggestion, clamped to
+        [:data:`MIN_POLL_SECONDS`, :data:`MAX_POLL_SECONDS`]; 0.5 s when it suggests none,
+        a negative one, or NaN."""
         interval = (
             self.poll_interval_ms if self.poll_interval_ms is not None else self.poll_interval
         )
-        return (interval if interval is not None and interval >= 0 else 500) / 1000
+        if interval is None or isinstance(interval, bool):
+            return DEFAULT_POLL_SECONDS
+        if interval != interval or interval < 0:  # NaN, and no float() of a huge int
+            return DEFAULT_POLL_SECONDS
+        if interval > MAX_POLL_SECONDS * 1000:  # before dividing: an int past 1e308 overflows
+            return MAX_POLL_SECONDS
+        return max(interval / 1000, MIN_POLL_SECONDS)
 
 
 class TaskRequestParams(RequestParams):
