@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from . import _calls
 from ._connection import Connection, ProgressHandler
+from ._stateless import CallDeadline
 from .abort import AbortSignal
 from .errors import ProtocolError, RequestTimeout, RpcError, TaskCancelled
 from .protocol import meta as meta_keys
@@ -207,13 +208,21 @@ class Tasks:
         self._connection.request("tasks/update", params, timeout=timeout, signal=signal)
 
     def answer_input_requests(
-        self, input_requests: Mapping[str, Any], *, signal: AbortSignal | None = None
+        self,
+        input_requests: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
     ) -> dict[str, Any]:
         """Answer a 2026 ``inputRequests`` map (sampling, elicitation, roots requests by key)
-        with this client's handlers; returns the ``inputResponses`` to send back."""
+        with this client's handlers; returns the ``inputResponses`` to send back. Past
+        ``timeout`` no handler starts, and a running one sees its ``ctx.signal`` fire."""
         connection = self._connection
         session = connection.connected_session(connection.request_timeout)
-        return connection.stateless.fulfil_input_requests(session, dict(input_requests), signal)
+        deadline = CallDeadline("tasks/update", timeout, None) if timeout else None
+        return connection.stateless.fulfil_input_requests(
+            session, dict(input_requests), signal, deadline
+        )
 
     def on_status(
         self, callback: Callable[[TaskStatusNotificationParams], None]
@@ -283,7 +292,7 @@ class ToolTask:
             if self.task.status == "input_required":
                 if not self.extension:
                     break
-                self._answer(signal)
+                self._answer(signal, deadline)
             interval = self.task.poll_seconds
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None:
@@ -356,7 +365,7 @@ class ToolTask:
             f"task {self.task_id} still {self.task.status} after {waited:.1f} s of waiting",
         )
 
-    def _answer(self, signal: AbortSignal | None) -> None:
+    def _answer(self, signal: AbortSignal | None, deadline: float | None) -> None:
         """Answer the questions of an input_required 2026 task not answered yet: a key not
         seen, or a new question under a key answered before (the same question again is
         the server not having taken the answer in yet)."""
@@ -371,8 +380,11 @@ class ToolTask:
                 " (the client's max_input_rounds)"
             )
         self._rounds += 1
-        responses = self._tasks.answer_input_requests(fresh, signal=signal)
-        self._tasks.update(self.task_id, responses, signal=signal)
+        # the wait's deadline covers the handlers and the update, not only the polls
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.001)
+        responses = self._tasks.answer_input_requests(fresh, timeout=left, signal=signal)
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.001)
+        self._tasks.update(self.task_id, responses, timeout=left, signal=signal)
         self._answered.update(fresh)
 
     def __repr__(self) -> str:

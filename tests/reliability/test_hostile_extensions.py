@@ -178,6 +178,34 @@ def test_max_input_rounds_bounds_a_task_that_asks_forever(task_server):
     assert len(server.updates) == 3
 
 
+def test_a_waits_timeout_covers_the_handlers_that_answer_a_task():
+    """A 2026 task that asks a question nobody answers (the handler watches its signal): the
+    wait's timeout reaches the handler and the ``tasks/update``, not only the polls."""
+    server = TaskServer(
+        lambda s: {"status": "input_required", "inputRequests": {"q": elicit("name?")}}
+    )
+    fired = []
+
+    def never_answers(params, ctx):
+        fired.append(ctx.signal.wait(30))
+        ctx.signal.throw_if_aborted()
+        return {"action": "cancel"}
+
+    client = Client("hostile", "1.0", request_timeout=30)
+    client.on_elicitation(never_answers)
+    server.mock.connect(client)
+    try:
+        task = client.tasks.call_tool("job")
+        started = time.monotonic()
+        with pytest.raises(RequestTimeout):
+            task.wait(timeout=1)  # before: the handler ran its full 30 s, then the update
+        assert time.monotonic() - started < 10
+        assert fired == [True]
+        assert server.updates == []
+    finally:
+        client.close()
+
+
 def test_a_new_question_under_an_answered_key_is_answered(task_server):
     def answer(server):
         if not server.updates:
