@@ -342,3 +342,20 @@ def test_close_of_a_client_whose_server_is_stalled_is_bounded(kind: str, leaks: 
             assert took < PROMPT, took
     if kind == "stdio":
         wait_until(lambda: process_state(pid) in ("", "Z"), timeout=PROMPT)
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_close_while_sixteen_threads_call_fails_every_call_at_once(kind: str, leaks: Any) -> None:
+    """The server is stopped so that all sixteen calls are still out when close() comes."""
+    with connected(kind) as (client, pid), stalled(pid):
+        calls = ThreadPoolExecutor(16)
+        outcomes = [
+            calls.submit(timed, lambda n=n: client.call_tool("add", {"a": n, "b": n}, timeout=60))
+            for n in range(16)
+        ]
+        wait_until(lambda: len(client._connection.current_session()._pending) == 16, PROMPT)
+        _, closing = timed(client.close)
+        results = [future.result(PROMPT) for future in outcomes]
+        calls.shutdown()
+    assert all(isinstance(error, ConnectionClosed) for error, _ in results), results
+    assert all(took < PROMPT for _, took in results) and closing < PROMPT, (results, closing)
