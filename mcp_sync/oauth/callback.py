@@ -22,6 +22,7 @@ import html
 import logging
 import sys
 import threading
+import time
 import webbrowser
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,13 +31,16 @@ from urllib.parse import parse_qs, urlsplit
 
 import requests
 
-from ._http import DEFAULT_TIMEOUT, require_secure
+from ._http import DEFAULT_TIMEOUT, current_limits, require_secure
 from .errors import AuthorizationDenied, CallbackError, OAuthError, StateMismatchError
 from .flow import CallbackResult
 
 __all__ = ["CallbackServer", "PendingCallback", "default_page", "headless_redirect"]
 
 logger = logging.getLogger("mcp_sync.oauth")
+
+#: How often a wait for the redirect looks whether its flow was aborted.
+_SLICE = 0.05
 
 #: ``page(result, error) -> HTML`` for the browser tab after the redirect.
 PageRenderer = Callable[[CallbackResult, "Exception | None"], str]
@@ -82,14 +86,23 @@ class PendingCallback:
         """Block until the redirect arrives; its code, state and iss.
 
         Raises :class:`CallbackError` on timeout (default: the server's) or when the server is
-        closed, :class:`StateMismatchError` when a redirect with another state arrived, and
-        :class:`AuthorizationDenied` for an ``error=`` redirect (unless ``raise_on_error`` is
-        False: the provider checks ``iss`` before it looks at an error).
+        closed, :class:`~mcp_sync.errors.Aborted` when the request that needed the sign-in
+        was aborted or its client closed, :class:`StateMismatchError` when a redirect with
+        another state arrived, and :class:`AuthorizationDenied` for an ``error=`` redirect
+        (unless ``raise_on_error`` is False: the provider checks ``iss`` before it looks at
+        an error).
         """
         limit = self._server.timeout if timeout is None else timeout
+        # The user may be away for minutes: meanwhile the request that needed this sign-in
+        # can be aborted, or its client closed, which ends the flow's limits (a no-op
+        # outside a flow). Short slices see that at once.
+        flow = current_limits()
+        deadline = time.monotonic() + limit
         try:
-            if not self._done.wait(limit):
-                raise CallbackError(f"no redirect arrived within {limit:g} s")
+            while not self._done.wait(min(_SLICE, max(deadline - time.monotonic(), 0.0))):
+                flow.check()
+                if time.monotonic() >= deadline:
+                    raise CallbackError(f"no redirect arrived within {limit:g} s")
         finally:
             self._server._forget(self)
         if self._error is not None:

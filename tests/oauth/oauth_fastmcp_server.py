@@ -160,11 +160,13 @@ def serve(
     required_scopes: list[str] | None = None,
     machine_clients: Mapping[str, MachineClient] | None = None,
     trust: Trust | None = None,
+    port: int = 0,
 ) -> Iterator[OAuthServer]:
-    """The server; with ``trust``, also the extension grants and DPoP (oauth_extensions)."""
+    """The server (on ``port``, any free one by default); with ``trust``, also the extension
+    grants and DPoP (oauth_extensions)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
     provider = InMemoryOAuthProvider(
