@@ -43,6 +43,7 @@ from .errors import (
     PkceNotSupportedError,
     RegistrationError,
     ResourceMismatchError,
+    SignInDeferred,
     StateMismatchError,
     TokenError,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "ResourceMetadata",
     "ResourceMismatchError",
     "ServerMetadata",
+    "SignInDeferred",
     "StateMismatchError",
     "StateStore",
     "TokenError",

@@ -27,7 +27,7 @@ import requests
 import urllib3
 
 from ..errors import Aborted
-from .errors import ExchangeTimeout, InsecureEndpointError
+from .errors import ExchangeTimeout, InsecureEndpointError, SignInDeferred
 
 logger = logging.getLogger("mcp_sync.oauth")
 
@@ -40,15 +40,23 @@ _CHUNK = 16384
 
 @dataclass(frozen=True)
 class Limits:
-    """How long one OAuth exchange may take, and the event that aborts the whole flow."""
+    """How long one OAuth exchange may take, the event that aborts the whole flow, and
+    whether the flow may start an interactive sign-in (False for a message nobody waits for:
+    see ``UnauthorizedContext.interactive``)."""
 
     timeout: float = DEFAULT_TIMEOUT
     cancelled: threading.Event = field(default_factory=threading.Event)
+    interactive: bool = True
 
     def check(self) -> None:
         """Raise :class:`~mcp_sync.errors.Aborted` if the flow was aborted."""
         if self.cancelled.is_set():
             raise Aborted("the request that needed authorization was aborted")
+
+    def check_interactive(self, server_url: str) -> None:
+        """Raise :class:`SignInDeferred` unless this flow may start a sign-in."""
+        if not self.interactive:
+            raise SignInDeferred(server_url)
 
 
 _local = threading.local()

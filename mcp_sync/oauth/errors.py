@@ -7,6 +7,7 @@ client secret, a code or a PKCE verifier.
 
     OAuthError
     ├── AuthorizationRequired     a user must sign in: open ``authorization_url``
+    ├── SignInDeferred            a sign-in is needed, but not for a message nobody waits for
     ├── InsecureEndpointError     an OAuth endpoint is not https (and not on a loopback host)
     ├── DiscoveryError            no usable protected-resource / authorization-server metadata
     │   ├── ResourceMismatchError the metadata is for another resource than this server
@@ -49,6 +50,7 @@ __all__ = [
     "PkceNotSupportedError",
     "RegistrationError",
     "ResourceMismatchError",
+    "SignInDeferred",
     "StateMismatchError",
     "TokenError",
 ]
@@ -66,6 +68,20 @@ class AuthorizationRequired(OAuthError):
         super().__init__(f"authorization required: open {authorization_url}")
         self.authorization_url = authorization_url
         self.state = state
+
+
+class SignInDeferred(OAuthError):
+    """A sign-in is needed, but the rejected message is one nobody waits for (a notification,
+    an answer to the server): no sign-in starts for it, and it is dropped. The next request
+    signs in."""
+
+    def __init__(self, server_url: str) -> None:
+        super().__init__(
+            f"{server_url} refused the token and a refresh did not help; a sign-in is not "
+            "started for a message nobody waits for (a notification or an answer): it was "
+            "dropped, and the next request signs in"
+        )
+        self.server_url = server_url
 
 
 class InsecureEndpointError(OAuthError):

@@ -193,12 +193,14 @@ class OAuthProvider(AuthProvider):
         self.check_url(ctx.url)
         if ctx.params.get("error") == "use_dpop_nonce":
             return take_nonce(self._proof_key, ctx)
-        with self._lock, limits(Limits(self.timeout, ctx.cancelled)) as bound:
+        bound_to = Limits(self.timeout, ctx.cancelled, ctx.interactive)
+        with self._lock, limits(bound_to) as bound:
             bound.check()
             state = self._load()
             current = self._stored_tokens(state)
             self._tokens = current
             if ctx.insufficient_scope:
+                bound.check_interactive(self.server_url)
                 return self._step_up(ctx, state, current)
             if current is not None and current.access_token != ctx.token:
                 return True  # replaced since that request was sent
@@ -519,6 +521,7 @@ class OAuthProvider(AuthProvider):
         return pending
 
     def _authorize(self, discovery: Discovery, scope: str | None, step_up: bool = False) -> bool:
+        current_limits().check_interactive(self.server_url)  # a notification opens no browser
         pending = self._new_pending(discovery, scope, step_up)
         current_limits().check()  # an aborted request opens no browser
         answer = self.on_redirect(pending.authorization_url) if self.on_redirect else None
