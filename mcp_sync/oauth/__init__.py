@@ -31,6 +31,7 @@ from .errors import (
     AuthorizationRequired,
     CallbackError,
     DiscoveryError,
+    EndpointUnreachable,
     ExchangeTimeout,
     InsecureEndpointError,
     InsufficientScopeError,
@@ -45,6 +46,7 @@ from .errors import (
     ResourceMismatchError,
     SignInDeferred,
     StateMismatchError,
+    StateStoreError,
     TokenError,
 )
 from .flow import CallbackResult, PendingAuthorization, TokenSet
@@ -66,6 +68,7 @@ __all__ = [
     "DPoPKey",
     "Discovery",
     "DiscoveryError",
+    "EndpointUnreachable",
     "ExchangeTimeout",
     "FileStateStore",
     "InsecureEndpointError",
@@ -90,6 +93,7 @@ __all__ = [
     "ServerMetadata",
     "SignInDeferred",
     "StateMismatchError",
+    "StateStoreError",
     "StateStore",
     "TokenError",
     "TokenSet",

@@ -14,6 +14,8 @@ from __future__ import annotations
 import ipaddress
 import json as _json_module
 import logging
+import socket
+import ssl
 import threading
 import time
 import zlib
@@ -26,8 +28,9 @@ from urllib.parse import urlsplit
 import requests
 import urllib3
 
+from .._causes import causes_of
 from ..errors import Aborted
-from .errors import ExchangeTimeout, InsecureEndpointError, SignInDeferred
+from .errors import EndpointUnreachable, ExchangeTimeout, InsecureEndpointError, SignInDeferred
 
 logger = logging.getLogger("mcp_sync.oauth")
 
@@ -154,7 +157,46 @@ def exchange(
     json: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> Answer:
-    """One bounded request to an OAuth endpoint (see the module docstring)."""
+    """One bounded request to an OAuth endpoint (see the module docstring).
+
+    A network failure is an :class:`EndpointUnreachable` naming ``what`` and ``url`` (the
+    MCP server's transport would otherwise describe it as its own URL's).
+    """
+    try:
+        return _exchange(session, method, url, what, data=data, json=json, headers=headers)
+    except requests.RequestException as exc:
+        raise EndpointUnreachable(what, url, _reason(exc)) from exc
+
+
+def _reason(exc: requests.RequestException) -> str:
+    """Why an exchange failed, in a few words (never a header or a body)."""
+    causes = list(causes_of(exc))
+    if any(isinstance(c, ConnectionRefusedError) for c in causes):
+        return "connection refused"
+    if any(isinstance(c, socket.gaierror) for c in causes):
+        return "the host name does not resolve"
+    if any(isinstance(c, (requests.Timeout, TimeoutError)) for c in causes) or any(
+        type(c).__name__ in ("ConnectTimeoutError", "ReadTimeoutError") for c in causes
+    ):
+        return "timed out"
+    for c in causes:
+        if isinstance(c, ssl.SSLError):
+            return f"TLS error: {c}"
+    if any(isinstance(c, (ConnectionResetError, BrokenPipeError)) for c in causes):
+        return "the connection was reset"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _exchange(
+    session: requests.Session,
+    method: str,
+    url: str,
+    what: str,
+    *,
+    data: Mapping[str, str] | None,
+    json: Mapping[str, Any] | None,
+    headers: Mapping[str, str] | None,
+) -> Answer:
     require_secure(url, what)
     bound = current_limits()
     bound.check()

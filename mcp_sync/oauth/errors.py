@@ -23,6 +23,9 @@ client secret, a code or a PKCE verifier.
     ├── InsufficientScopeError    step-up authorization gave up after its retry limit
     ├── ExchangeTimeout           an OAuth endpoint did not answer within ``timeout`` (also a
     │                             ``TimeoutError``)
+    ├── EndpointUnreachable       an OAuth endpoint (token, registration, metadata) could not
+    │                             be reached: refused, unresolvable, TLS, reset; names it
+    ├── StateStoreError           the state store (Redis, the file) failed; names the store
     ├── CallbackError             the local redirect listener failed (timeout, closed)
     ├── LockTimeout               a shared store's lock stayed taken longer than ``lock_wait``
     │                             (also a ``TimeoutError``; :mod:`.redis_store`)
@@ -38,6 +41,7 @@ __all__ = [
     "AuthorizationRequired",
     "CallbackError",
     "DiscoveryError",
+    "EndpointUnreachable",
     "ExchangeTimeout",
     "InsecureEndpointError",
     "InsufficientScopeError",
@@ -52,6 +56,7 @@ __all__ = [
     "ResourceMismatchError",
     "SignInDeferred",
     "StateMismatchError",
+    "StateStoreError",
     "TokenError",
 ]
 
@@ -162,6 +167,21 @@ class InsufficientScopeError(OAuthError):
 
 class ExchangeTimeout(OAuthError, TimeoutError):
     """An OAuth endpoint did not answer in full within the exchange's time bound."""
+
+
+class EndpointUnreachable(OAuthError):
+    """An OAuth endpoint could not be reached (connection refused, name not resolved, TLS
+    failure, reset): ``what`` says which endpoint (``"token endpoint"``...), ``url`` where."""
+
+    def __init__(self, what: str, url: str, reason: str) -> None:
+        super().__init__(f"cannot reach the {what} {url}: {reason}")
+        self.what = what
+        self.url = url
+
+
+class StateStoreError(OAuthError):
+    """The OAuth state store (``RedisStateStore``, ``FileStateStore``, your own) failed; the
+    message names the store and what it was doing, the cause is the store's own error."""
 
 
 class CallbackError(OAuthError):

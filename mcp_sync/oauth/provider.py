@@ -31,6 +31,7 @@ import requests
 
 from ..auth import AuthProvider, UnauthorizedContext
 from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, require_secure
+from ._store_guard import guarded
 from .discovery import Discovery, ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, note_nonce, supported_by, take_nonce
 from .errors import (
@@ -133,7 +134,7 @@ class OAuthProvider(AuthProvider):
             if client_id
             else None
         )
-        self.store = store if store is not None else MemoryStateStore()
+        self.store = guarded(store) if store is not None else MemoryStateStore()
         self.on_redirect = on_redirect
         self.scope = scope
         self.offline_access = offline_access

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 import requests
-from support import FASTMCP_MISSING, wait_until
+from oauth_stub import Stub
+from redis_server import redis_server
+from support import FASTMCP_MISSING, free_port, wait_until
 
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
 
@@ -16,7 +18,10 @@ from test_oauth_e2e import provider_for
 import mcp_sync
 from mcp_sync import AbortController
 from mcp_sync.errors import Aborted
-from mcp_sync.oauth import SignInDeferred
+from mcp_sync.oauth import OAuthError, OAuthProvider, SignInDeferred, headless_redirect
+from mcp_sync.oauth.redis_store import RedisStateStore
+
+REDIRECT = "http://127.0.0.1:1/callback"
 
 
 @pytest.fixture
@@ -120,3 +125,75 @@ def test_a_notification_after_the_tokens_died_is_dropped_and_reported(server):
         assert [type(error) for error in errors] == [SignInDeferred]
     finally:
         client.close()
+
+
+# -- an OAuth endpoint that cannot be reached is named --------------------------------------
+
+
+def _dead_base() -> str:
+    return f"http://127.0.0.1:{free_port()}"  # nothing listens there
+
+
+def _token_endpoint_down(stub: Stub) -> str:
+    dead = f"{_dead_base()}/token"
+    stub.standard(metadata={"token_endpoint": dead})
+    return dead
+
+
+def _registration_down(stub: Stub) -> str:
+    dead = f"{_dead_base()}/register"
+    stub.standard(metadata={"registration_endpoint": dead})
+    return dead
+
+
+def _authorization_server_down(stub: Stub) -> str:
+    dead = _dead_base()
+    stub.standard()
+    stub.route(
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        (200, {"resource": stub.url, "authorization_servers": [dead]}),
+    )
+    return f"{dead}/.well-known/"
+
+
+def _protected(stub: Stub) -> None:
+    """The stub's MCP endpoint: every request is refused with a 401."""
+    stub.route("POST", "/mcp", lambda request: (401, {"WWW-Authenticate": "Bearer"}, {}))
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("arrange", "what"),
+    [
+        (_token_endpoint_down, "token endpoint"),
+        (_registration_down, "registration endpoint"),
+        (_authorization_server_down, "authorization server metadata"),
+    ],
+)
+def test_an_oauth_endpoint_that_is_down_is_named_not_the_mcp_url(stub, arrange, what):
+    dead = arrange(stub)
+    _protected(stub)
+    provider = OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect())
+    with pytest.raises(OAuthError) as caught:
+        mcp_sync.connect(stub.url, auth=provider, protocol="handshake", timeout=30)
+    # Before: "cannot connect to http://127.0.0.1:N/mcp: connection refused", a requests
+    # error naming the MCP server, which was up.
+    text = str(caught.value)
+    assert what in text and dead in text and "connection refused" in text, text
+    assert f"connect to {stub.url}" not in text
+
+
+@pytest.mark.timeout(60)
+def test_a_state_store_that_is_down_is_named(stub, tmp_path):
+    stub.standard()
+    _protected(stub)
+    with redis_server(tmp_path) as url:
+        store = RedisStateStore(url)
+        provider = OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect(), store=store)
+    # Redis is gone: the sign-in cannot read or keep its state.
+    with pytest.raises(OAuthError) as caught:
+        mcp_sync.connect(stub.url, auth=provider, protocol="handshake", timeout=30)
+    text = str(caught.value)
+    assert "state store" in text and "RedisStateStore" in text, text
+    assert f"connect to {stub.url}" not in text
