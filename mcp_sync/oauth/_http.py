@@ -30,7 +30,13 @@ import urllib3
 
 from .._causes import causes_of
 from ..errors import Aborted
-from .errors import EndpointUnreachable, ExchangeTimeout, InsecureEndpointError, SignInDeferred
+from .errors import (
+    EndpointUnreachable,
+    ExchangeTimeout,
+    ForbiddenEndpointError,
+    InsecureEndpointError,
+    SignInDeferred,
+)
 
 logger = logging.getLogger("mcp_sync.oauth")
 
@@ -166,6 +172,10 @@ def exchange(
         return _exchange(session, method, url, what, data=data, json=json, headers=headers)
     except requests.RequestException as exc:
         raise EndpointUnreachable(what, url, _reason(exc)) from exc
+    except ForbiddenEndpointError as exc:
+        if exc.url == url:
+            raise
+        raise ForbiddenEndpointError(url, exc.rule, what) from None  # (named by the caller)
 
 
 def _reason(exc: requests.RequestException) -> str:

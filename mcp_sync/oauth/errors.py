@@ -9,6 +9,8 @@ client secret, a code or a PKCE verifier.
     ├── AuthorizationRequired     a user must sign in: open ``authorization_url``
     ├── SignInDeferred            a sign-in is needed, but not for a message nobody waits for
     ├── InsecureEndpointError     an OAuth endpoint is not https (and not on a loopback host)
+    │   └── ForbiddenEndpointError  a server-named URL points where the client never connects
+    │                             (link-local, private or loopback ranges: SSRF); names the rule
     ├── DiscoveryError            no usable protected-resource / authorization-server metadata
     │   ├── ResourceMismatchError the metadata is for another resource than this server
     │   └── PkceNotSupportedError the authorization server does not advertise PKCE S256
@@ -43,6 +45,7 @@ __all__ = [
     "DiscoveryError",
     "EndpointUnreachable",
     "ExchangeTimeout",
+    "ForbiddenEndpointError",
     "InsecureEndpointError",
     "InsufficientScopeError",
     "InvalidClientError",
@@ -97,6 +100,18 @@ class InsecureEndpointError(OAuthError):
             f"refusing the {what} {url}: it must be https (or http on a loopback host)"
         )
         self.url = url
+
+
+class ForbiddenEndpointError(InsecureEndpointError):
+    """A URL the MCP server named (or its metadata did) resolves to an address the client
+    does not connect to: link-local, or a private or loopback range the MCP server is not in,
+    or plain http other than loopback to loopback. ``url`` is the URL, ``rule`` the rule."""
+
+    def __init__(self, url: str, rule: str, what: str = "OAuth endpoint") -> None:
+        OAuthError.__init__(self, f"refusing the {what} {url}: {rule}")
+        self.url = url
+        self.rule = rule
+        self.what = what
 
 
 class DiscoveryError(OAuthError):
