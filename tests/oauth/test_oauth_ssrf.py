@@ -11,11 +11,21 @@ as "no connect was attempted", not as a timeout.
 from __future__ import annotations
 
 import ipaddress
+import json
 import socket
+import ssl
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 import requests
 from oauth_stub import Stub
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
+
+from tls_certs import make_certificates
 
 from mcp_sync.auth import UnauthorizedContext
 from mcp_sync.oauth import (
@@ -234,3 +244,74 @@ def test_a_name_is_resolved_once_and_its_checked_address_connected(stub, connect
     (fetched,) = [r for r in stub.requests if r["headers"].get("Host", "").startswith("as.")]
     assert fetched["headers"]["Host"] == f"as.rebind.localhost:{port}"  # Host stays the name
     assert resolver.asked.count("as.rebind.localhost") == 1
+
+
+class TlsMetadata:
+    """Protected resource metadata over https on 127.0.0.1 (certificate for ``localhost``),
+    recording the TLS SNI name each handshake carried."""
+
+    def __init__(self, folder, document: dict) -> None:
+        paths = make_certificates(folder)
+        self.ca = str(paths["ca"])
+        self.sni: list[str | None] = []
+        body = json.dumps(document).encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(paths["cert"], paths["key"])
+        context.sni_callback = lambda sock, name, ctx: self.sni.append(name)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+        self.port = self.httpd.server_address[1]
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self._thread.join(5)
+
+
+def test_tls_stays_on_the_name_while_the_checked_address_is_connected(
+    stub, connects, resolver, tmp_path
+):
+    resolver.names["localhost"] = ["127.0.0.1"]
+    stub.standard()
+    tls = TlsMetadata(tmp_path, {"resource": stub.url, "authorization_servers": [stub.base]})
+    try:
+        session = requests.Session()
+        session.trust_env = False
+        session.verify = tls.ca
+        provider = provider_for(stub.url, session=session)
+        metadata_url = f"https://localhost:{tls.port}/.well-known/oauth-protected-resource/mcp"
+        assert provider.on_unauthorized(challenge(stub.url, metadata_url))
+        # connected to 127.0.0.1, yet the handshake named the host (an IP carries no SNI)
+        # and the certificate was checked for it
+        assert tls.sni == ["localhost"]
+        assert _off_loopback(connects) == []
+    finally:
+        tls.close()
+
+
+def test_through_a_proxy_the_name_is_checked_before_the_proxy_is_asked(stub, connects):
+    stub.standard()
+    session = requests.Session()
+    session.trust_env = False
+    session.proxies = {"https": stub.base, "http": stub.base}  # the stub plays the proxy
+    provider = provider_for(stub.url, session=session)
+    with pytest.raises(ForbiddenEndpointError, match="link-local"):
+        provider.on_unauthorized(challenge(stub.url, "https://169.254.169.254/latest/"))
+    assert connects == []  # not even the proxy was connected to
