@@ -265,7 +265,9 @@ def _read_capped(
         # no abort check here: a request that was sent is read to its end (a token response
         # dropped half-read would waste the code or the rotated refresh token)
         if time.monotonic() > deadline:
-            raise ExchangeTimeout(f"the {what} did not answer within {bound.timeout:g} s")
+            raise ExchangeTimeout(
+                f"the {what} {response.url} did not answer within {bound.timeout:g} s"
+            )
         try:
             chunk = raw.read1(_CHUNK, decode_content=False)
         except urllib3.exceptions.ReadTimeoutError as exc:

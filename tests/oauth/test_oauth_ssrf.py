@@ -138,6 +138,16 @@ def test_a_link_local_resource_metadata_url_is_refused_before_any_connect(
     assert caught.value.url == metadata_url
 
 
+@pytest.mark.parametrize("metadata_url", ["https://0.0.0.0/x", "https://[::]/x"])
+def test_the_unspecified_address_is_refused(stub, connects, metadata_url):
+    # 0.0.0.0 reaches the host's own services on Linux: it is no address to fetch from
+    stub.standard()
+    provider = provider_for(stub.url)
+    with pytest.raises(ForbiddenEndpointError, match="not a unicast host"):
+        provider.on_unauthorized(challenge(stub.url, metadata_url))
+    assert _off_loopback(connects) == []
+
+
 def test_a_token_endpoint_in_the_link_local_range_is_refused(stub, connects):
     stub.standard(metadata={"token_endpoint": "https://169.254.169.254/token"})
     provider = provider_for(stub.url)
