@@ -216,8 +216,8 @@ class HttpClient:
             try:
                 retry = self.auth.on_unauthorized(ctx)
             except BaseException:
-                # An abort is that request's, not a refusal; nor is a sign-in a message
-                # nobody waits for may not start (a request waiting behind it may).
+                # An abort is that request's, not a refusal; so is a sign-in refused to a
+                # message nobody waits for (a request waiting behind it may still sign in).
                 if not ctx.cancelled.is_set() and ctx.interactive:
                     self._auth_refusals += 1
                 raise
