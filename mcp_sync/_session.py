@@ -117,7 +117,7 @@ class Session:
         self._server_requests = ServerRequests(
             transport,
             dispatcher,
-            options=lambda: self.message_options,
+            options=lambda: _unattended(self.message_options),
             closed=lambda: self._closed,
             report=self._report,
         )
@@ -243,7 +243,7 @@ class Session:
         self.transport.send_before(
             jsonrpc.notification(method, params),
             deadline,
-            options=options or self.message_options,
+            options=_unattended(options or self.message_options),
         )
 
     def _wait(self, pending: PendingRequest, cancellable: bool) -> Any:
@@ -567,6 +567,15 @@ class Session:
         for remove in self._removers:
             remove()
         self._server_requests.stop()
+
+
+def _unattended(options: MessageOptions | None) -> MessageOptions:
+    """``options`` for a message nobody waits for (a notification, an answer, a cancel): a
+    401 on it must not open a sign-in (a browser) the user did not ask for."""
+    return dataclasses.replace(options or _SESSION_MESSAGE, interactive_auth=False)
+
+
+_SESSION_MESSAGE = MessageOptions()
 
 
 def _call_each(listeners: tuple[Callable[[Any], None], ...], value: Any) -> None:

@@ -73,6 +73,10 @@ class UnauthorizedContext:
     method: str = "POST"
     #: Set when the request is aborted (its signal, Ctrl-C, close): stop authorizing then.
     cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
+    #: False for a message nobody waits for (a notification such as ``notifications/cancelled``,
+    #: an answer to the server): refresh a token if you can, but start no interactive sign-in
+    #: (no browser); raise instead, and the message is dropped and reported.
+    interactive: bool = True
 
     @property
     def params(self) -> dict[str, str]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import ipaddress
 import json as _json_module
 import logging
+import socket
+import ssl
 import threading
 import time
 import zlib
@@ -26,8 +28,15 @@ from urllib.parse import urlsplit
 import requests
 import urllib3
 
+from .._causes import causes_of
 from ..errors import Aborted
-from .errors import ExchangeTimeout, InsecureEndpointError
+from .errors import (
+    EndpointUnreachable,
+    ExchangeTimeout,
+    ForbiddenEndpointError,
+    InsecureEndpointError,
+    SignInDeferred,
+)
 
 logger = logging.getLogger("mcp_sync.oauth")
 
@@ -40,15 +49,23 @@ _CHUNK = 16384
 
 @dataclass(frozen=True)
 class Limits:
-    """How long one OAuth exchange may take, and the event that aborts the whole flow."""
+    """How long one OAuth exchange may take, the event that aborts the whole flow, and
+    whether the flow may start an interactive sign-in (False for a message nobody waits for:
+    see ``UnauthorizedContext.interactive``)."""
 
     timeout: float = DEFAULT_TIMEOUT
     cancelled: threading.Event = field(default_factory=threading.Event)
+    interactive: bool = True
 
     def check(self) -> None:
         """Raise :class:`~mcp_sync.errors.Aborted` if the flow was aborted."""
         if self.cancelled.is_set():
             raise Aborted("the request that needed authorization was aborted")
+
+    def check_interactive(self, server_url: str) -> None:
+        """Raise :class:`SignInDeferred` unless this flow may start a sign-in."""
+        if not self.interactive:
+            raise SignInDeferred(server_url)
 
 
 _local = threading.local()
@@ -146,7 +163,50 @@ def exchange(
     json: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> Answer:
-    """One bounded request to an OAuth endpoint (see the module docstring)."""
+    """One bounded request to an OAuth endpoint (see the module docstring).
+
+    A network failure is an :class:`EndpointUnreachable` naming ``what`` and ``url`` (the
+    MCP server's transport would otherwise describe it as its own URL's).
+    """
+    try:
+        return _exchange(session, method, url, what, data=data, json=json, headers=headers)
+    except requests.RequestException as exc:
+        raise EndpointUnreachable(what, url, _reason(exc)) from exc
+    except ForbiddenEndpointError as exc:
+        if exc.url == url:
+            raise
+        raise ForbiddenEndpointError(url, exc.rule, what) from None  # (named by the caller)
+
+
+def _reason(exc: requests.RequestException) -> str:
+    """Why an exchange failed, in a few words (never a header or a body)."""
+    causes = list(causes_of(exc))
+    if any(isinstance(c, ConnectionRefusedError) for c in causes):
+        return "connection refused"
+    if any(isinstance(c, socket.gaierror) for c in causes):
+        return "the host name does not resolve"
+    if any(isinstance(c, (requests.Timeout, TimeoutError)) for c in causes) or any(
+        type(c).__name__ in ("ConnectTimeoutError", "ReadTimeoutError") for c in causes
+    ):
+        return "timed out"
+    for c in causes:
+        if isinstance(c, ssl.SSLError):
+            return f"TLS error: {c}"
+    if any(isinstance(c, (ConnectionResetError, BrokenPipeError)) for c in causes):
+        return "the connection was reset"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _exchange(
+    session: requests.Session,
+    method: str,
+    url: str,
+    what: str,
+    *,
+    data: Mapping[str, str] | None,
+    json: Mapping[str, Any] | None,
+    headers: Mapping[str, str] | None,
+) -> Answer:
     require_secure(url, what)
     bound = current_limits()
     bound.check()
@@ -205,7 +265,9 @@ def _read_capped(
         # no abort check here: a request that was sent is read to its end (a token response
         # dropped half-read would waste the code or the rotated refresh token)
         if time.monotonic() > deadline:
-            raise ExchangeTimeout(f"the {what} did not answer within {bound.timeout:g} s")
+            raise ExchangeTimeout(
+                f"the {what} {response.url} did not answer within {bound.timeout:g} s"
+            )
         try:
             chunk = raw.read1(_CHUNK, decode_content=False)
         except urllib3.exceptions.ReadTimeoutError as exc:

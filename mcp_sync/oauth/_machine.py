@@ -17,6 +17,7 @@ import requests
 
 from ..auth import AuthProvider, UnauthorizedContext
 from ._http import Limits, limits, origin
+from ._store_guard import guarded
 from .discovery import ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, note_nonce, supported_by, take_nonce
 from .errors import OAuthError
@@ -57,7 +58,7 @@ class MachineProvider(AuthProvider):
         self._secret = client_secret
         self._private_key = (private_key, signing_algorithm) if private_key is not None else None
         self.scope = scope
-        self.store = store if store is not None else MemoryStateStore()
+        self.store = guarded(store) if store is not None else MemoryStateStore()
         self.refresh_margin = refresh_margin
         self.timeout = timeout
         self.session = session or requests.Session()

@@ -32,6 +32,7 @@ import requests
 from ._http import get_json, origin, require_secure
 from .errors import (
     DiscoveryError,
+    EndpointUnreachable,
     ExchangeTimeout,
     IssuerMismatchError,
     PkceNotSupportedError,
@@ -259,7 +260,7 @@ def discover_resource(
             status, body = get_json(
                 session, url, "protected resource metadata", headers=PROTOCOL_HEADER
             )
-        except (requests.RequestException, ExchangeTimeout) as exc:
+        except (EndpointUnreachable, ExchangeTimeout) as exc:
             logger.debug("protected resource metadata at %s: %s", url, exc)
             continue
         if status != 200 or body is None:
@@ -275,14 +276,21 @@ def discover_server(session: requests.Session, issuer: str) -> ServerMetadata:
     """The metadata of ``issuer``: the first document whose ``issuer`` is exactly ``issuer``."""
     require_secure(issuer, "authorization server")
     mismatched: str | None = None
+    unreachable: EndpointUnreachable | None = None
+    answered = False
     for url in server_metadata_urls(issuer):
         try:
             status, body = get_json(
                 session, url, "authorization server metadata", headers=PROTOCOL_HEADER
             )
-        except (requests.RequestException, ExchangeTimeout) as exc:
+        except EndpointUnreachable as exc:
+            logger.debug("authorization server metadata at %s: %s", url, exc)
+            unreachable = unreachable or exc
+            continue
+        except ExchangeTimeout as exc:
             logger.debug("authorization server metadata at %s: %s", url, exc)
             continue
+        answered = True
         if status != 200 or body is None:
             continue
         metadata = ServerMetadata.from_json(body, url)
@@ -296,6 +304,8 @@ def discover_server(session: requests.Session, issuer: str) -> ServerMetadata:
             mismatched = metadata.issuer
             continue
         return metadata
+    if unreachable is not None and not answered:
+        raise unreachable  # nothing answered: say why, naming the URL
     if mismatched is not None:
         raise IssuerMismatchError(
             f"the authorization server metadata for {issuer} names issuer {mismatched!r}"
@@ -331,7 +341,7 @@ def server_metadata_at(session: requests.Session, url: str) -> ServerMetadata:
         status, body = get_json(
             session, url, "authorization server metadata", headers=PROTOCOL_HEADER
         )
-    except (requests.RequestException, ExchangeTimeout) as exc:
+    except ExchangeTimeout as exc:
         raise DiscoveryError(f"authorization server metadata at {url}: {exc}") from exc
     if status != 200 or body is None:
         raise DiscoveryError(f"no authorization server metadata at {url} (HTTP {status})")

@@ -7,7 +7,10 @@ client secret, a code or a PKCE verifier.
 
     OAuthError
     ├── AuthorizationRequired     a user must sign in: open ``authorization_url``
+    ├── SignInDeferred            a sign-in is needed, but not for a message nobody waits for
     ├── InsecureEndpointError     an OAuth endpoint is not https (and not on a loopback host)
+    │   └── ForbiddenEndpointError  a server-named URL points where the client never connects
+    │                             (link-local, private or loopback ranges: SSRF); names the rule
     ├── DiscoveryError            no usable protected-resource / authorization-server metadata
     │   ├── ResourceMismatchError the metadata is for another resource than this server
     │   └── PkceNotSupportedError the authorization server does not advertise PKCE S256
@@ -22,6 +25,9 @@ client secret, a code or a PKCE verifier.
     ├── InsufficientScopeError    step-up authorization gave up after its retry limit
     ├── ExchangeTimeout           an OAuth endpoint did not answer within ``timeout`` (also a
     │                             ``TimeoutError``)
+    ├── EndpointUnreachable       an OAuth endpoint (token, registration, metadata) could not
+    │                             be reached: refused, unresolvable, TLS, reset; names it
+    ├── StateStoreError           the state store (Redis, the file) failed; names the store
     ├── CallbackError             the local redirect listener failed (timeout, closed)
     ├── LockTimeout               a shared store's lock stayed taken longer than ``lock_wait``
     │                             (also a ``TimeoutError``; :mod:`.redis_store`)
@@ -37,7 +43,9 @@ __all__ = [
     "AuthorizationRequired",
     "CallbackError",
     "DiscoveryError",
+    "EndpointUnreachable",
     "ExchangeTimeout",
+    "ForbiddenEndpointError",
     "InsecureEndpointError",
     "InsufficientScopeError",
     "InvalidClientError",
@@ -49,7 +57,9 @@ __all__ = [
     "PkceNotSupportedError",
     "RegistrationError",
     "ResourceMismatchError",
+    "SignInDeferred",
     "StateMismatchError",
+    "StateStoreError",
     "TokenError",
 ]
 
@@ -68,6 +78,20 @@ class AuthorizationRequired(OAuthError):
         self.state = state
 
 
+class SignInDeferred(OAuthError):
+    """A sign-in is needed, but the rejected message is one nobody waits for (a notification,
+    an answer to the server): no sign-in starts for it, and it is dropped. The next request
+    signs in."""
+
+    def __init__(self, server_url: str) -> None:
+        super().__init__(
+            f"{server_url} refused the token and a refresh did not help; a sign-in is not "
+            "started for a message nobody waits for (a notification or an answer): it was "
+            "dropped, and the next request signs in"
+        )
+        self.server_url = server_url
+
+
 class InsecureEndpointError(OAuthError):
     """An OAuth endpoint is plain http on a host that is not loopback."""
 
@@ -76,6 +100,18 @@ class InsecureEndpointError(OAuthError):
             f"refusing the {what} {url}: it must be https (or http on a loopback host)"
         )
         self.url = url
+
+
+class ForbiddenEndpointError(InsecureEndpointError):
+    """A URL the MCP server named (or its metadata did) resolves to an address the client
+    does not connect to: link-local, or a private or loopback range the MCP server is not in,
+    or plain http other than loopback to loopback. ``url`` is the URL, ``rule`` the rule."""
+
+    def __init__(self, url: str, rule: str, what: str = "OAuth endpoint") -> None:
+        OAuthError.__init__(self, f"refusing the {what} {url}: {rule}")
+        self.url = url
+        self.rule = rule
+        self.what = what
 
 
 class DiscoveryError(OAuthError):
@@ -146,6 +182,21 @@ class InsufficientScopeError(OAuthError):
 
 class ExchangeTimeout(OAuthError, TimeoutError):
     """An OAuth endpoint did not answer in full within the exchange's time bound."""
+
+
+class EndpointUnreachable(OAuthError):
+    """An OAuth endpoint could not be reached (connection refused, name not resolved, TLS
+    failure, reset): ``what`` says which endpoint (``"token endpoint"``...), ``url`` where."""
+
+    def __init__(self, what: str, url: str, reason: str) -> None:
+        super().__init__(f"cannot reach the {what} {url}: {reason}")
+        self.what = what
+        self.url = url
+
+
+class StateStoreError(OAuthError):
+    """The OAuth state store (``RedisStateStore``, ``FileStateStore``, your own) failed; the
+    message names the store and what it was doing, the cause is the store's own error."""
 
 
 class CallbackError(OAuthError):

@@ -22,6 +22,7 @@ from .discovery import ServerMetadata
 from .dpop import DPoPKey
 from .errors import (
     AuthorizationDenied,
+    EndpointUnreachable,
     IssuerMismatchError,
     StateMismatchError,
     TokenError,
@@ -505,7 +506,7 @@ def revoke(
                 data=data,
                 headers=headers,
             )
-        except requests.RequestException as exc:
+        except EndpointUnreachable as exc:
             logger.warning(
                 "revocation at %s failed: %s", server.revocation_endpoint, type(exc).__name__
             )

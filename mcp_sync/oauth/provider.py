@@ -24,13 +24,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import requests
 
 from ..auth import AuthProvider, UnauthorizedContext
+from ._egress import Egress, guard_session
 from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, require_secure
+from ._store_guard import guarded
 from .discovery import Discovery, ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, note_nonce, supported_by, take_nonce
 from .errors import (
@@ -91,7 +93,8 @@ class OAuthProvider(AuthProvider):
     lists it (to get a refresh token). ``refresh_margin``: refresh this many seconds before
     expiry (at most a quarter of the token's lifetime). ``timeout``: seconds one exchange with
     an OAuth endpoint may take in total. ``session``: the ``requests.Session`` for OAuth
-    requests.
+    requests. ``allow_hosts``: hosts or networks (``"10.0.0.0/8"``) the server may point to
+    in a private or loopback range it is not in (see "Server-named URLs" in docs/oauth.md).
     """
 
     def __init__(
@@ -115,6 +118,7 @@ class OAuthProvider(AuthProvider):
         refresh_margin: float = 60.0,
         timeout: float = DEFAULT_TIMEOUT,
         session: requests.Session | None = None,
+        allow_hosts: Iterable[str] = (),
     ) -> None:
         self.server_url = server_url
         self.timeout = timeout
@@ -133,13 +137,13 @@ class OAuthProvider(AuthProvider):
             if client_id
             else None
         )
-        self.store = store if store is not None else MemoryStateStore()
+        self.store = guarded(store) if store is not None else MemoryStateStore()
         self.on_redirect = on_redirect
         self.scope = scope
         self.offline_access = offline_access
         self.max_step_up = max_step_up
         self.refresh_margin = refresh_margin
-        self.session = session or requests.Session()
+        self.session = guard_session(session or requests.Session(), Egress(server_url, allow_hosts))
         self._key = canonical_resource(server_url)
         self._lock = threading.RLock()
         self._tokens: TokenSet | None = self._stored_tokens(self.store.load(self._key) or {})
@@ -193,7 +197,7 @@ class OAuthProvider(AuthProvider):
         self.check_url(ctx.url)
         if ctx.params.get("error") == "use_dpop_nonce":
             return take_nonce(self._proof_key, ctx)
-        with self._lock, limits(Limits(self.timeout, ctx.cancelled)) as bound:
+        with self._lock, limits(Limits(self.timeout, ctx.cancelled, ctx.interactive)) as bound:
             bound.check()
             state = self._load()
             current = self._stored_tokens(state)
@@ -519,6 +523,7 @@ class OAuthProvider(AuthProvider):
         return pending
 
     def _authorize(self, discovery: Discovery, scope: str | None, step_up: bool = False) -> bool:
+        current_limits().check_interactive(self.server_url)  # a notification opens no browser
         pending = self._new_pending(discovery, scope, step_up)
         current_limits().check()  # an aborted request opens no browser
         answer = self.on_redirect(pending.authorization_url) if self.on_redirect else None

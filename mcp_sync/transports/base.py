@@ -62,6 +62,10 @@ Per-message options (:class:`MessageOptions`), all of them optional:
 ``opens_session``
     The handshake completes with this message (``notifications/initialized``): HTTP opens its
     server-push GET stream with it.
+``interactive_auth``
+    A rejected token (HTTP 401) on this message may start an interactive sign-in. False for
+    the messages nobody waits for (notifications, answers to the server): HTTP tells its auth
+    provider so (``UnauthorizedContext.interactive``), which may refresh but opens no browser.
 
 Capabilities the session core reads (class attributes):
 
@@ -137,13 +141,15 @@ class MessageOptions:
     it belongs to the session the handshake opened. ``headers``: extra headers for it (HTTP).
     ``opens_session``: the handshake completes with it. ``streams_progress``: a request that
     asked for progress notifications, so its answer may take long to come (HTTP reads it on a
-    worker rather than on the calling thread).
+    worker rather than on the calling thread). ``interactive_auth``: a 401 on it may start an
+    interactive sign-in (False for notifications and answers).
     """
 
     version: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     opens_session: bool = False
     streams_progress: bool = False
+    interactive_auth: bool = True
 
 
 class Transport(ABC):

@@ -410,6 +410,7 @@ class StreamableHttpTransport(HttpTransportBase):
                 exchange,
                 safe=method in SAFE_TO_RESEND,
                 read_timeout=read_timeout,
+                interactive=options is None or options.interactive_auth,
             )
         except requests.RequestException as exc:
             raise TransportError(self._describe(exc), request_id=request_id) from exc
@@ -520,6 +521,7 @@ class StreamableHttpTransport(HttpTransportBase):
                 jsonrpc.encode(message),
                 exchange,
                 read_timeout=ACK_TIMEOUT,
+                interactive=options is None or options.interactive_auth,
             )
             with response:
                 if 200 <= response.status_code < 300:

@@ -14,6 +14,7 @@ from mcp_sync.auth import UnauthorizedContext
 from mcp_sync.oauth import (
     AuthorizationRequired,
     CallbackResult,
+    EndpointUnreachable,
     InsecureEndpointError,
     InsufficientScopeError,
     InvalidGrantError,
@@ -299,7 +300,7 @@ def test_an_aborted_refresh_never_falls_back_to_a_new_authorization(stub):
         raise ConnectionResetError
 
     stub.route("POST", "/token", hang_up)
-    with pytest.raises(requests.RequestException):
+    with pytest.raises(EndpointUnreachable, match="token endpoint"):
         provider.on_unauthorized(challenge(stub.url, token="at-1"))
     assert len(stub.hits("/authorize")) == 1
 

@@ -113,12 +113,14 @@ class HttpClient:
         auth_retry: bool = True,
         last_token: bool = False,
         safe: bool = False,
+        interactive: bool = True,
     ) -> requests.Response:
         """Send one request on this thread and return the response with its body unread.
 
         ``last_token``: send the auth headers the latest request carried instead of asking the
         auth provider (which might start a refresh), e.g. for the DELETE at close. ``safe``:
         the request may be sent twice (see "Retries" above); GET and DELETE always may.
+        ``interactive``: a 401 may start an interactive sign-in (``MessageOptions``).
         Raises ``requests`` exceptions for network failures, :class:`Cancelled` if the exchange
         was cancelled, and whatever ``AuthProvider.on_unauthorized`` raises.
         """
@@ -195,6 +197,7 @@ class HttpClient:
                     body=body_prefix.decode("utf-8", "replace"),
                     method=method,
                     cancelled=exchange.wake,
+                    interactive=interactive,
                 )
                 if self._on_unauthorized(ctx, generation, refusals):
                     continue
@@ -213,7 +216,9 @@ class HttpClient:
             try:
                 retry = self.auth.on_unauthorized(ctx)
             except BaseException:
-                if not ctx.cancelled.is_set():  # an abort is that request's, not a refusal
+                # An abort is that request's, not a refusal; so is a sign-in refused to a
+                # message nobody waits for (a request waiting behind it may still sign in).
+                if not ctx.cancelled.is_set() and ctx.interactive:
                     self._auth_refusals += 1
                 raise
             if retry:
