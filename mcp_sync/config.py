@@ -19,6 +19,12 @@ environment when an entry is used (``config[name]``, ``connect(name, config=...)
 ``connect_all`` of the names given), so an unset variable without a default is an error naming
 that entry and leaves the other entries usable.
 
+Secrets: a header value is secret when its name says so (``Authorization``, ``Cookie``,
+``X-Api-Key``, any ``*Token*``, ``*Secret*``...) or when it takes a variable from the
+environment (the way to mark any other value secret), and so is an ``env`` value taken from the
+environment. Such a value is a :class:`~mcp_sync._redact.Secret`: the entry's ``repr`` hides
+it, and the HTTP transports redact it from every error and log record (``[redacted]``).
+
 ::
 
     config = mcp_sync.config.load("mcp.json")
@@ -42,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack
 
+from ._redact import Secret, is_secret_name
 from ._targets import ClientOptions, Kind, ServerConfig
 from .errors import ConfigError, ServerConnectError
 from .group import ClientGroup
@@ -204,10 +211,13 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
         value = entry.get(key, {})
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise fail(f'"{key}" must be an object of strings')
-        return {
-            k: _expand(v, environ, lambda var, k=k: unset(var, f"{key}.{k}"))
-            for k, v in value.items()
-        }
+        expanded = {}
+        for k, v in value.items():
+            parts: list[str] = []
+            text = _expand(v, environ, lambda var, k=k: unset(var, f"{key}.{k}"), parts)
+            secret = parts or (key == "headers" and is_secret_name(k))
+            expanded[k] = Secret(text, parts) if secret else text
+        return expanded
 
     declared = text("type")
     kind: Kind | None = None
@@ -241,10 +251,17 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
     return ServerConfig(name, kind, url=url, headers=table("headers"), declared_type=declared)
 
 
-def _expand(value: str, environ: Mapping[str, str], missing: Any) -> str:
+def _expand(
+    value: str, environ: Mapping[str, str], missing: Any, taken: list[str] | None = None
+) -> str:
+    """``value`` with its variables replaced; the values taken from ``environ`` are appended
+    to ``taken``."""
+
     def replace(match: re.Match[str]) -> str:
         var, default = match.group(1), match.group(2)
         if var in environ:
+            if taken is not None:
+                taken.append(environ[var])
             return environ[var]
         if default is not None:
             return default

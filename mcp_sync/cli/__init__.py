@@ -19,8 +19,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
+from .._redact import RedactingWriter
 from ..errors import (
     CapabilityError,
     ConnectionClosed,
@@ -479,8 +480,9 @@ def main(
     argv: Sequence[str] | None = None, *, out: IO[str] | None = None, err: IO[str] | None = None
 ) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
-    out = out or sys.stdout
-    err = err or sys.stderr
+    # every byte the CLI prints goes through the redaction of the secrets the client holds
+    out = cast(IO[str], RedactingWriter(out or sys.stdout))
+    err = cast(IO[str], RedactingWriter(err or sys.stderr))
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse_command_line(argv)

@@ -17,6 +17,7 @@ import requests
 
 from ..auth import AuthProvider, UnauthorizedContext
 from ._http import Limits, limits, origin
+from ._secrets import watch_provider
 from .discovery import ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, note_nonce, supported_by, take_nonce
 from .errors import OAuthError
@@ -70,6 +71,7 @@ class MachineProvider(AuthProvider):
         self._resource: str | None = None
         stored = (self.store.load(self._key) or {}).get("tokens")
         self._tokens = TokenSet.from_json(stored) if isinstance(stored, dict) else None
+        watch_provider(self)  # no error or log record shows its tokens, secret or keys
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.server_url} client={self.client_id}>"

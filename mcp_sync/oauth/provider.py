@@ -31,6 +31,7 @@ import requests
 
 from ..auth import AuthProvider, UnauthorizedContext
 from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, require_secure
+from ._secrets import held, watch_provider
 from .discovery import Discovery, ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, note_nonce, supported_by, take_nonce
 from .errors import (
@@ -143,6 +144,7 @@ class OAuthProvider(AuthProvider):
         self._key = canonical_resource(server_url)
         self._lock = threading.RLock()
         self._tokens: TokenSet | None = self._stored_tokens(self.store.load(self._key) or {})
+        watch_provider(self)  # no error or log record shows its tokens, secrets or key
 
     def __repr__(self) -> str:
         signed_in = "signed in" if self._tokens is not None else "not signed in"
@@ -394,7 +396,7 @@ class OAuthProvider(AuthProvider):
         return None if expired else client
 
     def _client(self, state: Mapping[str, Any], server: ServerMetadata) -> ClientInfo | None:
-        stored = self._stored_client(state, server.issuer)
+        stored = held(self, self._stored_client(state, server.issuer))
         if stored is not None:
             return stored
         pre = self._pre_registered
@@ -431,6 +433,7 @@ class OAuthProvider(AuthProvider):
             metadata=self.client_metadata,
             redirect_url=self.redirect_url,
         )
+        held(self, client)
         if client.source != "pre-registered" and client is not stored_client:
             with self.store.lock(self._key):
                 state = self._load()

@@ -1,0 +1,298 @@
+"""The secrets the client holds, in one registry, and the one function that takes them out of
+text (:func:`redact`).
+
+What holds a secret registers it as it learns it, under itself as the *owner*: the HTTP
+transport the ``Authorization``, ``Cookie`` and ``Proxy-Authorization`` values it sends and the
+values of headers that look secret or are marked so (:class:`Secret`, as ``mcp_sync.config``
+marks a value taken from the environment); an OAuth provider its access and refresh tokens,
+client secrets and DPoP key, read when needed (:func:`watch`). Exception messages
+(``McpError``), the presentation of results (``_repr``), every record of the ``mcp_sync``
+loggers (:data:`LOGGERS`) and the CLI's output go through :func:`redact`.
+
+Choices, and why:
+
+- Owners are held weakly: a secret leaves the registry with the transport or provider that held
+  it, and each owner keeps at most :data:`PER_OWNER` values (a rotating token does not pile
+  up). An exception is redacted when it is made, so one that outlives its client stays clean.
+- Nothing happens on the hot path but a string comparison per request (has the
+  ``Authorization`` value changed?). The work is at redaction time, which is errors, log
+  records that are emitted, and CLI output: it costs a scan of the text per secret held.
+- A value shorter than :data:`MIN_LENGTH` (8) characters is never redacted: "Bearer", "none",
+  a short test token would otherwise be cut out of every message. Real tokens, keys and
+  client secrets are far longer.
+- A value is also found encoded as it may come back in a body: the credential after its
+  scheme (``Bearer xyz``), a Basic pair decoded, a cookie's value, URL-, JSON- and
+  HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import re
+import threading
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import IO, Any
+
+__all__ = [
+    "LOGGERS",
+    "MASK",
+    "MIN_LENGTH",
+    "PER_OWNER",
+    "RedactingWriter",
+    "Secret",
+    "hold",
+    "hold_headers",
+    "is_secret_name",
+    "redact",
+    "watch",
+]
+
+#: What a secret is replaced with.
+MASK = "[redacted]"
+#: The shortest value ever redacted.
+MIN_LENGTH = 8
+#: The most values one owner keeps (the oldest go first).
+PER_OWNER = 16
+#: Every logger mcp_sync logs on; each gets the redacting filter (a logger's filters do not
+#: apply to its children's records, so each name is listed).
+LOGGERS = (
+    "mcp_sync",
+    "mcp_sync.group",
+    "mcp_sync.inprocess",
+    "mcp_sync.oauth",
+    "mcp_sync.transport",
+    "mcp_sync.transport.http",
+    "mcp_sync.transport.sse",
+    "mcp_sync.transport.stdio",
+)
+
+_SECRET_NAME = re.compile(
+    r"auth|token|secret|passw|cookie|credential|api[-_]?key|(^|[-_])key$", re.IGNORECASE
+)
+
+
+class Secret(str):
+    """A string marked secret: the HTTP transports hold it as one when they send it as a
+    header value, and its ``repr`` hides it (so does a config entry's). ``parts`` are pieces of
+    it that are secret on their own (the expanded variables of ``"Bearer ${TOKEN}"``)."""
+
+    parts: tuple[str, ...] = ()
+
+    def __new__(cls, value: str, parts: Iterable[str] = ()) -> Secret:
+        secret = super().__new__(cls, value)
+        secret.parts = tuple(parts)
+        return secret
+
+    def __repr__(self) -> str:
+        return "<secret>"
+
+
+class _Held:
+    """One owner's secrets, each with its forms (worked out once: that is the slow part)."""
+
+    __slots__ = ("source", "source_forms", "source_values", "values")
+
+    def __init__(self) -> None:
+        self.values: deque[tuple[str, tuple[str, ...]]] = deque(maxlen=PER_OWNER)
+        self.source: Callable[[Any], Iterable[str | None]] | None = None
+        self.source_values: tuple[str, ...] = ()
+        self.source_forms: tuple[str, ...] = ()
+
+    def refresh(self, owner: object) -> bool:
+        """Ask the source again; True if what it holds changed."""
+        if self.source is None:
+            return False
+        values: list[str] = []
+        # (a provider in the middle of a change: what it gave until then)
+        with contextlib.suppress(Exception):
+            values.extend(v for v in self.source(owner) if v and len(v) >= MIN_LENGTH)
+        if tuple(values) == self.source_values:
+            return False
+        self.source_values = tuple(values)
+        self.source_forms = tuple(form for v in values for form in _variants(v))
+        return True
+
+    def forms(self) -> Iterator[str]:
+        for _, forms in self.values:
+            yield from forms
+        yield from self.source_forms
+
+
+# Reentrant: an owner collected while the lock is held (the collector runs anywhere) takes it
+# again in its callback on the same thread.
+_lock = threading.RLock()
+#: id(owner) -> (a weak reference to it, its secrets). A plain dict: cheap to go through.
+_owners: dict[int, tuple[weakref.ref[Any], _Held]] = {}
+#: Every form of every secret held, the longest first; None when something changed.
+_all: list[str] | None = None
+
+
+def _changed() -> None:
+    global _all
+    _all = None
+
+
+def _held(owner: object) -> _Held:
+    key = id(owner)
+    entry = _owners.get(key)
+    if entry is not None and entry[0]() is owner:
+        return entry[1]
+    held = _Held()
+    _owners[key] = (weakref.ref(owner, functools.partial(_gone, key)), held)
+    return held
+
+
+def _gone(key: int, ref: weakref.ref[Any]) -> None:
+    with _lock:
+        entry = _owners.get(key)
+        if entry is not None and entry[0] is ref:
+            del _owners[key]
+            _changed()
+
+
+def hold(owner: object, *values: str | None) -> None:
+    """Register ``values`` as secrets for as long as ``owner`` lives."""
+    kept = [str(v) for v in values if v and len(v) >= MIN_LENGTH]
+    if not kept:
+        return
+    with _lock:
+        held = _held(owner)
+        for value in kept:
+            if all(value != old for old, _ in held.values):
+                held.values.append((value, tuple(_variants(value))))
+                _changed()
+
+
+def watch(owner: object, source: Callable[[Any], Iterable[str | None]]) -> None:
+    """Register ``source(owner)``, called at redaction time, as the secrets ``owner`` holds
+    now (for an owner whose secrets change, like an OAuth provider's tokens). ``source`` must
+    not refer to ``owner`` itself (a function, not a bound method), or the owner never goes."""
+    with _lock:
+        _held(owner).source = source
+        _changed()
+
+
+def is_secret_name(name: str) -> bool:
+    """True for a header (or URL query parameter) whose value is a credential by its name:
+    ``Authorization``, ``Proxy-Authorization``, ``Cookie``, ``X-Api-Key``, any ``*-Token``,
+    ``*Secret*``, ``api_key``..."""
+    return _SECRET_NAME.search(name) is not None
+
+
+def hold_headers(owner: object, headers: Mapping[str, Any]) -> None:
+    """Hold the values of ``headers`` that are secret by their name or marked :class:`Secret`."""
+    for name, value in headers.items():
+        if isinstance(value, Secret):
+            hold(owner, value, *value.parts)
+        elif isinstance(value, str) and is_secret_name(str(name)):
+            hold(owner, value)
+
+
+def _variants(value: str) -> Iterator[str]:
+    """``value`` and the forms it may come back in."""
+    import base64
+    import binascii
+    import html
+    import json
+    from urllib.parse import quote, quote_plus, unquote_plus
+
+    found = [value]
+    scheme, _, credential = value.partition(" ")
+    if credential and " " not in credential.strip():
+        credential = credential.strip()
+        found.append(credential)
+        if scheme.lower() == "basic":
+            try:
+                pair = base64.b64decode(credential, validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                pair = ""
+            _, _, password = pair.partition(":")
+            found += [pair, password, unquote_plus(password)]
+    if "=" in value:  # a Cookie header: each cookie, and its value
+        for part in value.split(";"):
+            part = part.strip()
+            found += [part, part.partition("=")[2]]
+    for item in list(found):
+        found += [quote(item, safe=""), quote_plus(item), json.dumps(item)[1:-1], html.escape(item)]
+    return (item for item in found if len(item) >= MIN_LENGTH)
+
+
+def _secrets() -> list[str]:
+    """Every secret held now, in all its forms, the longest first (so that a secret holding
+    another is replaced whole)."""
+    global _all
+    with _lock:
+        owners = [(ref(), held) for ref, held in _owners.values()]
+        for owner, held in owners:
+            if owner is not None and held.refresh(owner):
+                _all = None
+        if _all is None:
+            found = {form for owner, held in owners if owner is not None for form in held.forms()}
+            _all = sorted(found, key=len, reverse=True)
+        return _all
+
+
+def _apply(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret the client holds replaced by :data:`MASK`."""
+    if not text or not _owners:
+        return text
+    return _apply(text, _secrets())
+
+
+class _Filter(logging.Filter):
+    """Redacts a record's message, its exception's text and its stack in place."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not _owners:
+            return True
+        secrets = _secrets()
+        if not secrets:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # bad arguments: logging reports that itself when it formats
+            return True
+        clean = _apply(message, secrets)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = _apply(record.exc_text, secrets)
+        if record.stack_info:
+            record.stack_info = _apply(record.stack_info, secrets)
+        return True
+
+
+_FILTER = _Filter()
+for _name in LOGGERS:
+    logging.getLogger(_name).addFilter(_FILTER)
+
+
+class RedactingWriter:
+    """A text stream writing through to ``stream`` with every secret redacted (the CLI's
+    stdout and stderr)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
