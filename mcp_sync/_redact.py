@@ -48,6 +48,7 @@ __all__ = [
     "hold_headers",
     "is_secret_name",
     "redact",
+    "scrub",
     "watch",
 ]
 
@@ -248,6 +249,32 @@ def redact(text: str) -> str:
     if not text or not _owners:
         return text
     return _apply(text, _secrets())
+
+
+def scrub(error: BaseException | None) -> None:
+    """Redact, in place, the messages of ``error`` and of the exceptions it holds or was
+    raised from: another library's error under an ``McpError`` (``requests`` quoting a URL
+    with its ``api_key``) shows in a traceback too."""
+    if error is None or not _owners:
+        return
+    secrets = _secrets()
+    seen: set[int] = set()
+    stack = [error]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen or len(seen) > 32:
+            continue
+        seen.add(id(current))
+        args = current.args
+        clean = tuple(_apply(arg, secrets) if isinstance(arg, str) else arg for arg in args)
+        if clean != args:
+            with contextlib.suppress(Exception):  # (an exception class that forbids it)
+                current.args = clean
+        stack += [arg for arg in args if isinstance(arg, BaseException)]
+        stack += [e for e in (current.__cause__, current.__context__) if e is not None]
+        reason = getattr(current, "reason", None)  # urllib3's MaxRetryError
+        if isinstance(reason, BaseException):
+            stack.append(reason)
 
 
 class _Filter(logging.Filter):

@@ -23,7 +23,8 @@ Secrets: a header value is secret when its name says so (``Authorization``, ``Co
 ``X-Api-Key``, any ``*Token*``, ``*Secret*``...) or when it takes a variable from the
 environment (the way to mark any other value secret), and so is an ``env`` value taken from the
 environment. Such a value is a :class:`~mcp_sync._redact.Secret`: the entry's ``repr`` hides
-it, and the HTTP transports redact it from every error and log record (``[redacted]``).
+it, and the HTTP transports redact it from every error and log record (``[redacted]``). An
+``env`` value under a secret name (``GITHUB_TOKEN``) is redacted while its entry lives.
 
 ::
 
@@ -48,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack
 
-from ._redact import Secret, is_secret_name
+from ._redact import Secret, hold, is_secret_name
 from ._targets import ClientOptions, Kind, ServerConfig
 from .errors import ConfigError, ServerConnectError
 from .group import ClientGroup
@@ -235,15 +236,20 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
     if kind == "stdio":
         if not command:
             raise fail('a stdio server needs "command"')
-        return ServerConfig(
+        env = table("env")
+        server = ServerConfig(
             name,
             "stdio",
             command=command,
             args=strings("args"),
-            env=table("env"),
+            env=env,
             cwd=text("cwd"),
             declared_type=declared,
         )
+        # a key the server is given (GITHUB_TOKEN) may come back in its stderr or its errors:
+        # held while the entry lives (by name only: TZ=Europe/Paris is no secret)
+        hold(server, *(value for key, value in env.items() if is_secret_name(key)))
+        return server
     if not url:
         raise fail(f'a {kind} server needs "url"')
     if not url.startswith(("http://", "https://")):

@@ -47,10 +47,11 @@ header value in them is replaced by ``[redacted]`` when the error is made (``mcp
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ._redact import redact
+from ._redact import redact, scrub
 
 __all__ = [
     "Aborted",
@@ -89,6 +90,7 @@ class McpError(Exception):
 
     def __init__(self, *args: object) -> None:
         super().__init__(*(redact(arg) if isinstance(arg, str) else arg for arg in args))
+        scrub(sys.exc_info()[1])  # what is being handled becomes this error's context
 
 
 class RpcError(McpError):
@@ -194,6 +196,7 @@ class ConnectionClosed(McpError):
         self.exit_status = exit_status
         self.stderr_tail = stderr_tail
         if cause is not None:
+            scrub(cause)
             self.__cause__ = cause
 
 

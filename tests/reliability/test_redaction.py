@@ -15,6 +15,7 @@ import json
 import logging
 import re
 import sys
+import traceback
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ import pytest
 import reliability_support  # noqa: F401  (puts tests/servers on sys.path)
 import requests
 from http_faults import FaultServer, Request, answer
+from support import free_port
 
 import mcp_sync
 from mcp_sync import _redact
@@ -181,6 +183,17 @@ def test_a_password_or_an_api_key_in_the_url_is_hidden() -> None:
     assert "api_key=" in text and key not in text and password not in text
 
 
+def test_the_whole_traceback_of_a_failed_connect_hides_the_key_in_the_url() -> None:
+    key = "k3y-Mno345Pqr678"
+    url = f"http://127.0.0.1:{free_port()}/mcp?api_key={key}"  # nothing listens there
+    with pytest.raises(McpError) as raised:
+        connect(url)
+    error = raised.value
+    shown = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    assert "api_key=" in shown and "refused" in shown
+    assert key not in shown
+
+
 # -- JSON-RPC errors; config values from the environment --------------------------------------
 
 
@@ -216,6 +229,28 @@ def test_a_config_header_from_the_environment_is_secret(monkeypatch) -> None:
             client.close()
         assert server.of("POST")[-1].headers["x-tenant"] == tenant
     assert_hidden(tenant, str(raised.value), raised.value.message)
+
+
+def test_a_stdio_server_printing_its_token_to_stderr_has_it_redacted(monkeypatch) -> None:
+    token = "ghp_Rs4Tu8Vw2Xy6Za0Bc"
+    monkeypatch.setenv("REDACT_GH", token)
+    code = "import os, sys; sys.stderr.write('bad credentials ' + os.environ['GITHUB_TOKEN'])"
+    entry = mcp_sync.config.parse(
+        {
+            "mcpServers": {
+                "gh": {
+                    "command": sys.executable,
+                    "args": ["-c", code],
+                    "env": {"GITHUB_TOKEN": "${REDACT_GH}"},
+                }
+            }
+        }
+    )["gh"]
+    assert token not in repr(entry)
+    with pytest.raises(McpError) as raised:
+        mcp_sync.connect(entry, request_timeout=10)
+    assert "bad credentials" in str(raised.value)
+    assert_hidden(token, str(raised.value), repr(raised.value))
 
 
 # -- OAuth: the token endpoint echoing what it was sent ---------------------------------------
