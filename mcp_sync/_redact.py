@@ -110,7 +110,9 @@ class _Held:
         values: list[str] = []
         # (a provider in the middle of a change: what it gave until then)
         with contextlib.suppress(Exception):
-            values.extend(v for v in self.source(owner) if v and len(v) >= MIN_LENGTH)
+            values.extend(
+                v for v in self.source(owner) if isinstance(v, str) and len(v) >= MIN_LENGTH
+            )
         if tuple(values) == self.source_values:
             return False
         self.source_values = tuple(values)
@@ -293,6 +295,8 @@ class _Filter(logging.Filter):
         clean = _apply(message, secrets)
         if clean != message:
             record.msg, record.args = clean, None
+        if record.exc_info:
+            scrub(record.exc_info[1])  # for a formatter of its own too
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:

@@ -61,6 +61,12 @@ def _provider_secrets(provider: Any) -> Iterator[str | None]:
     assertion = getattr(provider, "_assertion", None)
     if isinstance(assertion, str):
         yield assertion
+    elif assertion is not None:  # an IdJagExchange: this client's secret and ID token at the IdP
+        yield from _secret_forms(
+            getattr(assertion, "client_id", None), getattr(assertion, "_secret", None)
+        )
+        id_token = getattr(assertion, "_id_token", None)
+        yield id_token if isinstance(id_token, str) else None
     private = getattr(provider, "_private_key", None)
     if private is not None:
         pem = private[0].decode("ascii", "replace") if isinstance(private[0], bytes) else private[0]

@@ -194,6 +194,18 @@ def test_the_whole_traceback_of_a_failed_connect_hides_the_key_in_the_url() -> N
     assert key not in shown
 
 
+def test_the_basic_credentials_of_a_session_of_your_own_are_hidden() -> None:
+    session = requests.Session()
+    session.auth = ("user", "pa55word-Stu901")
+    with FaultServer(echo_authorization_in_500) as server:
+        with pytest.raises(HttpError) as raised:
+            connect(server.url, session=session)
+        sent = server.requests[0].headers["authorization"]
+    assert sent.startswith("Basic ")
+    for secret in ("pa55word-Stu901", sent, sent.split()[1]):
+        assert secret not in str(raised.value) and secret not in raised.value.body
+
+
 # -- JSON-RPC errors; config values from the environment --------------------------------------
 
 
@@ -302,6 +314,20 @@ def test_a_machine_client_secret_echoed_by_the_token_endpoint_is_hidden(stub) ->
     basic = stub.hits("/token")[-1]["headers"]["Authorization"]
     for secret in (CLIENT_SECRET, basic.split()[1]):
         assert_hidden(secret, str(raised.value), repr(raised.value))
+
+
+def test_an_id_jag_exchange_secret_and_id_token_never_show_in_an_error(stub) -> None:
+    from mcp_sync.oauth import IdJagExchange, JwtBearerProvider
+
+    id_token, idp_secret = "eyJ.id-token-Vwx234Yz", "idp-secret-Abc567De"
+    exchange = IdJagExchange(
+        f"{stub.base}/idp", id_token, client_id="app", client_secret=idp_secret
+    )
+    provider = JwtBearerProvider(stub.url, exchange, client_id="app")
+    error = McpError(f"the IdP said: {id_token} / {idp_secret}")
+    assert_hidden(id_token, str(error))
+    assert_hidden(idp_secret, str(error))
+    del provider
 
 
 def test_a_dpop_private_key_never_shows_in_an_error() -> None:

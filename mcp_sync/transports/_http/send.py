@@ -47,6 +47,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import requests
+from requests.auth import _basic_auth_str
 from requests.cookies import extract_cookies_to_jar, get_cookie_header
 from requests.models import PreparedRequest, Response
 from requests.structures import CaseInsensitiveDict
@@ -216,14 +217,24 @@ class RequestSender:
 
 
 def _session_secrets(sender: RequestSender) -> Iterator[str | None]:
-    """The cookies and proxy credentials of a sender's session, as they are now."""
+    """The cookies, basic credentials and proxy credentials of a sender's session, as they
+    are now (``requests`` adds the last two itself: they are never in our headers)."""
     jar: Any = sender.session.cookies
     for cookie in list(jar):
         yield cookie.value
+    auth: Any = sender.session.auth  # (user, password), or requests' HTTPBasicAuth
+    if isinstance(auth, tuple) and len(auth) == 2:
+        user, password = auth
+    else:
+        user, password = getattr(auth, "username", None), getattr(auth, "password", None)
+    if isinstance(user, str) and isinstance(password, str):
+        yield password
+        yield _basic_auth_str(user, password)
     for proxy in (sender._send_kwargs.get("proxies") or {}).values():
-        password = urlsplit(proxy).password if isinstance(proxy, str) else None
-        if password:
-            yield unquote(password)
+        parts = urlsplit(proxy) if isinstance(proxy, str) else None
+        if parts is not None and parts.password:
+            yield unquote(parts.password)
+            yield _basic_auth_str(unquote(parts.username or ""), unquote(parts.password))
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
