@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._redact import redact
 from .protocol.types import Tool
 from .protocol.types._presentation import presentation
+from .redaction import redact
 
 __all__ = [
     "ToolParameter",

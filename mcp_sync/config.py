@@ -22,7 +22,7 @@ that entry and leaves the other entries usable.
 Secrets: a header value is secret when its name says so (``Authorization``, ``Cookie``,
 ``X-Api-Key``, any ``*Token*``, ``*Secret*``...) or when it takes a variable from the
 environment (the way to mark any other value secret), and so is an ``env`` value taken from the
-environment. Such a value is a :class:`~mcp_sync._redact.Secret`: the entry's ``repr`` hides
+environment. Such a value is a :class:`~mcp_sync.redaction.Secret`: the entry's ``repr`` hides
 it, and the HTTP transports redact it from every error and log record (``[redacted]``). An
 ``env`` value under a secret name (``GITHUB_TOKEN``) is redacted while its entry lives.
 
@@ -49,10 +49,10 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack
 
-from ._redact import Secret, hold, is_secret_name
 from ._targets import ClientOptions, Kind, ServerConfig
 from .errors import ConfigError, ServerConnectError
 from .group import ClientGroup
+from .redaction import Secret, hold, is_secret_name
 
 if TYPE_CHECKING:
     from .auth import AuthProvider

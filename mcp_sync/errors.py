@@ -41,7 +41,7 @@ they come back as results with ``result.is_error`` set.
                                     mcp_sync.oauth.errors (loaded with mcp_sync.oauth)
 
 Messages never hold a credential the client holds: a token, a client secret or a secret
-header value in them is replaced by ``[redacted]`` when the error is made (``mcp_sync._redact``).
+header value in them is replaced by ``[redacted]`` when the error is made (``mcp_sync.redaction``).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ._redact import redact, scrub
+from .redaction import redact, scrub
 
 __all__ = [
     "Aborted",

@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from .._redact import RedactingWriter
 from ..errors import (
     CapabilityError,
     ConnectionClosed,
@@ -34,6 +33,7 @@ from ..errors import (
     TransportError,
     UnsupportedProtocolVersion,
 )
+from ..redaction import RedactingWriter
 from . import _render
 from ._arguments import ArgumentError, parse_arguments, parse_json_object, unknown_arguments
 from ._command_line import UsageError, build_parser, parse_command_line

@@ -1,4 +1,4 @@
-"""What an OAuth provider holds that no text may show, for ``mcp_sync._redact``.
+"""What an OAuth provider holds that no text may show, for ``mcp_sync.redaction``.
 
 A provider is watched (:func:`watch_provider`): its tokens, its client secrets, a static JWT
 assertion and its private keys (DPoP, ``private_key_jwt``) are read from it when an error is
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from .._redact import hold, watch
+from ..redaction import hold, watch
 from .registration import ClientInfo
 
 __all__ = ["held", "watch_provider"]

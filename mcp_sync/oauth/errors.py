@@ -32,8 +32,8 @@ and in ``description`` alike.
 
 from __future__ import annotations
 
-from .._redact import redact
 from ..errors import McpError
+from ..redaction import redact
 
 __all__ = [
     "AuthorizationDenied",

@@ -27,7 +27,7 @@ from http_faults import FaultServer, Request, answer
 from support import free_port
 
 import mcp_sync
-from mcp_sync import _redact
+from mcp_sync import redaction
 from mcp_sync.auth import BearerToken
 from mcp_sync.cli import main as cli_main
 from mcp_sync.errors import HttpError, InvalidHeaderValue, McpError, RpcError, TransportError
@@ -53,7 +53,7 @@ TOKEN = "t0ken-Zq8vW3xY7kL2mN5pR9sT"
 def assert_hidden(secret: str, *texts: str) -> None:
     for text in texts:
         assert secret not in text, text
-        assert _redact.MASK in text or not text, text
+        assert redaction.MASK in text or not text, text
 
 
 @pytest.fixture
@@ -370,7 +370,7 @@ def test_a_result_echoing_the_token_is_rendered_redacted_in_a_notebook() -> None
                 {"content": [{"type": "text", "text": f"you are Bearer {TOKEN}"}]}
             )
             for shown in (result._repr_html_(), result._repr_markdown_()):
-                assert TOKEN not in shown and _redact.MASK in shown
+                assert TOKEN not in shown and redaction.MASK in shown
             assert "whoami" in listed[0]._repr_html_()  # the rest is shown as it was
         finally:
             client.close()
@@ -381,7 +381,7 @@ def test_a_result_echoing_the_token_is_rendered_redacted_in_a_notebook() -> None
 
 def test_a_log_record_carrying_a_secret_is_redacted_on_every_mcp_sync_logger(records) -> None:
     transport = StreamableHttpTransport("http://127.0.0.1:9/mcp", auth=BearerToken(TOKEN))
-    _redact.hold(transport, f"Bearer {TOKEN}")
+    redaction.hold(transport, f"Bearer {TOKEN}")
     names = set()
     for path in Path(mcp_sync.__file__).parent.rglob("*.py"):
         names |= set(re.findall(r'getLogger\("([^"]+)"\)', path.read_text(encoding="utf-8")))
@@ -398,13 +398,13 @@ def test_a_log_record_carrying_a_secret_is_redacted_on_every_mcp_sync_logger(rec
 
 def test_short_and_common_strings_are_never_redacted() -> None:
     owner = BearerToken("x")
-    _redact.hold(owner, "abc1234", "none", "Bearer")  # all under 8: never held
-    _redact.hold(owner, "Bearer xyz9876")  # held whole; its 7-character token is not
+    redaction.hold(owner, "abc1234", "none", "Bearer")  # all under 8: never held
+    redaction.hold(owner, "Bearer xyz9876")  # held whole; its 7-character token is not
     text = "Bearer abc1234 none; xyz9876 alone"
-    assert _redact.redact(text) == text
+    assert redaction.redact(text) == text
     assert str(McpError(text)) == text
-    assert _redact.redact("sent Bearer xyz9876") == f"sent {_redact.MASK}"
-    assert _redact.MIN_LENGTH == 8
+    assert redaction.redact("sent Bearer xyz9876") == f"sent {redaction.MASK}"
+    assert redaction.MIN_LENGTH == 8
 
 
 def test_the_registry_holds_secrets_only_as_long_as_their_owner() -> None:
@@ -412,10 +412,10 @@ def test_the_registry_holds_secrets_only_as_long_as_their_owner() -> None:
         transport = StreamableHttpTransport(server.url, auth=BearerToken(TOKEN))
         with pytest.raises(HttpError):
             mcp_sync.Client("redact", "1", protocol="handshake").connect(transport)
-    assert TOKEN not in _redact.redact(TOKEN)
+    assert TOKEN not in redaction.redact(TOKEN)
     ref = weakref.ref(transport)
     del transport
     gc.collect()
     assert ref() is None
-    assert _redact.redact(TOKEN) == TOKEN  # nothing holds it any more
+    assert redaction.redact(TOKEN) == TOKEN  # nothing holds it any more
     # an error made while the owner lived stays redacted after it is gone

@@ -29,10 +29,10 @@ What sends the request through ``Session.send`` unchanged: a session class that 
 trusts the environment. Those are rare on an MCP connection and each changes the request in
 ways worth leaving to ``requests``.
 
-Credentials: the sender holds (``mcp_sync._redact``) the secret headers it sends, so that no
+Credentials: the sender holds (``mcp_sync.redaction``) the secret headers it sends, so that no
 error or log record quotes them: the ``Authorization`` value whenever it changes (one string
 comparison per request), the values of the transport's own headers that are secret by name or
-marked :class:`~mcp_sync._redact.Secret` (once, on the first request: they are the same on
+marked :class:`~mcp_sync.redaction.Secret` (once, on the first request: they are the same on
 every one), a password or a secret-named query parameter (``api_key=``) in the URL, and, read
 when an error is made, the session's cookies and proxy credentials. A
 header value that cannot be sent (a token ending in a newline) fails as
@@ -53,8 +53,8 @@ from requests.models import PreparedRequest, Response
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_encoding_from_headers, get_netrc_auth, select_proxy
 
-from ..._redact import hold, hold_headers, is_secret_name, watch
 from ...errors import InvalidHeaderValue
+from ...redaction import hold, hold_headers, is_secret_name, watch
 from .exchange import TrackingAdapter
 
 __all__ = ["OwnAdapter", "RequestSender"]
