@@ -21,10 +21,11 @@ that entry and leaves the other entries usable.
 
 Secrets: a header value is secret when its name says so (``Authorization``, ``Cookie``,
 ``X-Api-Key``, any ``*Token*``, ``*Secret*``...) or when it takes a variable from the
-environment (the way to mark any other value secret), and so is an ``env`` value taken from the
-environment. Such a value is a :class:`~mcp_sync.redaction.Secret`: the entry's ``repr`` hides
-it, and the HTTP transports redact it from every error and log record (``[redacted]``). An
-``env`` value under a secret name (``GITHUB_TOKEN``) is redacted while its entry lives.
+environment (the way to mark any other value secret), and so is an ``args`` or ``env`` value
+taken from the environment. Such a value is a :class:`~mcp_sync.redaction.Secret`: the
+entry's ``repr`` hides it, and the HTTP transports redact it from every error and log record
+(``[redacted]``). An ``env`` value under a secret name (``GITHUB_TOKEN``) is redacted while its
+entry lives.
 
 ::
 
@@ -206,7 +207,7 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
         value = entry.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise fail(f'"{key}" must be a list of strings')
-        return tuple(_expand(v, environ, lambda var: unset(var, repr(key))) for v in value)
+        return tuple(_secret_if_taken(v, environ, lambda var: unset(var, repr(key))) for v in value)
 
     def table(key: str) -> dict[str, str]:
         value = entry.get(key, {})
@@ -214,10 +215,10 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
             raise fail(f'"{key}" must be an object of strings')
         expanded = {}
         for k, v in value.items():
-            parts: list[str] = []
-            text = _expand(v, environ, lambda var, k=k: unset(var, f"{key}.{k}"), parts)
-            secret = parts or (key == "headers" and is_secret_name(k))
-            expanded[k] = Secret(text, parts) if secret else text
+            text = _secret_if_taken(v, environ, lambda var, k=k: unset(var, f"{key}.{k}"))
+            if key == "headers" and is_secret_name(k) and not isinstance(text, Secret):
+                text = Secret(text)
+            expanded[k] = text
         return expanded
 
     declared = text("type")
@@ -255,6 +256,13 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
     if not url.startswith(("http://", "https://")):
         raise fail(f'"url" must start with http:// or https://, not {url!r}')
     return ServerConfig(name, kind, url=url, headers=table("headers"), declared_type=declared)
+
+
+def _secret_if_taken(value: str, environ: Mapping[str, str], missing: Any) -> str:
+    """``value`` expanded, as a :class:`Secret` if it took a variable from ``environ``."""
+    parts: list[str] = []
+    text = _expand(value, environ, missing, parts)
+    return Secret(text, parts) if parts else text
 
 
 def _expand(

@@ -252,7 +252,7 @@ def test_a_stdio_server_printing_its_token_to_stderr_has_it_redacted(monkeypatch
             "mcpServers": {
                 "gh": {
                     "command": sys.executable,
-                    "args": ["-c", code],
+                    "args": ["-c", code, "--token", "${REDACT_GH}"],
                     "env": {"GITHUB_TOKEN": "${REDACT_GH}"},
                 }
             }

@@ -41,13 +41,13 @@ header value that cannot be sent (a token ending in a newline) fails as
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import requests
-from requests.auth import _basic_auth_str
 from requests.cookies import extract_cookies_to_jar, get_cookie_header
 from requests.models import PreparedRequest, Response
 from requests.structures import CaseInsensitiveDict
@@ -229,12 +229,18 @@ def _session_secrets(sender: RequestSender) -> Iterator[str | None]:
         user, password = getattr(auth, "username", None), getattr(auth, "password", None)
     if isinstance(user, str) and isinstance(password, str):
         yield password
-        yield _basic_auth_str(user, password)
+        yield _basic(user, password)
     for proxy in (sender._send_kwargs.get("proxies") or {}).values():
         parts = urlsplit(proxy) if isinstance(proxy, str) else None
         if parts is not None and parts.password:
             yield unquote(parts.password)
-            yield _basic_auth_str(unquote(parts.username or ""), unquote(parts.password))
+            yield _basic(unquote(parts.username or ""), unquote(parts.password))
+
+
+def _basic(user: str, password: str) -> str:
+    """The ``Basic`` credential ``requests`` sends for a user and password (latin-1)."""
+    pair = f"{user}:{password}".encode("latin-1", "replace")
+    return "Basic " + base64.b64encode(pair).decode("ascii")
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
