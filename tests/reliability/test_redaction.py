@@ -33,6 +33,7 @@ from mcp_sync.cli import main as cli_main
 from mcp_sync.errors import HttpError, InvalidHeaderValue, McpError, RpcError, TransportError
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports.http import StreamableHttpTransport
+from mcp_sync.transports.sse_legacy import SseTransport
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oauth"))
 from oauth_stub import Stub
@@ -141,9 +142,10 @@ def test_a_token_with_a_trailing_newline_is_named_not_quoted(how: str, records) 
 # -- item 2: an HTTP error body echoing the token ---------------------------------------------
 
 
-def test_an_http_500_echoing_the_authorization_header_hides_the_token(records) -> None:
+@pytest.mark.parametrize("kind", [StreamableHttpTransport, SseTransport])
+def test_an_http_500_echoing_the_authorization_header_hides_the_token(kind, records) -> None:
     with FaultServer(echo_authorization_in_500) as server:
-        transport = StreamableHttpTransport(server.url, auth=BearerToken(TOKEN))
+        transport = kind(server.url, auth=BearerToken(TOKEN))
         with pytest.raises(HttpError) as raised:
             mcp_sync.Client("redact", "1", protocol="handshake").connect(transport)
         assert server.requests[0].headers["authorization"] == f"Bearer {TOKEN}"  # it was sent
