@@ -99,43 +99,55 @@ class _Held:
         self.source_values: tuple[str, ...] = ()
         self.source_forms: tuple[str, ...] = ()
 
-    def refresh(self, owner: object) -> bool:
-        """Ask the source again; True if what it holds changed."""
+    def ask(self, owner: object) -> tuple[str, ...] | None:
+        """What the source holds now, if it changed (called without the lock: it is the
+        owner's code)."""
         if self.source is None:
-            return False
+            return None
         values: list[str] = []
         # (a provider in the middle of a change: what it gave until then)
         with contextlib.suppress(Exception):
             values.extend(
                 v for v in self.source(owner) if isinstance(v, str) and len(v) >= MIN_LENGTH
             )
-        if tuple(values) == self.source_values:
-            return False
-        self.source_values = tuple(values)
-        self.source_forms = tuple(form for v in values for form in _variants(v))
-        return True
+        return tuple(values) if tuple(values) != self.source_values else None
 
-    def forms(self) -> Iterator[str]:
-        for _, forms in self.values:
-            yield from forms
-        yield from self.source_forms
+    def forms(self) -> tuple[str, ...]:
+        return tuple(form for _, forms in tuple(self.values) for form in forms) + (
+            self.source_forms
+        )
 
 
-# Reentrant: an owner collected while the lock is held (the collector runs anywhere) takes it
-# again in its callback on the same thread.
+# Reentrant, and nothing is iterated in place under it: the collector may run a finaliser
+# anywhere, even inside this lock, and a finaliser may log (which redacts).
 _lock = threading.RLock()
 #: id(owner) -> (a weak reference to it, its secrets). A plain dict: cheap to go through.
 _owners: dict[int, tuple[weakref.ref[Any], _Held]] = {}
+#: Owners gone since the last sweep: their callbacks, run wherever the collector runs, only
+#: note it.
+_dead: list[tuple[int, weakref.ref[Any]]] = []
 #: Every form of every secret held, the longest first; None when something changed.
 _all: list[str] | None = None
 
 
-def _changed() -> None:
+def _gone(key: int, ref: weakref.ref[Any]) -> None:
     global _all
+    _dead.append((key, ref))
     _all = None
 
 
+def _sweep() -> None:
+    """Forget the owners that are gone (with the lock held)."""
+    while _dead:
+        key, ref = _dead.pop()
+        entry = _owners.get(key)
+        if entry is not None and entry[0] is ref:
+            del _owners[key]
+
+
 def _held(owner: object) -> _Held:
+    """``owner``'s record, made if needed (with the lock held)."""
+    _sweep()
     key = id(owner)
     entry = _owners.get(key)
     if entry is not None and entry[0]() is owner:
@@ -145,34 +157,30 @@ def _held(owner: object) -> _Held:
     return held
 
 
-def _gone(key: int, ref: weakref.ref[Any]) -> None:
-    with _lock:
-        entry = _owners.get(key)
-        if entry is not None and entry[0] is ref:
-            del _owners[key]
-            _changed()
-
-
 def hold(owner: object, *values: str | None) -> None:
-    """Register ``values`` as secrets for as long as ``owner`` lives."""
+    """Register ``values`` as secrets for as long as ``owner`` lives (it must accept weak
+    references). Values shorter than :data:`MIN_LENGTH` are ignored."""
+    global _all
     kept = [str(v) for v in values if v and len(v) >= MIN_LENGTH]
     if not kept:
         return
+    forms = {value: tuple(_variants(value)) for value in kept}
     with _lock:
         held = _held(owner)
         for value in kept:
-            if all(value != old for old, _ in held.values):
-                held.values.append((value, tuple(_variants(value))))
-                _changed()
+            if all(value != old for old, _ in tuple(held.values)):
+                held.values.append((value, forms[value]))
+                _all = None
 
 
 def watch(owner: object, source: Callable[[Any], Iterable[str | None]]) -> None:
     """Register ``source(owner)``, called at redaction time, as the secrets ``owner`` holds
     now (for an owner whose secrets change, like an OAuth provider's tokens). ``source`` must
     not refer to ``owner`` itself (a function, not a bound method), or the owner never goes."""
+    global _all
     with _lock:
         _held(owner).source = source
-        _changed()
+        _all = None
 
 
 def is_secret_name(name: str) -> bool:
@@ -225,13 +233,22 @@ def _secrets() -> list[str]:
     another is replaced whole)."""
     global _all
     with _lock:
-        owners = [(ref(), held) for ref, held in _owners.values()]
-        for owner, held in owners:
-            if owner is not None and held.refresh(owner):
-                _all = None
-        if _all is None:
-            found = {form for owner, held in owners if owner is not None for form in held.forms()}
-            _all = sorted(found, key=len, reverse=True)
+        _sweep()
+        entries = list(_owners.values())
+    asked = []
+    for ref, held in entries:
+        owner = ref()
+        if owner is not None and held.source is not None:
+            now = held.ask(owner)
+            if now is not None:
+                asked.append((held, now, tuple(form for v in now for form in _variants(v))))
+    with _lock:
+        for held, now, forms in asked:
+            held.source_forms, held.source_values = forms, now
+        if asked or _all is None:
+            _sweep()  # (and owners registered meanwhile count too)
+            live = [held for ref, held in list(_owners.values()) if ref() is not None]
+            _all = sorted({form for held in live for form in held.forms()}, key=len, reverse=True)
         return _all
 
 

@@ -15,6 +15,7 @@ import json
 import logging
 import re
 import sys
+import threading
 import traceback
 import weakref
 from collections.abc import Iterator
@@ -421,3 +422,46 @@ def test_the_registry_holds_secrets_only_as_long_as_their_owner() -> None:
     assert ref() is None
     assert redaction.redact(TOKEN) == TOKEN  # nothing holds it any more
     # an error made while the owner lived stays redacted after it is gone
+
+
+def test_the_registry_under_threads_and_a_collector_running_finalisers_that_log(records) -> None:
+    class Logs:
+        """Dropped in a cycle: the collector finalises it wherever it runs, even while the
+        registry's lock is held, and the finaliser logs (which redacts)."""
+
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            logging.getLogger("mcp_sync").debug("finalised, still hiding %s", TOKEN)
+
+    keeper = BearerToken("keeper")
+    redaction.hold(keeper, TOKEN)
+    failures: list[str] = []
+
+    def churn(n: int) -> None:
+        for i in range(300):
+            owner = BearerToken("churn")
+            redaction.hold(owner, f"churn-secret-{n}-{i:04d}")
+            Logs()
+            del owner
+            if i % 50 == 0:
+                gc.collect()
+
+    def check() -> None:
+        for _ in range(300):
+            if TOKEN in redaction.redact(f"sent {TOKEN}"):
+                failures.append("the token showed")
+
+    threads = [threading.Thread(target=churn, args=(n,)) for n in range(3)]
+    threads += [threading.Thread(target=check) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not any(thread.is_alive() for thread in threads)
+    gc.collect()
+    assert failures == [] and TOKEN not in logged(records)
+    assert any("finalised" in record.getMessage() for record in records)
+    assert "churn-secret-0-0000" in redaction.redact("churn-secret-0-0000")  # owners gone
+    del keeper
