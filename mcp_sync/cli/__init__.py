@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from ..errors import (
     CapabilityError,
@@ -34,6 +34,7 @@ from ..errors import (
     TransportError,
     UnsupportedProtocolVersion,
 )
+from ..redaction import RedactingWriter
 from . import _render
 from ._arguments import ArgumentError, parse_arguments, parse_json_object, unknown_arguments
 from ._command_line import UsageError, build_parser, parse_command_line
@@ -471,8 +472,9 @@ def main(
     argv: Sequence[str] | None = None, *, out: IO[str] | None = None, err: IO[str] | None = None
 ) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
-    out = out or sys.stdout
-    err = err or sys.stderr
+    # every byte the CLI prints goes through the redaction of the secrets the client holds
+    out = cast(IO[str], RedactingWriter(out or sys.stdout))
+    err = cast(IO[str], RedactingWriter(err or sys.stderr))
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse_command_line(argv)
