@@ -91,7 +91,7 @@ class _LinePrefixer:
             self._pending += text
             *lines, self._pending = self._pending.split("\n")
             for line in lines:
-                self.stream.write(f"{self.prefix}{line}\n")
+                self.stream.write(f"{self.prefix}{_render.safe(line, lines=True)}\n")
             self.stream.flush()
 
 
@@ -242,8 +242,11 @@ class Runner:
         known = ", ".join(properties) if isinstance(properties, dict) and properties else "none"
         for key in unknown_arguments(arguments, schema):
             self.err.write(
-                f"mcp-sync: warning: {name}: unknown argument {key!r} ({what}: {known}); "
-                "sent anyway\n"
+                _render.safe(
+                    f"mcp-sync: warning: {name}: unknown argument {key!r} ({what}: {known}); "
+                    "sent anyway"
+                )
+                + "\n"
             )
 
     def resources(self) -> int:
@@ -323,12 +326,12 @@ class Runner:
             self.json(result.to_wire())
             return EXIT_OK
         if result.description:
-            self.out.write(f"# {result.description}\n")
+            _render.write_lines(f"# {result.description}", self.out)
         for message in result.messages:
-            self.out.write(f"[{message.role}]\n")
+            self.out.write(f"[{_render.safe(message.role)}]\n")
             for item in to_llm_content([message.content]):
                 text = item.get("text") or f"[image: {item.get('mimeType')}]"
-                self.out.write(text if text.endswith("\n") else text + "\n")
+                _render.write_lines(text, self.out)
         return EXIT_OK
 
     def complete(self) -> int:
@@ -355,7 +358,7 @@ class Runner:
             self.json(result.to_wire())
             return EXIT_OK
         for value in result.completion.values:
-            self.out.write(f"{value}\n")
+            self.out.write(f"{_render.safe(value)}\n")
         return EXIT_OK
 
     def ping(self) -> int:
@@ -392,7 +395,7 @@ class Runner:
         self.out.write(_render.table(["", ""], rows).split("\n", 1)[1] + "\n")
         if client.instructions:
             self.out.write("instructions:\n")
-            self.out.write(_indent(client.instructions) + "\n")
+            _render.write_lines(_indent(client.instructions), self.out)
         return EXIT_OK
 
 
@@ -501,7 +504,7 @@ def main(
         handler: Callable[[], int] = getattr(runner, args.verb)
         return handler()
     except UsageError as exc:
-        err.write(f"mcp-sync: error: {exc}\n")
+        err.write(f"mcp-sync: error: {_render.safe(str(exc), lines=True)}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         err.write("mcp-sync: interrupted\n")
@@ -520,7 +523,7 @@ def main(
                 f"the server does not advertise the {exc.capability!r} capability needed by "
                 f"{exc.method} (add --ignore-capabilities to send the request anyway)"
             )
-        err.write(f"mcp-sync: {kind}: {message}\n")
+        err.write(f"mcp-sync: {kind}: {_render.safe(message, lines=True)}\n")
         if code == EXIT_AUTH and args.verb not in ("login", "logout"):
             err.write("mcp-sync: sign in with `mcp-sync login URL`\n")
         return code
@@ -550,7 +553,7 @@ def _show_server_logs(client: Client, err: IO[str], verbose: int) -> None:
         data = message.data if isinstance(message.data, str) else json.dumps(message.data)
         source = f" {message.logger}" if message.logger else ""
         with lock:
-            err.write(f"[server {message.level}{source}] {data}\n")
+            err.write(_render.safe(f"[server {message.level}{source}] {data}", lines=True) + "\n")
             err.flush()
 
     client.on_log(show)

@@ -25,11 +25,12 @@ from mcp.shared.exceptions import MCPError
 
 warnings.simplefilter("ignore")
 
-#: ESC, OSC, CSI and BEL sequences: retitle the terminal, clear the screen, hide text, then
-#: (after "ok") a C1 CSI, a bidi override, a zero-width space and a Unicode tag character.
-HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b[8mhidden" + "ok\x9b31m\u202eevil\u200b\U000e0041"
+#: ESC, OSC, CSI and BEL sequences: retitle the terminal, clear the screen, hide text; a
+#: carriage return to write over the line (a fake prompt); then a C1 CSI, a bidi override, a
+#: zero-width space and a Unicode tag character.
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b[8mhidden\rfake$ " + "ok\x9b31m\u202eevil\u200b\U000e0041"
 #: What no escaped rendering of HOSTILE can contain: the raw control characters.
-RAW = ["\x1b", "\x07", "\x9b", "\u202e", "\u200b", "\U000e0041"]
+RAW = ["\x1b", "\x07", "\r", "\x9b", "\u202e", "\u200b", "\U000e0041"]
 
 
 def schema_server(output_schema: dict[str, Any], content: Any) -> Server[Any]:
