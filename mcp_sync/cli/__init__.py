@@ -15,10 +15,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import (
@@ -492,7 +493,11 @@ def main(
         return EXIT_USAGE
     except SystemExit as exc:  # argparse: --help, --version, bad options
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    _setup_logging(args.verbose, err)
+    with _logging(args.verbose, err):
+        return _run(args, out, err)
+
+
+def _run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     client: Client | None = None
     try:
         if args.verb in ("login", "logout"):
@@ -535,15 +540,32 @@ def main(
             out.flush()
 
 
-def _setup_logging(verbose: int, err: IO[str]) -> None:
-    import logging
+class _EscapingFormatter(logging.Formatter):
+    """mcp_sync's log records quote what servers sent (an id-less error's message): escaped."""
 
+    def format(self, record: logging.LogRecord) -> str:
+        return _render.safe(super().format(record), lines=True)
+
+
+@contextlib.contextmanager
+def _logging(verbose: int, err: IO[str]) -> Iterator[None]:
+    """mcp_sync's warnings (what Python's last-resort handler would print raw) on ``err``,
+    escaped; with ``-vv``, its debug log too."""
+    logger = logging.getLogger("mcp_sync")
+    handler = logging.StreamHandler(err)
+    level = logger.level
     if verbose >= 2:
-        handler = logging.StreamHandler(err)
-        handler.setFormatter(logging.Formatter("[%(name)s] %(levelname)s %(message)s"))
-        logger = logging.getLogger("mcp_sync")
-        logger.addHandler(handler)
+        handler.setFormatter(_EscapingFormatter("[%(name)s] %(levelname)s %(message)s"))
         logger.setLevel(logging.DEBUG)
+    else:
+        handler.setFormatter(_EscapingFormatter("%(message)s"))
+        handler.setLevel(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def _show_server_logs(client: Client, err: IO[str], verbose: int) -> None:

@@ -3,8 +3,8 @@
 The servers are real: ``tests/servers/hostile_server.py`` (the official Python SDK's low-level
 server, every string it sends carrying ESC, OSC, CSI, BEL, a carriage return, a C1 control, a
 bidi override, a zero-width space and a tag character) and
-``tests/servers/lone_surrogate_server.mjs`` (the official TypeScript SDK, a result holding a
-lone surrogate, which the Python SDK cannot send).
+``tests/servers/hostile_ts_server.mjs`` (the official TypeScript SDK, for what the Python SDK
+cannot send: a lone surrogate, and noise on stdout).
 """
 
 from __future__ import annotations
@@ -96,12 +96,14 @@ def test_json_output_escapes_control_characters_and_still_parses_to_what_was_sen
     assert json.loads(run.out)["content"][0]["text"] == f"result {HOSTILE}\nline two\tcolumn"
 
 
-def lone_surrogate_cli(*argv: str) -> subprocess.CompletedProcess[bytes]:
+def ts_cli(*argv: str, tool: str) -> subprocess.CompletedProcess[bytes]:
+    """The CLI as its own process (its real stdout and stderr) calling ``tool`` of
+    tests/servers/hostile_ts_server.mjs."""
     if not NODE.exists():
         pytest.fail(f"{NODE} is missing: run `make test` (it installs tests/peers)")
-    server = [str(NODE), str(SERVERS / "lone_surrogate_server.mjs")]
+    server = [str(NODE), str(SERVERS / "hostile_ts_server.mjs")]
     return subprocess.run(
-        [sys.executable, "-m", "mcp_sync", *argv, "call", "surrogate", "--", *server],
+        [sys.executable, "-m", "mcp_sync", *argv, "call", tool, "--", *server],
         capture_output=True,
         timeout=45,
         env={"PATH": "/usr/bin:/bin", "PYTHONIOENCODING": "utf-8", "LANG": "C.UTF-8"},
@@ -111,13 +113,24 @@ def lone_surrogate_cli(*argv: str) -> subprocess.CompletedProcess[bytes]:
 
 def test_a_lone_surrogate_in_a_result_is_printed_escaped_not_a_crash() -> None:
     # Before: UnicodeEncodeError traceback, exit 1 ("the tool reported an error").
-    done = lone_surrogate_cli()
+    done = ts_cli(tool="surrogate")
     assert (done.returncode, done.stdout) == (0, b"lone \\ud800 surrogate\n"), done.stderr
     assert done.stderr == b""
 
 
 def test_a_lone_surrogate_in_json_output_is_a_json_escape() -> None:
-    done = lone_surrogate_cli("--json")
+    done = ts_cli("--json", tool="surrogate")
     assert done.returncode == 0, done.stderr
     assert b"\\ud800" in done.stdout
     assert json.loads(done.stdout)["content"][0]["text"] == "lone \ud800 surrogate"
+
+
+def test_what_the_client_reports_about_a_broken_server_is_escaped() -> None:
+    # The server's console.log lines reach the client as garbage and as an id-less error,
+    # which the client reports through its logger (the CLI has no on_error). Before: the
+    # error's message was written to stderr raw.
+    done = ts_cli(tool="noise")
+    assert (done.returncode, done.stdout) == (0, b"done\n"), done.stderr
+    stderr = done.stderr.decode()
+    assert "error response without a request id: " + ESCAPED in stderr, stderr
+    assert_no_raw_control(stderr)

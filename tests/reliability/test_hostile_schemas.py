@@ -85,7 +85,7 @@ def test_a_backtracking_pattern_neither_freezes_the_process_nor_outlasts_the_tim
     assert raised.value.path == "/s"
     assert "does not match" in str(raised.value)
     assert took < 5, f"the call took {took:.1f} s with timeout=1"
-    assert ticker.longest_gap() < 2, f"no other thread ran for {ticker.longest_gap():.1f} s"
+    assert ticker.longest_gap() < 3, f"no other thread ran for {ticker.longest_gap():.1f} s"
 
 
 def test_the_pattern_still_matches_what_it_should() -> None:
