@@ -49,6 +49,7 @@ __all__ = [
 MAX_DEPTH = 128
 #: Most subschemas an output schema may have once each ``$ref`` is followed (cycles cut).
 MAX_SUBSCHEMAS = 20_000
+_MESSAGE_LIMIT = 500
 
 # Keywords whose subschemas apply to a part of the instance (a property, an item, a key):
 # a $ref cycle through one of these ends with the instance.
@@ -206,15 +207,33 @@ def validate_structured(tool: str, schema: dict[str, Any], instance: Any) -> Non
         )
     except jsonschema_rs.ValidationError as exc:
         where = _pointer(exc.instance_path)
-        raise OutputValidationError(tool, where, _schema_message(exc), in_schema=True) from None
-    except Exception as exc:  # e.g. ValueError("Recursion limit reached")
-        raise OutputValidationError(tool, "", str(exc), in_schema=True) from None
+        raise OutputValidationError(
+            tool, where, _short(_schema_message(exc)), in_schema=True
+        ) from None
+    except BaseException as exc:  # e.g. ValueError("Recursion limit reached"), a Rust panic
+        _reraise_interrupts(exc)
+        raise OutputValidationError(tool, "", _short(str(exc)), in_schema=True) from None
     try:
         first = next(iter(validator.iter_errors(instance)), None)
-    except Exception as exc:  # content that is not JSON, e.g. bytes from a Python handler
-        raise OutputValidationError(tool, "", str(exc)) from None
+    except BaseException as exc:  # content that is not JSON, e.g. bytes from a Python handler
+        _reraise_interrupts(exc)
+        raise OutputValidationError(tool, "", _short(str(exc))) from None
     if first is not None:
-        raise OutputValidationError(tool, _pointer(first.instance_path), first.message)
+        raise OutputValidationError(tool, _pointer(first.instance_path), _short(first.message))
+
+
+def _short(message: str) -> str:
+    """A message quotes the value that failed, which may be the whole (large) content."""
+    if len(message) <= _MESSAGE_LIMIT:
+        return message
+    keep = _MESSAGE_LIMIT // 2  # the value's start, and the end that says what was wrong
+    return f"{message[:keep]} ... {message[-keep:]}"
+
+
+def _reraise_interrupts(exc: BaseException) -> None:
+    # pyo3 raises a Rust panic as a BaseException (PanicException); Ctrl-C must stay Ctrl-C.
+    if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+        raise exc
 
 
 _Model = TypeVar("_Model", bound=pydantic.BaseModel)

@@ -200,3 +200,10 @@ def test_an_error_in_the_content_names_its_path() -> None:
     error = check_fails(schema, {"items": [{"id": 1}, {"name": "x"}]})
     assert (error.path, error.in_schema) == ("/items/1", False)
     assert "'id'" in str(error) or '"id"' in str(error)
+
+
+def test_the_message_of_a_mismatch_stays_short_however_large_the_content() -> None:
+    # Before: the message quoted the whole value (here 1 MB).
+    error = check_fails({"type": "array"}, {"blob": "x" * 1_000_000})
+    assert len(str(error)) < 1000 and "is not of type" in str(error)
+    assert (error.path, error.in_schema) == ("", False)
