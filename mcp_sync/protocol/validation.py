@@ -25,6 +25,13 @@ against the other must end soon, whatever they hold, and fail only with
   and the schema, with its ``$ref`` followed, at most :data:`MAX_SUBSCHEMAS` subschemas: twenty
   ``$defs`` that each refer twice to the next make a million. A ``$ref`` cycle that never steps
   into the content (``{"$ref": "#"}``, ``{"anyOf": [{"$ref": "#"}]}``) has no meaning: an error.
+- **Errors found in bounded time.** The verdict is ``is_valid``, which stays fast. Collecting
+  the errors of a schema that recurs does not: every branch of an ``anyOf`` (or ``allOf``, or
+  a ``$ref`` beside ``items``) is checked at every level of the content, so the work doubles
+  with each level (18 levels took 50 s). For such a schema the mismatch is located with
+  ``is_valid`` alone, level by level (:func:`_locate`), and its errors are collected only where
+  nothing is left to recur into; where the way down is ambiguous, the error names the place and
+  the subschema without the detail.
 """
 
 from __future__ import annotations
@@ -127,16 +134,17 @@ def _resolve(root: Any, ref: str) -> tuple[str, Any] | None:
     return ref[1:], node
 
 
-def _check_expansion(root: Any) -> None:
+def _check_expansion(root: Any) -> bool:
     """Walk the schema with each local ``$ref`` followed, counting subschemas; a cycle that
-    comes back without stepping into the instance is an error."""
+    comes back without stepping into the instance is an error. True if the schema may recur
+    (a ``$ref`` back into itself through the content, or one this walk cannot follow)."""
     # Each entry: where it is, the subschema, the document its "#/..." refs point into (the
     # nearest "$id"), the schemas on the way here since the instance was last stepped into,
     # and every schema on the way here.
     stack: list[tuple[str, Any, Any, frozenset[int], frozenset[int]]] = [
         ("", root, root, frozenset(), frozenset())
     ]
-    seen = 0
+    seen, recurs = 0, False
     while stack:
         where, schema, document, here, chain = stack.pop()
         seen += 1
@@ -155,16 +163,22 @@ def _check_expansion(root: Any) -> None:
             )
         for key in _REFS:
             ref = schema.get(key)
-            target = _resolve(document, ref) if isinstance(ref, str) else None
+            if not isinstance(ref, str):
+                continue
+            target = _resolve(document, ref)
             if target is None:
+                recurs = True
                 continue
             if id(target[1]) in here:
                 raise _SchemaProblem(
                     f"{where}/{key}",
                     f"{key} {ref!r} refers back to itself without stepping into the content",
                 )
-            if id(target[1]) not in chain:  # a recursion through the content is cut here
+            if id(target[1]) in chain:  # a recursion through the content is cut here
+                recurs = True
+            else:
                 stack.append((target[0], target[1], document, here, chain))
+    return recurs
 
 
 def _refuse(uri: str) -> Any:
@@ -194,17 +208,19 @@ def validate_structured(tool: str, schema: dict[str, Any], instance: Any) -> Non
         raise OutputValidationError(tool, "", "the tool declares an outputSchema but sent none")
     try:
         _check_depth(schema, "the outputSchema")
-        _check_expansion(schema)
+        recurs = _check_expansion(schema)
     except _SchemaProblem as problem:
         raise OutputValidationError(tool, problem.path, problem.message, in_schema=True) from None
     try:
         _check_depth(instance, "the structured content")
     except _SchemaProblem as problem:
         raise OutputValidationError(tool, "", problem.message) from None
+    options: dict[str, Any] = {
+        "pattern_options": jsonschema_rs.RegexOptions(),
+        "retriever": _refuse,
+    }
     try:
-        validator = jsonschema_rs.validator_for(
-            schema, pattern_options=jsonschema_rs.RegexOptions(), retriever=_refuse
-        )
+        validator = jsonschema_rs.validator_for(schema, **options)
     except jsonschema_rs.ValidationError as exc:
         where = _pointer(exc.instance_path)
         raise OutputValidationError(
@@ -214,12 +230,116 @@ def validate_structured(tool: str, schema: dict[str, Any], instance: Any) -> Non
         _reraise_interrupts(exc)
         raise OutputValidationError(tool, "", _short(str(exc)), in_schema=True) from None
     try:
+        if validator.is_valid(instance):
+            return
+        if recurs:
+            validators = jsonschema_rs.validator_map_for(schema, **options)
+            path, pointer, value = _locate(schema, validators, instance)
+            if _depth(value) <= 1:  # nothing left to recur into: collecting errors is cheap
+                validator = validators[pointer]
+                instance = value
+            else:
+                message = f"it does not match the outputSchema at {pointer}"
+                raise OutputValidationError(tool, _pointer(path), message)
+        else:
+            path, pointer = [], "#"
         first = next(iter(validator.iter_errors(instance)), None)
+    except OutputValidationError:
+        raise
     except BaseException as exc:  # content that is not JSON, e.g. bytes from a Python handler
         _reraise_interrupts(exc)
         raise OutputValidationError(tool, "", _short(str(exc))) from None
-    if first is not None:
-        raise OutputValidationError(tool, _pointer(first.instance_path), _short(first.message))
+    if first is None:  # is_valid said it does not match
+        message = f"it does not match the outputSchema at {pointer}"
+        raise OutputValidationError(tool, _pointer(path), message)
+    where = _pointer([*path, *first.instance_path])
+    raise OutputValidationError(tool, where, _short(first.message))
+
+
+def _children(schema: dict[str, Any], pointer: str, value: Any) -> Iterator[tuple[Any, str, Any]]:
+    """(key, subschema pointer, part of ``value``) for each part a subschema applies to, as
+    far as that can be told without matching patterns."""
+    if isinstance(value, dict):
+        properties = schema.get("properties")
+        named = properties if isinstance(properties, dict) else {}
+        for key, part in value.items():
+            if key in named:
+                yield key, pointer + _pointer(["properties", key]), part
+            elif "additionalProperties" in schema and "patternProperties" not in schema:
+                yield key, pointer + "/additionalProperties", part
+    elif isinstance(value, list):
+        prefix = schema.get("prefixItems")
+        prefix = prefix if isinstance(prefix, list) else []
+        items = schema.get("items")
+        for i, part in enumerate(value):
+            if i < len(prefix):
+                yield i, f"{pointer}/prefixItems/{i}", part
+            elif isinstance(items, list) and i < len(items):
+                yield i, f"{pointer}/items/{i}", part
+            elif isinstance(items, (dict, bool)):
+                yield i, f"{pointer}/items", part
+
+
+def _locate(root: Any, validators: Any, instance: Any) -> tuple[list[str | int], str, Any]:
+    """Where the content stops matching a schema that may recur: found with ``is_valid``
+    alone, which stays fast where collecting errors (every branch of an ``anyOf`` at every
+    level) takes time exponential in the content's depth."""
+    path: list[str | int] = []
+    pointer, schema, value = "#", root, instance
+    for _ in range(MAX_SUBSCHEMAS):
+        if not isinstance(schema, dict):
+            break
+        moves: list[tuple[Any, str, Any]] = []
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            moves.append((None, "#" + ref[1:], value))
+        for i, _ in enumerate(_list(schema.get("allOf"))):
+            moves.append((None, f"{pointer}/allOf/{i}", value))
+        for key in ("anyOf", "oneOf"):
+            # Follow the one branch that could take a value of this type, if only one could.
+            could = [i for i, sub in enumerate(_list(schema.get(key))) if _could_take(sub, value)]
+            if len(could) == 1:
+                moves.append((None, f"{pointer}/{key}/{could[0]}", value))
+        moves.extend(_children(schema, pointer, value))
+        for key, target, part in moves:
+            sub = validators.get(target)
+            if sub is not None and not sub.is_valid(part):
+                found = _resolve(root, target)
+                if found is None:
+                    continue
+                pointer, schema, value = target, found[1], part
+                if key is not None:
+                    path.append(key)
+                break
+        else:
+            break
+    return path, pointer, value
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _could_take(schema: Any, value: Any) -> bool:
+    """False if ``schema`` names types and the value's JSON type is not among them."""
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if kind is None:
+        return schema is not False
+    kinds = {kind} if isinstance(kind, str) else set(_list(kind))
+    if isinstance(value, bool):
+        return "boolean" in kinds
+    if isinstance(value, int):
+        return bool(kinds & {"integer", "number"})
+    names = {float: "number", str: "string", list: "array", dict: "object", type(None): "null"}
+    return names.get(type(value)) in kinds
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
 
 
 def _short(message: str) -> str:
