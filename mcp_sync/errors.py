@@ -21,7 +21,8 @@ they come back as results with ``result.is_error`` set.
     │   └── SessionExpired          the server forgot our Mcp-Session-Id (HTTP 404)
     ├── ProtocolError               the peer broke the protocol (bad JSON-RPC, bad result shape)
     │   ├── InvalidMessage          a JSON value that is not a JSON-RPC 2.0 message
-    │   └── OutputValidationError   a tool's structuredContent does not match its outputSchema
+    │   └── OutputValidationError   a tool's structuredContent does not match its outputSchema,
+    │                               or the schema cannot be used
     ├── UnsupportedProtocolVersion  no protocol version both sides speak
     ├── CapabilityError             the server did not advertise what this call needs
     ├── NotSupportedInEra           the negotiated protocol era has no such concept
@@ -364,17 +365,22 @@ class InvalidMessage(ProtocolError):
 
 
 class OutputValidationError(ProtocolError):
-    """A tool's structured content does not match its output schema.
+    """A tool's structured content does not match its output schema, or the schema cannot be
+    used (invalid, a ``$ref`` outside it, too deep, a pattern the linear-time engine refuses).
 
-    ``path`` is where the first mismatch is, as a JSON-pointer-like string (``/items/0/id``).
+    ``path`` is where the first mismatch is, as a JSON pointer (``/items/0/id``): in the
+    content, or, when ``in_schema`` is true, in the schema.
     """
 
-    def __init__(self, tool: str, path: str, message: str) -> None:
-        super().__init__(
-            f"tool {tool!r}: structured content at {path or '/'} is invalid: {message}"
-        )
+    def __init__(self, tool: str, path: str, message: str, *, in_schema: bool = False) -> None:
+        if in_schema:
+            text = f"tool {tool!r}: its outputSchema cannot be used (at {path or '/'}): {message}"
+        else:
+            text = f"tool {tool!r}: structured content at {path or '/'} is invalid: {message}"
+        super().__init__(text)
         self.tool = tool
         self.path = path
+        self.in_schema = in_schema
 
 
 class UnsupportedProtocolVersion(McpError):
