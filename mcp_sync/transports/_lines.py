@@ -84,6 +84,9 @@ class LineTransport(Transport):
         self._end_error: ConnectionClosed | None = None
         self._peer_left = False  # the reader saw the stream end and is shutting down
         self._ended = threading.Event()  # ... and _end_error says how it ended
+        #: The descriptors a forked child's copy closes (see :meth:`release_after_fork`),
+        #: each with its file's identity: the number may since have been reused.
+        self._own_fds: list[tuple[int, tuple[int, int]]] = []
 
     # -- the contract -------------------------------------------------------------------
 
@@ -127,6 +130,17 @@ class LineTransport(Transport):
                         logger.warning("%s: thread %s did not stop", self, thread.name)
         self._fire_close(None)
 
+    def release_after_fork(self) -> None:
+        """In a forked child: close this process's copies of the pipes (the server's stdio
+        when this transport started the server, and the wake-up pipe), nothing else. The
+        threads are the parent's; writing to the wake-up pipe would stop the parent's reader."""
+        self._closing = self._torn_down = True  # a later close() in the child does nothing
+        fds, self._own_fds = self._own_fds, []
+        for fd, identity in fds:
+            with contextlib.suppress(OSError):
+                if _identity(fd) == identity:  # still the copy of that pipe, not a reused number
+                    os.close(fd)
+
     @property
     def stderr_tail(self) -> str:
         """The last ``max_stderr_bytes`` the server wrote to stderr ("" when not captured)."""
@@ -141,11 +155,18 @@ class LineTransport(Transport):
         write_fd: int,
         close_write: Callable[[], None],
         stderr: tuple[int, Callable[[], None]] | None = None,
+        *,
+        owned: bool = False,
     ) -> None:
-        """Start the reader threads over these descriptors (made non-blocking here)."""
+        """Start the reader threads over these descriptors (made non-blocking here).
+        ``owned``: the transport opened them (a forked child's copy then closes them too)."""
         os.set_blocking(read_fd, False)
         os.set_blocking(write_fd, False)
         self._wake_r, self._wake_w = os.pipe()
+        fds = [self._wake_r, self._wake_w]
+        if owned:
+            fds += [read_fd, write_fd] + ([stderr[0]] if stderr is not None else [])
+        self._own_fds = [(fd, _identity(fd)) for fd in fds]
         self._writer = PipeWriter(write_fd, close_write, self._wake_r, self.kind, self._broken)
         self._fd_users = 2 + (stderr is not None)  # reader, stderr reader, teardown
         reader = threading.Thread(
@@ -352,6 +373,12 @@ def _not_utf8(line: bytes | str) -> jsonrpc.InvalidMessage | None:
         reason = f"not UTF-8: {bad}"
         return jsonrpc.InvalidMessage(reason, line[:200], jsonrpc.salvage_id(line))
     return None
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    """Which file ``fd`` is: its device and inode (a pipe's inode is its own)."""
+    info = os.fstat(fd)
+    return info.st_dev, info.st_ino
 
 
 def fd_closer(fd: int) -> Callable[[], None]:

@@ -271,6 +271,14 @@ class StreamableHttpTransport(HttpTransportBase):
         self._closed_event.set()
         self._fire_close(None)
 
+    def release_after_fork(self) -> None:
+        """In a forked child: the session is the parent's. No ``DELETE`` and no socket shut
+        down (either would end the parent's session or connection); the child lets go of
+        its HTTP client, whose copies of the sockets close as it is collected."""
+        self._closing = True
+        self._http = None
+        self._closed_event.set()  # a later close() in the child returns at once
+
     # -- eras -----------------------------------------------------------------------------
 
     def _wants_get_stream(self, options: MessageOptions | None) -> bool:

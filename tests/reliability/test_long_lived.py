@@ -1,0 +1,117 @@
+"""Long-lived use: a forked child's copy of a client, a cancellation right before ``close()``,
+a listing's timeout, and answers over stdio that cannot be used (docs/reliability.md, "Long-lived
+use: fork, close, listings and unusable answers").
+
+The fork, cancellation and listing tests run real servers: the official SDK's (over stdio and
+Streamable HTTP) and server-everything. The unusable answers come from the scripted fake peer
+``tests/servers/stdio_fault_peer.py`` (``unusable`` mode): no real server can be made to write
+them on demand.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+import time
+
+import pytest
+from reliability_support import PYTHON, SERVERS
+from support import PEERS, HttpServer, free_port, in_forked_child
+
+import mcp_sync
+from mcp_sync import Client
+from mcp_sync.errors import InvalidStateError
+from mcp_sync.transports.stdio import StdioTransport
+
+pytestmark = pytest.mark.timeout(120)
+
+MiB = 1024 * 1024
+SDK_STDIO = [PYTHON, str(SERVERS / "sdk_server.py")]
+SDK_HTTP = str(SERVERS / "http_fixture_server.py")
+EVERYTHING = PEERS / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+
+# -- fork -------------------------------------------------------------------------------------
+
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork()")
+#: How a forked child lets go of the client it inherited.
+LETTING_GO = ["close", "drop", "with", "multiprocessing-close"]
+
+
+def _let_go(box: list[Client], how: str) -> dict:
+    """In the child: let go of ``box[0]`` as ``how`` says; then say what a call does."""
+    if how == "drop":
+        box.clear()  # the child's only reference
+        gc.collect()
+        for thread in threading.enumerate():  # a finaliser may shut down on a thread
+            if thread.name == "mcp-sync-finalizer":
+                thread.join(20)
+        return {"call": "dropped"}
+    client = box[0]
+    if how == "with":
+        with client:
+            pass
+    else:
+        client.close()
+    started = time.monotonic()
+    try:
+        client.call_tool("add", {"a": 1, "b": 2}, timeout=10)
+    except InvalidStateError as exc:
+        return {"call": str(exc), "took": time.monotonic() - started}
+    except Exception as exc:
+        return {"call": f"{type(exc).__name__}: {exc}"}
+    return {"call": "answered"}
+
+
+def _in_child(box: list[Client], how: str) -> dict:
+    via = "multiprocessing" if how.startswith("multiprocessing") else "os.fork"
+    return in_forked_child(lambda: _let_go(box, how.rpartition("-")[2]), via=via)
+
+
+def _check_child(outcome: dict, how: str) -> None:
+    assert "unexpected" not in outcome, outcome
+    if how != "drop":
+        # the child's calls keep failing at once, with the error they gave before it let go
+        assert "after the fork" in outcome["call"], outcome
+        assert outcome["took"] < 5, outcome
+
+
+@needs_fork
+@pytest.mark.parametrize("how", LETTING_GO)
+def test_a_forked_child_letting_go_of_a_stdio_client_leaves_the_parents_server_alone(
+    how: str,
+) -> None:
+    transport = StdioTransport(SDK_STDIO[0], SDK_STDIO[1:])
+    box = [Client("fork-test", "1.0").connect(transport)]  # no other reference: "drop" drops it
+    try:
+        server_pid = transport.pid
+        assert server_pid is not None
+        _check_child(_in_child(box, how), how)
+        os.kill(server_pid, 0)  # no SIGTERM reached the parent's server
+        answer = box[0].call_tool("add", {"a": 20, "b": 22}, timeout=20)
+        assert answer.structured_content == {"result": 42}
+    finally:
+        box[0].close()
+
+
+@pytest.fixture(scope="module")
+def sdk_http_url():
+    port = free_port()
+    with HttpServer([PYTHON, SDK_HTTP, "streamable-http", str(port)], port) as server:
+        yield server.url()
+
+
+@needs_fork
+@pytest.mark.parametrize("how", LETTING_GO)
+def test_a_forked_child_letting_go_of_an_http_client_leaves_the_parents_session_alone(
+    sdk_http_url: str, how: str
+) -> None:
+    box = [mcp_sync.connect(sdk_http_url, request_timeout=20, protocol="handshake")]
+    try:
+        assert box[0].call_tool("add", {"a": 1, "b": 1}).structured_content == {"result": 2}
+        _check_child(_in_child(box, how), how)
+        # A DELETE from the child would have ended the session: the server answers 404 for it.
+        answer = box[0].call_tool("add", {"a": 20, "b": 22}, timeout=20)
+        assert answer.structured_content == {"result": 42}
+    finally:
+        box[0].close()
