@@ -42,6 +42,10 @@ logger = logging.getLogger("mcp_sync")
 
 _T = TypeVar("_T")
 
+#: How long ``close()`` waits for queued cancellations (a Ctrl-C's, an abort's) to be written
+#: before it closes the transport: long enough for a live peer, short for a stuck one.
+CANCEL_FLUSH = 0.1
+
 
 class _ForkAware(Protocol):
     #: Set in a child process made by ``fork()``: the threads and pipes did not survive.
@@ -86,8 +90,12 @@ def stop_connection(
     session: Session | None, transport: Transport | None, dispatcher: _dispatch.Dispatcher | None
 ) -> None:
     """Stop the transport and end the connection's threads, finishing every step even when
-    one is interrupted (Ctrl-C): a second ``close()`` then resumes what is left."""
+    one is interrupted (Ctrl-C): a second ``close()`` then resumes what is left. The
+    cancellations already queued go out first (within :data:`CANCEL_FLUSH`): a call given up
+    right before ``close()`` (the CLI's Ctrl-C) is still cancelled on the server."""
     try:
+        if session is not None:
+            session.flush_writes(CANCEL_FLUSH)
         if transport is not None:
             try:
                 transport.close()

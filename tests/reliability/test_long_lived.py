@@ -10,18 +10,19 @@ them on demand.
 
 from __future__ import annotations
 
+import _thread
 import gc
 import os
 import threading
 import time
 
 import pytest
-from reliability_support import PYTHON, SERVERS
-from support import PEERS, HttpServer, free_port, in_forked_child
+from reliability_support import PYTHON, SERVERS, connect
+from support import NODE, PEERS, HttpServer, free_port, in_forked_child, wait_until
 
 import mcp_sync
-from mcp_sync import Client
-from mcp_sync.errors import InvalidStateError
+from mcp_sync import AbortController, Client
+from mcp_sync.errors import Aborted, InvalidStateError
 from mcp_sync.transports.stdio import StdioTransport
 
 pytestmark = pytest.mark.timeout(120)
@@ -115,3 +116,48 @@ def test_a_forked_child_letting_go_of_an_http_client_leaves_the_parents_session_
         assert answer.structured_content == {"result": 42}
     finally:
         box[0].close()
+
+
+# -- a cancellation right before close() ------------------------------------------------------
+
+
+def _recorded_server(record: os.PathLike[str]) -> StdioTransport:
+    """server-everything behind ``tee``: ``record`` gets every byte the client wrote to it."""
+    if not EVERYTHING.exists() or not NODE.exists():
+        pytest.fail(f"{EVERYTHING} or {NODE} is missing: run `make test` (it installs tests/peers)")
+    script = 'tee -a "$0" | exec "$1" "$2" stdio'
+    return StdioTransport("sh", ["-c", script, str(record), str(NODE), str(EVERYTHING)])
+
+
+@pytest.mark.parametrize("how", ["abort", "ctrl-c"])
+def test_a_cancellation_right_before_close_reaches_the_server(tmp_path, how: str) -> None:
+    for run in range(3):
+        record = tmp_path / f"stdin-{run}.jsonl"
+        record.touch()
+        client = connect(_recorded_server(record), request_timeout=30)
+        controller = AbortController()
+
+        def interrupt_once_sent(record=record, controller=controller) -> None:
+            wait_until(lambda: b'"tools/call"' in record.read_bytes(), timeout=20)
+            if how == "abort":
+                controller.abort("the user gave up")
+            else:
+                _thread.interrupt_main()  # what Ctrl-C does to the main thread
+
+        interrupter = threading.Thread(target=interrupt_once_sent)
+        interrupter.start()
+        try:
+            client.call_tool(
+                "trigger-long-running-operation",
+                {"duration": 60, "steps": 60},
+                signal=controller.signal,
+            )
+        except (Aborted, KeyboardInterrupt):
+            client.close()  # at once, as the CLI does on Ctrl-C
+        else:
+            client.close()
+            pytest.fail("the call was not interrupted")
+        finally:
+            interrupter.join(30)
+        written = record.read_bytes()
+        assert b'"notifications/cancelled"' in written, f"run {run}: {written[-500:]!r}"
