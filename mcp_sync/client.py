@@ -460,7 +460,10 @@ class Client:
         signal: AbortSignal | None = None,
         on_progress: ProgressHandler | None = None,
     ) -> list[Tool]:
-        """Every tool the server offers (all pages)."""
+        """Every tool the server offers (all pages).
+
+        ``timeout`` bounds the whole listing, all pages together; progress renews it.
+        """
         return self._tools.list(timeout, signal, on_progress)
 
     def list_tools_page(
@@ -515,7 +518,10 @@ class Client:
         signal: AbortSignal | None = None,
         on_progress: ProgressHandler | None = None,
     ) -> list[Resource]:
-        """Every resource the server lists (all pages)."""
+        """Every resource the server lists (all pages).
+
+        ``timeout`` bounds the whole listing, all pages together; progress renews it.
+        """
         return _calls.every(self._connection, _calls.RESOURCES, timeout, signal, on_progress)
 
     def list_resources_page(
@@ -536,7 +542,10 @@ class Client:
         signal: AbortSignal | None = None,
         on_progress: ProgressHandler | None = None,
     ) -> list[ResourceTemplate]:
-        """Every resource template (all pages)."""
+        """Every resource template (all pages).
+
+        ``timeout`` bounds the whole listing, all pages together; progress renews it.
+        """
         return _calls.every(self._connection, _calls.TEMPLATES, timeout, signal, on_progress)
 
     def list_resource_templates_page(
@@ -593,7 +602,10 @@ class Client:
         signal: AbortSignal | None = None,
         on_progress: ProgressHandler | None = None,
     ) -> list[Prompt]:
-        """Every prompt the server offers (all pages)."""
+        """Every prompt the server offers (all pages).
+
+        ``timeout`` bounds the whole listing, all pages together; progress renews it.
+        """
         return _calls.every(self._connection, _calls.PROMPTS, timeout, signal, on_progress)
 
     def list_prompts_page(

@@ -22,7 +22,7 @@ from support import NODE, PEERS, HttpServer, free_port, in_forked_child, wait_un
 
 import mcp_sync
 from mcp_sync import AbortController, Client
-from mcp_sync.errors import Aborted, InvalidStateError
+from mcp_sync.errors import Aborted, InvalidStateError, RequestTimeout
 from mcp_sync.transports.stdio import StdioTransport
 
 pytestmark = pytest.mark.timeout(120)
@@ -161,3 +161,40 @@ def test_a_cancellation_right_before_close_reaches_the_server(tmp_path, how: str
             interrupter.join(30)
         written = record.read_bytes()
         assert b'"notifications/cancelled"' in written, f"run {run}: {written[-500:]!r}"
+
+
+# -- a listing's timeout ----------------------------------------------------------------------
+
+LISTINGS = ["list_tools", "list_resources", "list_resource_templates", "list_prompts"]
+
+
+def _paged_server(pages: int, delay: float) -> Client:
+    argv = [str(SERVERS / "progress_lists_server.py"), "pages", str(pages), str(delay)]
+    return connect(StdioTransport(PYTHON, argv), request_timeout=30)
+
+
+@pytest.mark.parametrize("listing", LISTINGS)
+def test_a_listings_timeout_bounds_all_of_its_pages(listing: str) -> None:
+    # 15 pages of 0.3 s each: every page is well within the timeout, the listing is not.
+    client = _paged_server(15, 0.3)
+    try:
+        started = time.monotonic()
+        with pytest.raises(RequestTimeout) as caught:
+            getattr(client, listing)(timeout=1.5)
+        assert time.monotonic() - started < 4, "the timeout was applied to each page"
+        assert "listing" in str(caught.value)
+        assert len(getattr(client, listing)(timeout=30)) == 15  # the session goes on
+    finally:
+        client.close()
+
+
+def test_progress_renews_a_listings_timeout() -> None:
+    # 4.5 s of pages against a 3 s timeout: progress every 0.075 s keeps the listing alive.
+    client = _paged_server(15, 0.3)
+    try:
+        reports: list[object] = []
+        tools = client.list_tools(timeout=3, on_progress=reports.append)
+        assert [tool.name for tool in tools] == [f"tool{n}" for n in range(15)]
+        assert reports
+    finally:
+        client.close()
