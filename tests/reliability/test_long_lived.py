@@ -13,16 +13,17 @@ from __future__ import annotations
 import _thread
 import gc
 import os
+import resource
 import threading
 import time
 
 import pytest
-from reliability_support import PYTHON, SERVERS, connect
+from reliability_support import PYTHON, SERVERS, connect, fault_peer
 from support import NODE, PEERS, HttpServer, free_port, in_forked_child, wait_until
 
 import mcp_sync
 from mcp_sync import AbortController, Client
-from mcp_sync.errors import Aborted, InvalidStateError, RequestTimeout
+from mcp_sync.errors import Aborted, InvalidStateError, ProtocolError, RequestTimeout
 from mcp_sync.transports.stdio import StdioTransport
 
 pytestmark = pytest.mark.timeout(120)
@@ -116,6 +117,56 @@ def test_a_forked_child_letting_go_of_an_http_client_leaves_the_parents_session_
         assert answer.structured_content == {"result": 42}
     finally:
         box[0].close()
+
+
+# -- answers that cannot be used --------------------------------------------------------------
+
+UNUSABLE = {
+    "deep": ({"fault": "deep", "depth": 100_000}, "nested too deeply"),
+    "large": ({"fault": "large", "size": 17 * MiB}, "exceeds max_message_bytes (16777216)"),
+    "unparsable": ({"fault": "unparsable"}, "unparsable JSON"),
+}
+
+
+@pytest.mark.parametrize("fault", list(UNUSABLE))
+def test_an_unusable_answer_fails_its_call_at_once_and_the_session_goes_on(
+    leaks, fault: str
+) -> None:
+    arguments, what = UNUSABLE[fault]
+    client = connect(fault_peer("unusable"))
+    try:
+        errors: list[BaseException] = []
+        client.on_error(errors.append)
+        started = time.monotonic()
+        with pytest.raises(ProtocolError) as caught:
+            client.call_tool("t", arguments, timeout=30)
+        assert time.monotonic() - started < 15, "the call waited for its timeout"
+        assert what in str(caught.value)
+        if fault == "large":
+            assert "StdioTransport(max_message_bytes=" in str(caught.value)  # how to accept it
+        wait_until(lambda: errors, timeout=10)
+        assert what in str(errors[0])  # reported through on_error too
+        assert client.call_tool("t", {"text": "still here"}).text == "still here"
+    finally:
+        client.close()
+
+
+def test_a_huge_base64_image_fails_its_call_at_once_with_memory_bounded(leaks) -> None:
+    # The id comes last here, as the TypeScript SDK writes it: it is read from the line's end.
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    client = connect(fault_peer("unusable"))
+    try:
+        started = time.monotonic()
+        with pytest.raises(ProtocolError) as caught:
+            client.call_tool("t", {"fault": "image", "size": 256 * MiB}, timeout=40)
+        assert time.monotonic() - started < 30, "the call waited for its timeout"
+        assert "exceeds max_message_bytes (16777216)" in str(caught.value)
+        assert client.call_tool("t", {"text": "still here"}).text == "still here"
+    finally:
+        client.close()
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    print(f"\npeak RSS growth while skipping a 256 MiB image: {grown / 1024:.1f} MiB")
+    assert grown < 48 * 1024
 
 
 # -- a cancellation right before close() ------------------------------------------------------
