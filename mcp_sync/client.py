@@ -237,7 +237,11 @@ class Client:
     def close(self) -> None:
         """Close the connection: pending calls fail with ``ConnectionClosed``, the transport
         stops (a stdio server is shut down) and the client's threads end; then the ``on_close``
-        callbacks run. Idempotent; safe from any thread, a handler included."""
+        callbacks run. Idempotent; safe from any thread, a handler included.
+
+        In a child made by ``fork()``, the copy of a client made before the fork only closes
+        the child's copies of its pipes and sockets: the parent's server and session go on.
+        """
         self._connection.close()
 
     def __enter__(self: _C) -> _C:
