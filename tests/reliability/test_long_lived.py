@@ -19,7 +19,7 @@ import time
 
 import pytest
 from reliability_support import PYTHON, SERVERS, connect, fault_peer
-from support import NODE, PEERS, HttpServer, free_port, in_forked_child, wait_until
+from support import NODE, PEERS, HttpServer, free_port, in_forked_child, open_fds, wait_until
 
 import mcp_sync
 from mcp_sync import AbortController, Client
@@ -41,25 +41,28 @@ LETTING_GO = ["close", "drop", "with", "multiprocessing-close"]
 
 
 def _let_go(box: list[Client], how: str) -> dict:
-    """In the child: let go of ``box[0]`` as ``how`` says; then say what a call does."""
+    """In the child: let go of ``box[0]`` as ``how`` says; then say how many descriptors that
+    closed and what a call does."""
+    before = open_fds()
     if how == "drop":
         box.clear()  # the child's only reference
         gc.collect()
         for thread in threading.enumerate():  # a finaliser may shut down on a thread
             if thread.name == "mcp-sync-finalizer":
                 thread.join(20)
-        return {"call": "dropped"}
+        return {"call": "dropped", "released": len(before - open_fds())}
     client = box[0]
     if how == "with":
         with client:
             pass
     else:
         client.close()
+    released = len(before - open_fds())
     started = time.monotonic()
     try:
         client.call_tool("add", {"a": 1, "b": 2}, timeout=10)
     except InvalidStateError as exc:
-        return {"call": str(exc), "took": time.monotonic() - started}
+        return {"call": str(exc), "took": time.monotonic() - started, "released": released}
     except Exception as exc:
         return {"call": f"{type(exc).__name__}: {exc}"}
     return {"call": "answered"}
@@ -88,7 +91,10 @@ def test_a_forked_child_letting_go_of_a_stdio_client_leaves_the_parents_server_a
     try:
         server_pid = transport.pid
         assert server_pid is not None
-        _check_child(_in_child(box, how), how)
+        outcome = _in_child(box, how)
+        _check_child(outcome, how)
+        # the child closed its copies of the server's stdin, stdout, stderr and the wake pipe
+        assert outcome["released"] >= 5, outcome
         os.kill(server_pid, 0)  # no SIGTERM reached the parent's server
         answer = box[0].call_tool("add", {"a": 20, "b": 22}, timeout=20)
         assert answer.structured_content == {"result": 42}
@@ -111,7 +117,9 @@ def test_a_forked_child_letting_go_of_an_http_client_leaves_the_parents_session_
     box = [mcp_sync.connect(sdk_http_url, request_timeout=20, protocol="handshake")]
     try:
         assert box[0].call_tool("add", {"a": 1, "b": 1}).structured_content == {"result": 2}
-        _check_child(_in_child(box, how), how)
+        outcome = _in_child(box, how)
+        _check_child(outcome, how)
+        assert outcome["released"] >= 1, outcome  # its copies of the GET stream's, the pool's
         # A DELETE from the child would have ended the session: the server answers 404 for it.
         answer = box[0].call_tool("add", {"a": 20, "b": 22}, timeout=20)
         assert answer.structured_content == {"result": 42}
