@@ -134,3 +134,33 @@ def test_what_the_client_reports_about_a_broken_server_is_escaped() -> None:
     stderr = done.stderr.decode()
     assert "error response without a request id: " + ESCAPED in stderr, stderr
     assert_no_raw_control(stderr)
+
+
+def test_the_sign_in_url_from_hostile_metadata_is_shown_escaped(tmp_path, monkeypatch):
+    """``mcp-sync login --no-browser`` prints the authorization URL, which the authorization
+    server's metadata shapes: an endpoint carrying an OSC title sequence is shown escaped. The
+    authorization server is the suite's scripted OAuth stub (a hostile one, on 127.0.0.1)."""
+    sys.path.insert(0, str(ROOT / "tests" / "oauth"))
+    from oauth_stub import Stub
+
+    stub = Stub()
+    try:
+        stub.standard(metadata={"authorization_endpoint": f"{stub.base}/authorize\x1b]0;pwned\x07"})
+        monkeypatch.setenv("MCP_SYNC_OAUTH_FILE", str(tmp_path / "oauth.json"))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mcp_sync", "login", "--no-browser", stub.url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stderr is not None
+        try:
+            shown = proc.stderr.readline() + proc.stderr.readline()
+        finally:
+            proc.kill()
+            proc.wait()
+    finally:
+        stub.close()
+    assert "Open this URL to sign in" in shown, shown
+    assert_no_raw_control(shown)
+    assert "\\x1b]0;pwned\\x07" in shown  # before: the raw sequence retitled the terminal
