@@ -220,14 +220,16 @@ class ClientGroup:
                 self._breakers[name] = Breaker(name, policy)
         return client
 
-    def set_breaker(self, server: str, breaker: CircuitBreaker | None) -> None:
-        """Give ``server`` a fresh circuit breaker under ``breaker`` (None: no breaker)."""
+    def set_breaker(self, server: str, breaker: CircuitBreaker | bool | None) -> None:
+        """Give ``server`` a fresh circuit breaker under ``breaker`` (True: the group's
+        policy; None or False: no breaker)."""
+        policy = policy_for(breaker, self._policy)
         with self._lock:
             if server not in self._clients:
                 raise UnknownName(f"no server {server!r} in this group", name=server)
             self._breakers.pop(server, None)
-            if breaker is not None:
-                self._breakers[server] = Breaker(server, breaker)
+            if policy is not None:
+                self._breakers[server] = Breaker(server, policy)
 
     def remove(self, name: str, *, close: bool = True) -> Client:
         """Take the server ``name`` out of the group (closing its client unless
@@ -259,7 +261,8 @@ class ClientGroup:
 
     @property
     def failures(self) -> Mapping[str, McpError]:
-        """The servers the last listing had to leave out, with the error each raised."""
+        """The servers the last listing had to leave out, with the error each raised
+        (:class:`~mcp_sync.errors.ServerUnavailable` for one whose breaker is open)."""
         with self._lock:
             return MappingProxyType(dict(self._failures))
 

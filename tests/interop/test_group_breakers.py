@@ -148,6 +148,9 @@ def test_a_failed_trial_opens_the_breaker_for_another_cool_down(leaks_free):
         with pytest.raises(ServerUnavailable, match="in 5 s"):
             group.call_tool("sdk__add", {"a": 1, "b": 2})
         clock.now += 5
+        with pytest.raises(TypeError):  # a trial that proves nothing: the next call is one
+            group.call_tool("sdk__add", {"a": 1, "b": 2}, no_such_option=True)
+        assert group.breakers["sdk"].state == "half-open"
         with pytest.raises(ConnectionClosed):  # the trial: without recovery= it fails again
             group.call_tool("sdk__add", {"a": 1, "b": 2})
         status = group.breakers["sdk"]
