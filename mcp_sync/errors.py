@@ -33,6 +33,7 @@ they come back as results with ``result.is_error`` set.
     ├── StdioServerError            a command is not an MCP stdio server (it printed
     │                               something else, e.g. the URL of an HTTP server)
     ├── GroupError                  a ClientGroup was misused (a taken or invalid server name)
+    ├── ServerUnavailable           a group's server is skipped: its circuit breaker is open
     ├── SkillVerificationError      a skill file does not match its entry (digest, size, ...)
     ├── TaskCancelled               the result of a task that was cancelled was asked for
     ├── UnknownName                 a name or URI nobody offers (also a builtin KeyError)
@@ -73,6 +74,7 @@ __all__ = [
     "RpcError",
     "ServerConnectError",
     "ServerStartError",
+    "ServerUnavailable",
     "SessionExpired",
     "SkillVerificationError",
     "StdioServerError",
@@ -468,6 +470,34 @@ class StdioServerError(McpError):
 
 class GroupError(McpError, ValueError):
     """A :class:`~mcp_sync.ClientGroup` was given a server name that is taken or invalid."""
+
+
+class ServerUnavailable(McpError):
+    """A :class:`~mcp_sync.ClientGroup` did not call ``server``: its circuit breaker is open
+    after ``failures`` outages in a row (transport failures, timeouts), the last of them
+    ``last_error``. ``retry_in``: seconds until a trial call is let through (0 once due), or
+    None while another caller's trial call is under way."""
+
+    def __init__(
+        self,
+        server: str,
+        *,
+        failures: int,
+        retry_in: float | None,
+        last_error: McpError | None = None,
+    ) -> None:
+        last = f" (last: {type(last_error).__name__}: {last_error})" if last_error else ""
+        if retry_in is None:
+            when = "a trial call is under way"
+        else:
+            when = f"calls fail fast until a trial call in {round(retry_in, 1):g} s"
+        super().__init__(
+            f"server {server!r} is unavailable: {failures} calls in a row failed{last}; {when}"
+        )
+        self.server = server
+        self.failures = failures
+        self.retry_in = retry_in
+        self.last_error = last_error
 
 
 class UnknownName(McpError, KeyError):
