@@ -43,6 +43,13 @@ Releasing a blocked reader
     :data:`~mcp_sync.transports._http.workers.LANE_STALL` seconds in all), then shuts every
     exchange down and joins every thread.
 
+Session renewal
+    A renewal (``initialize`` again, after a 404 for the session or a restart) has no session
+    id until its answer: a request from another thread meanwhile waits for it, within its own
+    deadline (:mod:`~mcp_sync.transports._http.renewal`), then goes out on the new session. A
+    request that still went out without one and was refused for it (400 or 404) raises
+    :class:`~mcp_sync.errors.SessionExpired`: the server did not run it.
+
 Retries
     A POST is sent again only when it provably never reached the server (see "Retries" in
     :mod:`mcp_sync.transports._http.client`). The GET stream, and the resumption of a POST's
@@ -80,6 +87,7 @@ from ._http.client import SAFE_TO_RESEND, HttpClient, describe_connection_error
 from ._http.delivery import Delivery
 from ._http.exchange import Cancelled, Exchange
 from ._http.headers import SESSION_HEADER, post_headers, session_headers
+from ._http.renewal import SessionRenewal, refused_without_session
 from ._http.responses import (
     ERROR_BODY_LIMIT,
     JSON_TYPE,
@@ -186,6 +194,8 @@ class StreamableHttpTransport(HttpTransportBase):
         self.open_get_stream = open_get_stream
         self.reconnect = reconnect if reconnect is not None else ReconnectOptions()
         self.session_id: str | None = None
+        self._had_session = False  # a session id was given: a request without one is refused
+        self._renewal = SessionRenewal()
         self._delivery = Delivery(url, max_message_bytes, self._deliver, self._report)
         self._streams = SessionStreams(
             self._delivery,
@@ -228,6 +238,9 @@ class StreamableHttpTransport(HttpTransportBase):
         method = message.get("method")
         request_id = message.get("id")
         if isinstance(method, str) and jsonrpc.is_request_id(request_id):
+            if method != "initialize" and not (options is not None and options.version):
+                # (see "Session renewal" above)
+                self._renewal.wait(deadline, signal, lambda: self._closing)
             # Not before the notifications and responses sent ahead of it (their own lane).
             self._lane.wait_passed(deadline)
             exchange = self._new_exchange()
@@ -250,6 +263,8 @@ class StreamableHttpTransport(HttpTransportBase):
         if self._wants_get_stream(options):
             waiter = threading.Event()
         self._lane.put((message, options, signal, waiter))
+        if options is not None and options.opens_session:
+            self._renewal.end()  # what is sent from now on goes after it, in the lane
         if waiter is not None:
             # Return once the GET stream is answered, so that a server request sent right after
             # initialization has a stream to arrive on.
@@ -335,6 +350,8 @@ class StreamableHttpTransport(HttpTransportBase):
         except Exception as exc:
             self._request_failed(exc, method, request_id, exchange, deadline)
         finally:
+            if method == "initialize":  # (answered or not: see "Session renewal" above)
+                self._renewal.answered(self.session_id)
             if rest is None:
                 if remove_abort is not None:
                     remove_abort()
@@ -394,6 +411,7 @@ class StreamableHttpTransport(HttpTransportBase):
         fresh = not stateless and method == "initialize"
         if fresh:
             self.session_id = None  # (re-)initializing: a new session
+            self._renewal.begin(deadline)
         headers = self._post_headers(message, options)
         sent_session = SESSION_HEADER in headers
         read_timeout = None
@@ -417,6 +435,9 @@ class StreamableHttpTransport(HttpTransportBase):
         try:
             if fresh:
                 self._take_session_id(response)
+                self._renewal.answered(self.session_id)
+            elif not (stateless or sent_session) and self._had_session:
+                refused_without_session(response.status_code, self.url, request_id)
             resume = None
             if not stateless:
                 resume = functools.partial(self._streams.resume, request_id, exchange)
@@ -465,6 +486,7 @@ class StreamableHttpTransport(HttpTransportBase):
             return
         if value and all(0x21 <= ord(ch) <= 0x7E for ch in value):
             self.session_id = value
+            self._had_session = True
         else:
             logger.warning("ignoring an Mcp-Session-Id that is not visible ASCII")
 
