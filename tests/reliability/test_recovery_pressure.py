@@ -11,24 +11,29 @@ that on demand.
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
+import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
 import requests
+from reliability_support import fault_peer
 from support import SERVERS, wait_until
-from test_recovery import FAST, sdk_http_server
+from test_recovery import FAST, kill_the_server, live_servers, sdk_http_server
 
 import mcp_sync
-from mcp_sync import ConnectionClosed
+from mcp_sync import AbortController, Aborted, Backoff, ConnectionClosed, StdioTransport
 
 pytestmark = pytest.mark.timeout(120)
 
 SDK = str(SERVERS / "sdk_server.py")
+MUTE = str(SERVERS / "stdio_mute.py")
 
 
 # -- HTTP session renewal with concurrent callers -------------------------------------------
@@ -127,3 +132,261 @@ def test_a_call_refused_for_carrying_no_session_is_renewed_and_sent_again(leaks:
     finally:
         client.close()
         server.__exit__()
+
+
+# -- recovery meets close() and the call's abort signal -------------------------------------
+
+
+def dies_then_hangs() -> Any:
+    """A transport factory: the SDK fixture server first, then (as recovery asks for a new
+    one) a server that never answers ``initialize``."""
+    made: list[int] = []
+
+    def make() -> StdioTransport:
+        made.append(1)
+        if len(made) == 1:
+            return StdioTransport(sys.executable, [SDK, "stdio"])
+        return StdioTransport(sys.executable, [MUTE])
+
+    return make
+
+
+def start_a_recovery_that_hangs(
+    client: mcp_sync.Client, signal_: mcp_sync.AbortSignal | None = None
+) -> tuple[threading.Thread, list[BaseException], int]:
+    """Kill the client's server and make a call that recovers: it hangs in the new server's
+    handshake. Returns the calling thread, where its outcome goes, and the new server's pid."""
+    kill_the_server(client)
+    outcome: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            client.call_tool("add", {"a": 1, "b": 1}, timeout=60, signal=signal_)
+        except BaseException as exc:  # handed to the test thread
+            outcome.append(exc)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    (pid,) = wait_until(lambda: live_servers("stdio_mute.py"), timeout=30)
+    return caller, outcome, pid
+
+
+def test_close_during_a_recovery_handshake_ends_the_call_and_the_new_server(leaks: Any) -> None:
+    """Before, close() returned but the call stayed blocked until its own timeout (60 s here),
+    and the server the recovery had started was still running after close() returned."""
+    client = mcp_sync.Client("recovery", "1", protocol="handshake", recovery=FAST)
+    client.connect(dies_then_hangs())
+    caller, outcome, pid = start_a_recovery_that_hangs(client)
+    client.close()
+    assert pid not in live_servers("stdio_mute.py")  # stopped by the time close() returned
+    caller.join(10)
+    assert not caller.is_alive(), "the call outlived close()"
+    assert len(outcome) == 1 and isinstance(outcome[0], ConnectionClosed), outcome
+    assert "closed" in str(outcome[0]) and "recovery=True" not in str(outcome[0])
+
+
+def test_the_calls_abort_signal_ends_a_recovery_handshake(leaks: Any) -> None:
+    """Before, the abort was ignored: the call ended at its own timeout, with ConnectionClosed."""
+    client = mcp_sync.Client("recovery", "1", protocol="handshake", recovery=FAST)
+    client.connect(dies_then_hangs())
+    controller = AbortController()
+    caller, outcome, pid = start_a_recovery_that_hangs(client, controller.signal)
+    aborted = time.monotonic()
+    controller.abort("the user went away")
+    caller.join(30)
+    took = time.monotonic() - aborted
+    assert not caller.is_alive() and took < 10, f"the call ended {took:.1f} s after its abort"
+    assert len(outcome) == 1 and isinstance(outcome[0], Aborted), outcome
+    wait_until(lambda: pid not in live_servers("stdio_mute.py"), timeout=10)
+    client.close()
+
+
+def test_the_calls_abort_signal_ends_the_wait_between_reconnection_attempts(
+    leaks: Any,
+) -> None:
+    """The HTTP server is down and the policy waits 20 s between attempts: an abort during
+    that wait ends the call at once. Before, the call went on waiting and trying until its
+    own timeout, then raised ConnectionClosed."""
+    with sdk_http_server() as server:
+        transport = mcp_sync.StreamableHttpTransport(server.url())
+        policy = Backoff(initial_delay=20, max_delay=20, max_retries=5, jitter=0)
+        client = mcp_sync.Client(protocol="handshake", recovery=policy).connect(transport)
+    controller = AbortController()
+    outcome: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            client.list_tools(timeout=60, signal=controller.signal)
+        except BaseException as exc:  # handed to the test thread
+            outcome.append(exc)
+
+    caller = threading.Thread(target=call)
+    try:
+        caller.start()
+        # the first attempt to reconnect began (and is refused at once): then the 20 s wait
+        wait_until(lambda: transport.session_id is None, timeout=30)
+        aborted = time.monotonic()
+        controller.abort("shutting down")
+        caller.join(30)
+        took = time.monotonic() - aborted
+    finally:
+        client.close()
+    assert not caller.is_alive() and took < 10, f"the call ended {took:.1f} s after its abort"
+    assert len(outcome) == 1 and isinstance(outcome[0], Aborted), outcome
+
+
+# -- a server that crash-loops ---------------------------------------------------------------
+
+#: Four tries at most (0.2 s, 0.4 s and 0.8 s apart), then 1.6 s of failing fast.
+LOOP_POLICY = Backoff(initial_delay=0.2, max_delay=5, max_retries=3, jitter=0)
+
+
+def test_a_stdio_server_that_dies_right_after_its_handshake_is_not_restarted_on_every_call(
+    leaks: Any,
+) -> None:
+    """The fault peer answers ``initialize``, then exits (status 3, a line on stderr) on the
+    first call, like a server whose config is read on first use. Each recovered session that
+    died before it answered anything counts as a failed attempt: the restarts follow the
+    backoff, and once the attempts are spent, calls fail fast with ``CrashLoop`` naming the
+    exit status, the stderr tail and the attempts. Before, the backoff restarted from zero
+    after each successful handshake: 40 calls started 40 servers, with no wait between."""
+    started: list[float] = []
+
+    def make() -> StdioTransport:
+        started.append(time.monotonic())
+        return fault_peer("crash", "1")
+
+    client = mcp_sync.Client("recovery", "1", protocol="handshake", recovery=LOOP_POLICY)
+    client.connect(make)
+    errors: list[BaseException] = []
+    try:
+        for n in range(40):
+            try:
+                client.call_tool("echo", {"text": str(n)}, timeout=30)
+            except ConnectionClosed as exc:
+                errors.append(exc)
+        assert len(errors) == 40  # every call met a dying server (or the crash loop)
+        # the first server, then one per failed attempt until the policy was spent (a 1.6 s
+        # window follows, which a slow machine may outlast once)
+        assert len(started) <= 6, f"{len(started)} servers started for 40 calls"
+        gaps = [later - earlier for earlier, later in itertools.pairwise(started[1:])]
+        assert all(gap >= 0.4 * 2**k for k, gap in enumerate(gaps[:2])), gaps  # the backoff
+        loop = errors[-1]
+        assert isinstance(loop, mcp_sync.errors.CrashLoop), loop
+        assert loop.attempts >= 4 and loop.exit_status == 3, (loop.attempts, loop.exit_status)
+        assert "crashing with 1 calls in flight" in (loop.stderr_tail or "")
+        text = str(loop)
+        assert "crash loop" in text and "could not reconnect (4 attempts)" in text, text
+        assert "exit status 3" in text and "crashing with 1 calls in flight" in text, text
+        assert "closed for good" not in text and "create a new Client" not in text, text
+    finally:
+        client.close()
+
+
+def test_an_http_server_that_forgets_every_session_is_not_renewed_on_every_call(
+    leaks: Any,
+) -> None:
+    """Scripted (tests/servers/http_faults.py): the server answers ``initialize`` with a new
+    session, then 404s every request for it, as a fleet of instances that share no sessions
+    would. A renewed session refused before it answered anything counts as a failed attempt:
+    renewals follow the backoff, then calls fail fast with ``CrashLoop``. Before, every call
+    made a renewal at once (40 calls, 41 initialize requests)."""
+    from http_faults import FaultServer, Request, initialize_result
+
+    from mcp_sync.protocol import jsonrpc
+
+    sessions: list[str] = []
+
+    def handler(req: Request) -> None:
+        msg = req.rpc_request()
+        if msg is None:
+            return
+        if msg["method"] == "initialize":
+            sessions.append(f"s-{len(sessions)}")
+            result = jsonrpc.result_response(msg["id"], initialize_result())
+            req.reply_json(result, headers={"Mcp-Session-Id": sessions[-1]})
+        else:
+            req.reply(404, "unknown session")
+
+    with FaultServer(handler) as server:
+        transport = mcp_sync.StreamableHttpTransport(server.url, open_get_stream=False)
+        client = mcp_sync.Client(protocol="handshake", recovery=LOOP_POLICY).connect(transport)
+        errors: list[BaseException] = []
+        try:
+            for _ in range(40):
+                try:
+                    client.list_tools(timeout=30)
+                except mcp_sync.McpError as exc:
+                    errors.append(exc)
+        finally:
+            client.close()
+    assert len(errors) == 40
+    assert len(sessions) <= 6, f"{len(sessions)} sessions opened for 40 calls"
+    loop = errors[-1]
+    assert isinstance(loop, mcp_sync.errors.CrashLoop), loop
+    assert "crash loop" in str(loop) and "HTTP 404" in str(loop), str(loop)
+
+
+# -- the advice an error gives is true -------------------------------------------------------
+
+EXITS_AT_ONCE = ["-c", "import sys; sys.stderr.write('bad config\\n'); sys.exit(3)"]
+
+
+@pytest.mark.parametrize("recovery", [None, FAST])
+def test_a_failed_connect_gives_no_advice_about_recovery(
+    recovery: Backoff | None, leaks: Any
+) -> None:
+    """The first connect() is never retried, so "connect with recovery=True, which reconnects
+    on the next call" is false there. Before, a failed connect() said it, with or without
+    recovery=, after "the client is closed for good"."""
+    transport = StdioTransport(sys.executable, EXITS_AT_ONCE)
+    with pytest.raises(ConnectionClosed) as failed:
+        mcp_sync.connect(transport, protocol="handshake", recovery=recovery)
+    text = str(failed.value)
+    assert "exit status 3" in text and "bad config" in text, text
+    assert "recovery=True" not in text and "closed for good" not in text, text
+
+
+def test_with_recovery_a_failed_reconnection_does_not_say_the_client_is_closed(
+    leaks: Any,
+) -> None:
+    """The server died and its replacement exits as it starts: the call says it could not
+    reconnect and why, and the next call tries again. Before, the message went on with the
+    dead session's "the client is closed for good: create a new Client ...", which is false
+    with recovery= on."""
+    made: list[int] = []
+
+    def make() -> StdioTransport:
+        made.append(1)
+        if len(made) == 1:
+            return StdioTransport(sys.executable, [SDK, "stdio"])
+        return StdioTransport(sys.executable, EXITS_AT_ONCE)
+
+    policy = Backoff(initial_delay=0.01, max_retries=1, jitter=0)
+    client = mcp_sync.Client("recovery", "1", protocol="handshake", recovery=policy)
+    client.connect(make)
+    try:
+        kill_the_server(client)
+        with pytest.raises(ConnectionClosed) as failed:
+            client.call_tool("add", {"a": 1, "b": 1}, timeout=30)
+        text = str(failed.value)
+        assert "could not reconnect" in text and "exit status 3" in text, text
+        assert "closed for good" not in text and "create a new Client" not in text, text
+    finally:
+        client.close()
+
+
+def test_without_recovery_a_dead_server_says_recovery_would_have_reconnected(
+    leaks: Any,
+) -> None:
+    """The advice that is true stays: without recovery=, a client whose server died is closed
+    for good, and recovery=True would have reconnected."""
+    client = mcp_sync.connect(StdioTransport(sys.executable, [SDK, "stdio"]), protocol="handshake")
+    try:
+        (pid,) = wait_until(live_servers)
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: client.state == "closed", timeout=10)
+        with pytest.raises(ConnectionClosed, match="closed for good.*recovery=True"):
+            client.call_tool("add", {"a": 1, "b": 1})
+    finally:
+        client.close()
