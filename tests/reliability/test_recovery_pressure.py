@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -24,7 +25,7 @@ import pytest
 import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
 import requests
 from reliability_support import fault_peer
-from support import SERVERS, wait_until
+from support import SERVERS, HttpServer, free_port, wait_until
 from test_recovery import FAST, kill_the_server, live_servers, sdk_http_server
 
 import mcp_sync
@@ -390,3 +391,94 @@ def test_without_recovery_a_dead_server_says_recovery_would_have_reconnected(
             client.call_tool("add", {"a": 1, "b": 1})
     finally:
         client.close()
+
+
+# -- the restart soak --------------------------------------------------------------------------
+
+RECORDING = str(SERVERS / "recording_server.py")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_sixteen_threads_through_restarts_no_call_runs_twice_no_answer_goes_astray(
+    transport: str, tmp_path: Any, leaks: Any
+) -> None:
+    """Sixteen threads call through ``recovery=`` while the server is killed over and over:
+    over stdio each server is SIGKILLed 0.25 s after it came up, over HTTP the server is
+    restarted on the same port 0.7 s after it came back. The server (official SDK) keeps a
+    ledger of the calls it ran. No call is in it twice (nothing that may have run was sent
+    again), every call that succeeded is in it, each caller got its own token back, and the
+    only failures are ``ConnectionClosed`` (calls caught by a death, or a reconnection that
+    did not make it in time)."""
+    ledger = tmp_path / "ledger"
+    env = {"RECORD_TO": str(ledger)}
+    rounds = 6 if transport == "stdio" else 3
+    server = None
+    if transport == "stdio":
+        target: Any = lambda: StdioTransport(sys.executable, [RECORDING, "stdio"], env=env)  # noqa: E731
+    else:
+        server = http_recording_server(env)
+        target = server.url()
+    policy = Backoff(initial_delay=0.05, max_delay=0.5, max_retries=1000)
+    client = mcp_sync.connect(target, protocol="handshake", recovery=policy, request_timeout=60)
+    stop = threading.Event()
+    succeeded: list[str] = []
+    failures: list[BaseException] = []
+
+    def caller(n: int) -> None:
+        count = 0
+        while not stop.is_set():
+            token = f"{n}-{count}"
+            count += 1
+            try:
+                got = client.call_tool("record", {"token": token}).text
+            except ConnectionClosed as exc:
+                failures.append(exc)
+                continue
+            except BaseException as exc:  # anything else fails the test, below
+                failures.append(exc)
+                continue
+            assert got == token, f"{token!r} got the answer for {got!r}"
+            succeeded.append(token)
+
+    def progress(after: int, more: int = 16) -> None:
+        wait_until(lambda: len(succeeded) >= after + more, timeout=120)
+
+    try:
+        with ThreadPoolExecutor(16) as pool:
+            loops = [pool.submit(caller, n) for n in range(16)]
+            try:
+                for _ in range(rounds):
+                    progress(len(succeeded))  # this server is up and answering
+                    if transport == "stdio":
+                        (pid,) = wait_until(lambda: live_servers("recording_server.py"))
+                        stop.wait(0.25)
+                        os.kill(pid, signal.SIGKILL)
+                    else:
+                        assert server is not None
+                        stop.wait(0.7)
+                        server.__exit__()
+                        server = http_recording_server(env, server.port)
+                progress(len(succeeded))  # and calls go through after the last one
+            finally:
+                stop.set()
+            for loop in loops:
+                loop.result()  # a wrong answer raised in its thread
+    finally:
+        client.close()
+        if server is not None:
+            server.__exit__()
+    ran = Counter(ledger.read_text().split())
+    twice = [token for token, times in ran.items() if times > 1]
+    assert not twice, f"run twice: {twice[:5]}"
+    assert not [t for t in succeeded if t not in ran], "an answered call is not in the ledger"
+    unexpected = [f for f in failures if not isinstance(f, ConnectionClosed)]
+    assert not unexpected, [f"{type(f).__name__}: {f}" for f in unexpected[:3]]
+    print(f"{transport}: {len(succeeded)} calls answered, {len(failures)} failed, {rounds} deaths")
+
+
+def http_recording_server(env: dict[str, str], port: int | None = None) -> HttpServer:
+    """The recording server over Streamable HTTP on ``port`` (a free one by default), started."""
+    port = free_port() if port is None else port
+    argv = [sys.executable, RECORDING, "streamable-http", str(port)]
+    return HttpServer(argv, port, env=env).__enter__()
