@@ -3,9 +3,10 @@ is lost, which requests may be sent again, and one reconnection at a time, bound
 :class:`~mcp_sync.backoff.Backoff`.
 
 The backoff is carried from one loss to the next: a connection that was lost before it
-answered anything, and soon (within the next wait the policy would make), counts as one more
-failed attempt, so a server that dies right after its handshake is not started again on
-every call. Once the attempts are spent, calls fail at once with
+answered anything, and within ``max_delay`` of its handshake, counts as one more failed
+attempt, so a server that dies right after its handshake is not started again on every call.
+(A false alarm, a connection left idle that long whose server was redeployed, costs one wait
+of the policy.) Once the attempts are spent, calls fail at once with
 :class:`~mcp_sync.errors.CrashLoop` until the wait after the last failure is over, and then
 one attempt is made again. A connection that answered, or lived longer, starts a fresh run.
 
@@ -321,7 +322,7 @@ class Reconnector:
             return
         self._counted = loss.generation
         policy = self.policy
-        if loss.answered or loss.lived > policy.increment().next_delay():
+        if loss.answered or loss.lived > policy.max_delay:
             self.policy, self._not_before = policy.reset(), 0.0
             return
         # lost before it answered anything, and soon: one more failed attempt
