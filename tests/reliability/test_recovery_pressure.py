@@ -236,6 +236,73 @@ def test_the_calls_abort_signal_ends_the_wait_between_reconnection_attempts(
     assert len(outcome) == 1 and isinstance(outcome[0], Aborted), outcome
 
 
+def renewal_hangs(renewing: threading.Event) -> Any:
+    """A scripted HTTP server (tests/servers/http_faults.py) that gives a session, forgets it
+    (404 for every request naming it) and never answers the ``initialize`` that would renew
+    it (a real server cannot be made to hang in one handshake on demand). ``renewing`` is set
+    when that ``initialize`` arrives."""
+    from http_faults import Request, initialize_result
+
+    from mcp_sync.protocol import jsonrpc
+
+    sessions: list[str] = []
+
+    def handler(req: Request) -> None:
+        msg = req.rpc_request()
+        if msg is None:
+            return
+        if msg["method"] != "initialize":
+            req.reply(404, "unknown session")
+        elif sessions:
+            renewing.set()
+            req.hang(60)
+        else:
+            sessions.append("s-1")
+            result = jsonrpc.result_response(msg["id"], initialize_result())
+            req.reply_json(result, headers={"Mcp-Session-Id": sessions[0]})
+
+    return handler
+
+
+@pytest.mark.parametrize("ending", ["close", "abort"])
+def test_close_or_the_calls_abort_ends_an_http_session_renewal(ending: str, leaks: Any) -> None:
+    """The server forgot the session and never answers the renewal's ``initialize``:
+    ``close()`` from another thread, or the call's abort signal, ends the call at once
+    (``ConnectionClosed``, ``Aborted``), and nothing is left. Before, the abort was ignored:
+    the call waited out its 60 s timeout."""
+    from http_faults import FaultServer
+
+    renewing = threading.Event()
+    with FaultServer(renewal_hangs(renewing)) as server:
+        transport = mcp_sync.StreamableHttpTransport(server.url, open_get_stream=False)
+        client = mcp_sync.Client(protocol="handshake", recovery=FAST).connect(transport)
+        controller = AbortController()
+        outcome: list[BaseException] = []
+
+        def call() -> None:
+            try:
+                client.list_tools(timeout=60, signal=controller.signal)
+            except BaseException as exc:  # handed to the test thread
+                outcome.append(exc)
+
+        caller = threading.Thread(target=call)
+        caller.start()
+        try:
+            assert renewing.wait(30)  # the renewal's initialize is out, never to be answered
+            ended = time.monotonic()
+            if ending == "close":
+                client.close()
+            else:
+                controller.abort("the request was cancelled")
+            caller.join(30)
+            took = time.monotonic() - ended
+        finally:
+            client.close()
+    assert not caller.is_alive() and took < 10, f"the call ended {took:.1f} s after the {ending}"
+    expected = ConnectionClosed if ending == "close" else Aborted
+    assert len(outcome) == 1 and isinstance(outcome[0], expected), outcome
+
+
 # -- a server that crash-loops ---------------------------------------------------------------
 
 #: Four tries at most (0.5 s, 1 s and 2 s apart), then 4 s of failing fast.
