@@ -238,9 +238,9 @@ class StreamableHttpTransport(HttpTransportBase):
         method = message.get("method")
         request_id = message.get("id")
         if isinstance(method, str) and jsonrpc.is_request_id(request_id):
-            if method != "initialize" and not (options is not None and options.version):
-                # (see "Session renewal" above)
-                self._renewal.wait(deadline, signal, lambda: self._closing)
+            renewal = self._renewal
+            if renewal.until and method != "initialize" and not (options and options.version):
+                renewal.wait(deadline, signal, lambda: self._closing)  # see "Session renewal"
             # Not before the notifications and responses sent ahead of it (their own lane).
             self._lane.wait_passed(deadline)
             exchange = self._new_exchange()

@@ -37,12 +37,13 @@ class SessionRenewal:
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._until = 0.0  # requests wait until this time.monotonic() at most (0: no renewal)
+        #: Requests wait until this ``time.monotonic()`` at most (0: no renewal going on).
+        self.until = 0.0
 
     def begin(self, deadline: float | None) -> None:
         """``initialize`` is going out (``deadline``: its own, None for none)."""
         with self._cond:
-            self._until = math.inf if deadline is None else deadline
+            self.until = math.inf if deadline is None else deadline
 
     def answered(self, session_id: str | None) -> None:
         """``initialize`` was answered: with no session id nobody has one to wait for; with
@@ -51,7 +52,7 @@ class SessionRenewal:
             if session_id is None:
                 self._settle()
             else:
-                self._until = min(self._until, time.monotonic() + GRACE)
+                self.until = min(self.until, time.monotonic() + GRACE)
 
     def end(self) -> None:
         """The renewal settled: its last message is queued, or it failed."""
@@ -59,7 +60,7 @@ class SessionRenewal:
             self._settle()
 
     def _settle(self) -> None:
-        self._until = 0.0
+        self.until = 0.0
         self._cond.notify_all()
 
     def wait(
@@ -67,12 +68,15 @@ class SessionRenewal:
     ) -> None:
         """Return once no renewal is going on, or at ``deadline``, on ``signal`` or when
         ``closing()``: whoever sends then finds the session as it is."""
-        if not self._until:  # the usual case: no renewal, no lock taken
+        if not self.until:  # the usual case: no renewal, no lock taken
             return
         with self._cond:
             while True:
                 now = time.monotonic()
-                limit = min(deadline, self._until)
+                if now >= self.until:
+                    self.until = 0.0  # (its grace is over: nobody waits for it any more)
+                    return
+                limit = min(deadline, self.until)
                 if now >= limit or closing() or (signal is not None and signal.aborted):
                     return
                 self._cond.wait(min(limit - now, _SLICE))
