@@ -202,6 +202,28 @@ def test_the_calls_abort_signal_ends_a_recovery_handshake(leaks: Any) -> None:
     client.close()
 
 
+def test_a_call_aborted_while_another_thread_reconnects_ends_at_once(leaks: Any) -> None:
+    """One call hangs in a recovery's handshake; a second call, from another thread, waits for
+    that reconnection. Its own abort ends its wait at once, and the first goes on. Before,
+    the second call waited for the other thread's round until its own timeout."""
+    client = mcp_sync.Client("recovery", "1", protocol="handshake", recovery=FAST)
+    client.connect(dies_then_hangs())
+    try:
+        first, first_outcome, _pid = start_a_recovery_that_hangs(client)
+        controller = AbortController()
+        controller.abort("not needed any more")
+        started = time.monotonic()
+        with pytest.raises(Aborted):
+            client.call_tool("add", {"a": 2, "b": 2}, timeout=60, signal=controller.signal)
+        took = time.monotonic() - started
+        assert took < 10, f"the aborted call took {took:.1f} s"
+        assert first.is_alive() and not first_outcome  # still in its handshake
+    finally:
+        client.close()
+    first.join(10)
+    assert not first.is_alive()
+
+
 def test_the_calls_abort_signal_ends_the_wait_between_reconnection_attempts(
     leaks: Any,
 ) -> None:
