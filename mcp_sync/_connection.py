@@ -33,15 +33,24 @@ from . import _dispatch, _hooks
 from ._lifecycle import (
     Live,
     close_unreachable,
+    forked_error,
     release_after_fork,
+    start_closer,
     stop_connection,
     unwatch_fork,
     watch_fork,
     weak_callback,
 )
 from ._negotiation import Offer, ServerState, negotiate
-from ._recovery import Reconnector, dropped_in_flight, refused_unprocessed
-from ._session import CLOSED_HINT, RequestHandler, Session
+from ._recovery import (
+    Reconnector,
+    Track,
+    broke_while_out,
+    dropped_in_flight,
+    refused_unprocessed,
+    restore,
+)
+from ._session import CLOSED_BY_CLOSE, CLOSED_HINT, RequestHandler, Session
 from ._stateless import StatelessEra
 from .abort import AbortSignal
 from .backoff import Backoff
@@ -51,6 +60,7 @@ from .errors import (
     InvalidStateError,
     McpError,
     NotSupportedInEra,
+    RpcError,
 )
 from .protocol import versions
 from .protocol.jsonrpc import Notification
@@ -131,6 +141,8 @@ class Connection:
         self._reconnector = Reconnector(recovery) if recovery is not None else None
         self._transport_factory: Callable[[], Transport] | None = None
         self._generation = 0  # connections made so far (recovery counts them)
+        self._track = Track()  # how the current connection fares, for recovery's backoff
+        self._died = False  # the server went away (not our close()): for the error's advice
         self._handlers: dict[str, RequestHandler] = {}
         self._listeners: list[tuple[str | None, Callable[[Notification], None]]] = []
         self._error_listeners: list[Callable[[BaseException], None]] = []
@@ -173,7 +185,7 @@ class Connection:
         declaring ``capabilities``; on failure the connection is closed."""
         with self._state_lock:
             if self._state != "idle":
-                hint = f"; {CLOSED_HINT}" if self._state == "closed" else ""
+                hint = f"; {CLOSED_BY_CLOSE}" if self._state == "closed" else ""
                 raise InvalidStateError(f"cannot connect: the client is {self._state}{hint}")
             self._state = "connecting"
         self.client_capabilities = capabilities
@@ -203,6 +215,7 @@ class Connection:
         session = Session(transport, self._dispatcher)
         # The transport's threads reach the session: what it holds of this object is weak.
         session.before_close = weak_callback(self._closed_underneath)
+        session.closed_hint = weak_callback(self._closed_hint)
         session.inline_listener = weak_callback(self.stateless.route_inline)
         session.add_listener(None, weak_callback(self.stateless.on_notification))
         removers = self._listener_removers
@@ -259,18 +272,19 @@ class Connection:
         with self._state_lock:
             if self._state == "closed":
                 return  # our own close()
+            self._died = True
             if self._reconnector is not None and self._state in ("connected", "disconnected"):
                 self._state = "disconnected"
+                self._track.lost(cause)
                 return
             self._state = "closed"
-            closer = threading.Thread(
-                target=self._shut_down_and_notify,
-                args=(cause,),
-                name="mcp-sync-closer",
-                daemon=True,
-            )
-            closer.start()  # before close() can see it and join it
-            self._closer = closer
+            self._closer = start_closer(self._shut_down_and_notify, cause)  # before close() joins
+
+    def _closed_hint(self, _cause: BaseException | None) -> str:
+        """The advice for an error of the session's end: only what is true (see CLOSED_HINT)."""
+        if self.server is None or self._state != "closed":
+            return ""  # connect() failed: its error says why; recovering: the round speaks
+        return CLOSED_HINT if self._died and self._reconnector is None else CLOSED_BY_CLOSE
 
     def _shut_down_and_notify(self, cause: BaseException | None) -> None:
         closer = self._closer
@@ -412,27 +426,26 @@ class Connection:
         """With ``recovery=``, a request the server certainly did not run is sent again once
         the connection is back; one that was out when it broke fails."""
         wait = self.request_timeout if timeout is None else timeout
-        session = self.connected_session(wait)
+        session = self.connected_session(wait, signal)
         generation = self._generation
         try:
-            return self._send_in_era(session, method, body, wait, signal, progress)
+            result = self._send_in_era(session, method, body, wait, signal, progress)
+            self._track.answered_in = generation
+            return result
         except McpError as exc:
             if self._reconnector is None:
                 raise
+            if isinstance(exc, RpcError):
+                self._track.answered_in = generation
             if not refused_unprocessed(exc):
                 if dropped_in_flight(exc) and self._state != "closed":
-                    # Not the session's "closed for good": with recovery= the next call heals.
-                    raise ConnectionClosed(
-                        f"the connection broke while {method} was out (not sent again: it may "
-                        "have run); the next call reconnects",
-                        cause=exc,
-                        exit_status=getattr(exc, "exit_status", None),
-                        stderr_tail=getattr(exc, "stderr_tail", None),
-                    ) from exc
+                    raise broke_while_out(method, exc) from exc
                 raise
             deadline = time.monotonic() + wait
             logger.info("%s was refused unprocessed (%s); reconnecting", method, exc)
-        session = self._recover(generation, deadline)
+            if generation == self._generation:
+                self._track.lost(exc)  # (an HTTP 404: the session was lost just now)
+        session = self._recover(generation, deadline, signal)
         return self._send_in_era(
             session, method, body, deadline - time.monotonic(), signal, progress
         )
@@ -510,24 +523,25 @@ class Connection:
         wait = self.request_timeout if timeout is None else timeout
         self.connected_session().notify(method, body, wait)
 
-    def connected_session(self, wait: float | None = None) -> Session:
+    def connected_session(
+        self, wait: float | None = None, signal: AbortSignal | None = None
+    ) -> Session:
         """The live session; with ``recovery=``, a lost one is replaced first (within
-        ``wait`` seconds, default ``request_timeout``)."""
+        ``wait`` seconds, default ``request_timeout``, unless ``signal`` fires)."""
         if self.forked:
-            raise InvalidStateError(
-                "this client was created before fork(): its threads and pipes did not survive; "
-                "create the client in the child process, after the fork"
-            )
+            raise forked_error()
         session = self._session
         if self._state != "connected" or session is None or session.closed:
             lost = session is not None and self._state in ("connected", "disconnected")
             if lost and self._reconnector is not None:
                 deadline = time.monotonic() + (self.request_timeout if wait is None else wait)
-                return self._recover(self._generation, deadline)
+                return self._recover(self._generation, deadline, signal)
             if self._state in ("closed", "connected") and session is not None and session.closed:
                 raise session.closed_error()
             if self._state == "closed":
-                raise InvalidStateError(f"the client is closed: {CLOSED_HINT}")
+                raise InvalidStateError(
+                    f"the client is closed: {self._closed_hint(None) or CLOSED_BY_CLOSE}"
+                )
             raise InvalidStateError(f"the client is {self._state}: call connect() first")
         return session
 
@@ -542,7 +556,9 @@ class Connection:
 
     # -- recovery (the ``recovery=`` option; policy in mcp_sync/_recovery.py) ------------
 
-    def _recover(self, generation: int, deadline: float) -> Session:
+    def _recover(
+        self, generation: int, deadline: float, signal: AbortSignal | None = None
+    ) -> Session:
         """Replace the connection lost since connection number ``generation`` (or wait for
         the thread already doing it); return the live session."""
         assert self._reconnector is not None
@@ -551,47 +567,43 @@ class Connection:
             session = self._session
             return self._generation != generation and session is not None and not session.closed
 
-        self._reconnector.run(healthy, self._reopen, deadline, "lost the connection to the server")
+        # (the loss a round counts is that of the current connection, the one it replaces)
+        loss = lambda: self._track.loss(self._generation)  # noqa: E731
+        self._reconnector.run(healthy, self._reopen, deadline, loss, signal)
         session = self._session
         assert session is not None
         return session
 
-    def _reopen(self, timeout: float) -> None:
+    def _reopen(self, timeout: float, signal: AbortSignal) -> None:
         """One attempt: a new transport when the old one closed (a stdio server exited),
-        else the handshake again on the same one (an HTTP server that forgot the session)."""
+        else the handshake again on the same one (an HTTP server that forgot the session).
+        ``signal`` fires for the call's abort and for ``close()``."""
+        assert self._reconnector is not None
         session, transport = self._session, self._transport
         assert session is not None and transport is not None
+
+        def handshake(session: Session, transport: Transport) -> None:
+            self._adopt(session, transport, negotiate(session, self._offer(), timeout, signal))
+
         if session.closed or transport.closed:
-            factory = self._transport_factory
-            if factory is None:
-                raise InvalidStateError(
-                    "the connection closed and recovery cannot replace it: connect() was given "
-                    "a transport object; give it a function that returns a new transport"
-                )
-            session.detach()
-            transport.close()  # already closed: this reaps the process and joins its threads
-            transport = factory()
-            session = self._new_session(transport)
-            try:
-                transport.start()
-                state = negotiate(session, self._offer(), timeout)
-            except BaseException:
-                session.fail_all(None)
-                transport.close()
-                session.detach()
-                raise
+            factory, make = self._transport_factory, self._new_session
+            self._reconnector.replace(session, transport, factory, make, handshake)
         else:
-            state = negotiate(session, self._offer(), timeout)
+            handshake(session, transport)
+        self._restore(self._session or session)
+
+    def _adopt(self, session: Session, transport: Transport, state: ServerState) -> None:
+        """Make the connection a recovery opened the current one."""
         with self._state_lock:
             if self._state == "closed":  # close() ran meanwhile and closed the old transport
                 transport.close()
                 raise ConnectionClosed("the client was closed while reconnecting")
             self._session, self._transport = session, transport
             self._state = "connected"
+            self._track = Track()
         self._apply(session, state)
         self._generation += 1
         logger.info("reconnected to the server (connection %d)", self._generation + 1)
-        self._restore(session)
 
     def _restore(self, session: Session) -> None:
         """What the old connection had that the server forgot: live ``subscriptions/listen``
@@ -604,10 +616,4 @@ class Connection:
         def send(method: str, params: dict[str, Any] | None) -> Any:
             return self.send_once(session, method, params, self.request_timeout, None, None)
 
-        for restore in list(self._restorers):
-            restore(send)
-        if self.log_level is not None:
-            try:
-                send("logging/setLevel", {"level": self.log_level})
-            except McpError as exc:
-                logger.warning("after reconnecting, logging/setLevel failed: %s", exc)
+        restore(send, self._restorers, self.log_level)

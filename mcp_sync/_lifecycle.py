@@ -26,12 +26,15 @@ from typing import Any, Protocol, TypeVar
 
 from . import _dispatch
 from ._session import Session
+from .errors import InvalidStateError
 from .transports.base import Transport
 
 __all__ = [
     "Live",
     "close_unreachable",
+    "forked_error",
     "release_after_fork",
+    "start_closer",
     "stop_connection",
     "unwatch_fork",
     "watch_fork",
@@ -166,3 +169,21 @@ def _stop_live(live: Live) -> None:
     if live.session is not None:
         live.session.fail_all(None)
     stop_connection(live.session, live.transport, live.dispatcher)
+
+
+def start_closer(
+    shut_down: Callable[[BaseException | None], None], cause: BaseException | None
+) -> threading.Thread:
+    """Run ``shut_down(cause)`` on a new daemon thread, started before this returns: a
+    transport's own thread reports its end and must not join itself."""
+    closer = threading.Thread(target=shut_down, args=(cause,), name="mcp-sync-closer", daemon=True)
+    closer.start()
+    return closer
+
+
+def forked_error() -> InvalidStateError:
+    """The error for using, in a forked child, a client made before the fork."""
+    return InvalidStateError(
+        "this client was created before fork(): its threads and pipes did not survive; "
+        "create the client in the child process, after the fork"
+    )

@@ -16,6 +16,7 @@ import warnings
 from typing import Any
 
 from ._session import PendingRequest, Session
+from .abort import AbortSignal
 from .errors import (
     McpError,
     ProtocolError,
@@ -135,13 +136,16 @@ def _no_common_version(offer: Offer, server_versions: Any) -> UnsupportedProtoco
     return UnsupportedProtocolVersion(None, _client_versions(offer), server_versions=listed)
 
 
-def negotiate(session: Session, offer: Offer, timeout: float) -> ServerState:
-    """Agree on a version with the server at the other end of ``session``."""
+def negotiate(
+    session: Session, offer: Offer, timeout: float, signal: AbortSignal | None = None
+) -> ServerState:
+    """Agree on a version with the server at the other end of ``session`` (``signal``: stop,
+    with :class:`~mcp_sync.errors.Aborted`, as a recovery's caller or ``close()`` asks)."""
     mode = offer.protocol
     if mode == "handshake" or (mode != "auto" and versions.era_of(mode) == "handshake"):
-        return handshake(session, offer, timeout)
+        return handshake(session, offer, timeout, signal)
     if mode != "auto":
-        return _discover(session, offer, mode, timeout, probe=False)
+        return _discover(session, offer, mode, timeout, probe=False, signal=signal)
     deadline = time.monotonic() + timeout
     try:
         # The probe window is for transports whose old servers may ignore the probe (stdio);
@@ -150,11 +154,12 @@ def negotiate(session: Session, offer: Offer, timeout: float) -> ServerState:
             probe_wait = timeout
         else:
             probe_wait = min(offer.probe_timeout, timeout)
-        return _discover(session, offer, versions.STATELESS_VERSIONS[0], probe_wait, probe=True)
+        version = versions.STATELESS_VERSIONS[0]
+        return _discover(session, offer, version, probe_wait, probe=True, signal=signal)
     except _HandshakeServer as refusal:
         logger.debug("server/discover probe: %s; trying the handshake era", refusal)
         try:
-            state = handshake(session, offer, timeout)
+            state = handshake(session, offer, timeout, signal)
         except McpError as refused:
             if refusal.server_versions is not None:
                 # It answered server/discover as a 2026 server does, with versions this
@@ -207,7 +212,9 @@ def _late_discover(
         raise refused from late_error
 
 
-def handshake(session: Session, offer: Offer, timeout: float) -> ServerState:
+def handshake(
+    session: Session, offer: Offer, timeout: float, signal: AbortSignal | None = None
+) -> ServerState:
     """``initialize`` and ``notifications/initialized`` (the handshake era)."""
     params = {
         "protocolVersion": offer.handshake_version,
@@ -215,7 +222,7 @@ def handshake(session: Session, offer: Offer, timeout: float) -> ServerState:
         "clientInfo": offer.client_info,
     }
     raw = session.request(
-        "initialize", params, timeout=timeout, cancellable=False, options=_IN_SESSION
+        "initialize", params, timeout=timeout, cancellable=False, options=_IN_SESSION, signal=signal
     )
     result = parse_result("initialize", InitializeResult, raw)
     if result.protocol_version not in versions.HANDSHAKE_VERSIONS:
@@ -229,13 +236,21 @@ def handshake(session: Session, offer: Offer, timeout: float) -> ServerState:
 
 
 def _discover(
-    session: Session, offer: Offer, version: str, timeout: float, probe: bool
+    session: Session,
+    offer: Offer,
+    version: str,
+    timeout: float,
+    probe: bool,
+    signal: AbortSignal | None = None,
 ) -> ServerState:
     """Run ``server/discover``; with ``probe`` a non-2026 answer raises _HandshakeServer."""
     for attempt in range(2):
         meta = stateless.request_meta(version, {}, offer.client_info)
         pending = session.begin(
-            "server/discover", {"_meta": meta}, options=MessageOptions(version=version)
+            "server/discover",
+            {"_meta": meta},
+            options=MessageOptions(version=version),
+            signal=signal,
         )
         try:
             raw = session.result(pending, timeout)

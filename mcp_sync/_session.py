@@ -63,17 +63,21 @@ from .protocol.jsonrpc import (
 )
 from .transports.base import MessageOptions, Transport
 
-__all__ = ["CLOSED_HINT", "PendingRequest", "RequestHandler", "Session"]
+__all__ = ["CLOSED_BY_CLOSE", "CLOSED_HINT", "PendingRequest", "RequestHandler", "Session"]
 
 logger = logging.getLogger("mcp_sync")
 
 NotificationListener = Callable[[Notification], None]
 
-#: What every error of a closed session ends with: how to go on.
+#: How to go on after the server went away from a client without ``recovery=``. (With it,
+#: the next call reconnects; after close() or a failed first connect(), recovery= does not
+#: help: each error gives only the advice that is true.)
 CLOSED_HINT = (
     "the client is closed for good: create a new Client to connect again"
     " (or connect with recovery=True, which reconnects on the next call)"
 )
+#: How to go on after ``close()``: recovery or not, a closed client stays closed.
+CLOSED_BY_CLOSE = "the client was closed: create a new Client to connect again"
 
 #: Callbacks (notification and progress listeners, ``on_error``) waiting for the dispatcher
 #: thread. A server that floods faster than they run gets the excess dropped, reported once
@@ -102,6 +106,9 @@ class Session:
         #: Called on the transport's thread when it closes on its own, before pending
         #: requests fail: the owner's state must already say "closed" when a caller wakes.
         self.before_close: Callable[[BaseException | None], None] | None = None
+        #: ``hint(cause)``: the advice that ends the error of a call the session's end failed
+        #: (the owner knows which is true: recovery heals a lost server, not a close()).
+        self.closed_hint: Callable[[BaseException | None], str | None] = lambda _: CLOSED_HINT
         self._ids = itertools.count(1)
         self._pending: dict[RequestId, PendingRequest] = {}
         self._listeners: dict[str | None, tuple[NotificationListener, ...]] = {}
@@ -551,8 +558,10 @@ class Session:
             error = ConnectionClosed("connection closed", cause=cause)
         # before the stderr tail, which ends the message when there is one
         text = error.args[0] if error.args else "connection closed"
-        head, tail_marker, tail = str(text).partition("\n--- server stderr")
-        error.args = (f"{head} ({CLOSED_HINT}){tail_marker}{tail}", *error.args[1:])
+        hint = self.closed_hint(cause)
+        if hint:
+            head, tail_marker, tail = str(text).partition("\n--- server stderr")
+            error.args = (f"{head} ({hint}){tail_marker}{tail}", *error.args[1:])
         return error
 
     def _check_open(self) -> None:

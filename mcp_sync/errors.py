@@ -12,6 +12,7 @@ they come back as results with ``result.is_error`` set.
     ├── RequestTimeout              also a builtin TimeoutError
     ├── Aborted                     the caller's AbortSignal fired (or Ctrl-C)
     ├── ConnectionClosed            the transport closed; carries the cause
+    │   └── CrashLoop               recovery= gave up for now: the server keeps failing
     ├── TransportError              I/O failed
     │   ├── WriteTimeout            a message could not be written in time (also TimeoutError)
     │   ├── ServerStartError        a stdio server could not be started
@@ -60,6 +61,7 @@ __all__ = [
     "CapabilityError",
     "ConfigError",
     "ConnectionClosed",
+    "CrashLoop",
     "GroupError",
     "HttpError",
     "InvalidHeaderValue",
@@ -249,6 +251,30 @@ def _without_probe_complaints(lines: list[str]) -> list[str]:
             out.extend(block)
         i = end
     return out
+
+
+class CrashLoop(ConnectionClosed):
+    """With ``recovery=``: the server failed ``attempts`` times in a row (it exits as it starts
+    or right after its handshake, an HTTP server keeps refusing or forgetting the session), so
+    the ``Backoff`` is spent. Calls fail at once with this for ``retry_in`` seconds (until
+    ``retry_at``, a ``time.monotonic()`` value); the first call after that tries once more.
+    ``exit_status`` and ``stderr_tail`` are those of the last failure, when a stdio server's."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        attempts: int,
+        retry_at: float,
+        retry_in: float,
+        exit_status: int | None = None,
+        stderr_tail: str | None = None,
+    ) -> None:
+        super().__init__(message, exit_status=exit_status, stderr_tail=stderr_tail)
+        self.attempts = attempts
+        self.retry_at = retry_at
+        self.retry_in = retry_in
+        self.sent = False  # nothing was sent: it is safe to call again later
 
 
 class TransportError(McpError):

@@ -43,6 +43,9 @@ Releasing a blocked reader
     :data:`~mcp_sync.transports._http.workers.LANE_STALL` seconds in all), then shuts every
     exchange down and joins every thread.
 
+Session renewal
+    Requests wait for a renewal to settle (:mod:`~mcp_sync.transports._http.renewal`).
+
 Retries
     A POST is sent again only when it provably never reached the server (see "Retries" in
     :mod:`mcp_sync.transports._http.client`). The GET stream, and the resumption of a POST's
@@ -81,6 +84,7 @@ from ._http.delivery import Delivery
 from ._http.exchange import Cancelled, Exchange
 from ._http.fork import close_socket_copies
 from ._http.headers import SESSION_HEADER, post_headers, session_headers
+from ._http.renewal import SessionRenewal, refused_without_session
 from ._http.responses import (
     ERROR_BODY_LIMIT,
     JSON_TYPE,
@@ -187,6 +191,8 @@ class StreamableHttpTransport(HttpTransportBase):
         self.open_get_stream = open_get_stream
         self.reconnect = reconnect if reconnect is not None else ReconnectOptions()
         self.session_id: str | None = None
+        self._had_session = False  # a session id was given: a request without one is refused
+        self._renewal = SessionRenewal()
         self._delivery = Delivery(url, max_message_bytes, self._deliver, self._report)
         self._streams = SessionStreams(
             self._delivery,
@@ -229,6 +235,9 @@ class StreamableHttpTransport(HttpTransportBase):
         method = message.get("method")
         request_id = message.get("id")
         if isinstance(method, str) and jsonrpc.is_request_id(request_id):
+            renewal = self._renewal
+            if renewal.until and method != "initialize" and not (options and options.version):
+                renewal.wait(deadline, signal, lambda: self._closing)  # see "Session renewal"
             # Not before the notifications and responses sent ahead of it (their own lane).
             self._lane.wait_passed(deadline)
             exchange = self._new_exchange()
@@ -251,6 +260,8 @@ class StreamableHttpTransport(HttpTransportBase):
         if self._wants_get_stream(options):
             waiter = threading.Event()
         self._lane.put((message, options, signal, waiter))
+        if options is not None and options.opens_session:
+            self._renewal.end()  # what is sent from now on goes after it, in the lane
         if waiter is not None:
             # Return once the GET stream is answered, so that a server request sent right after
             # initialization has a stream to arrive on.
@@ -345,6 +356,8 @@ class StreamableHttpTransport(HttpTransportBase):
         except Exception as exc:
             self._request_failed(exc, method, request_id, exchange, deadline)
         finally:
+            if method == "initialize":  # (answered or not: see "Session renewal" above)
+                self._renewal.answered(self.session_id)
             if rest is None:
                 if remove_abort is not None:
                     remove_abort()
@@ -404,6 +417,7 @@ class StreamableHttpTransport(HttpTransportBase):
         fresh = not stateless and method == "initialize"
         if fresh:
             self.session_id = None  # (re-)initializing: a new session
+            self._renewal.begin(deadline)
         headers = self._post_headers(message, options)
         sent_session = SESSION_HEADER in headers
         read_timeout = None
@@ -428,6 +442,9 @@ class StreamableHttpTransport(HttpTransportBase):
         try:
             if fresh:
                 self._take_session_id(response)
+                self._renewal.answered(self.session_id)
+            elif not (stateless or sent_session) and self._had_session:
+                refused_without_session(response.status_code, self.url, request_id)
             resume = None
             if not stateless:
                 resume = functools.partial(self._streams.resume, request_id, exchange)
@@ -476,6 +493,7 @@ class StreamableHttpTransport(HttpTransportBase):
             return
         if value and all(0x21 <= ord(ch) <= 0x7E for ch in value):
             self.session_id = value
+            self._had_session = True
         else:
             logger.warning("ignoring an Mcp-Session-Id that is not visible ASCII")
 

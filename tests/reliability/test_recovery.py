@@ -137,6 +137,7 @@ def test_a_call_in_flight_when_the_server_dies_fails_and_is_never_sent_again(lea
     assert len(outcome) == 1 and isinstance(outcome[0], ConnectionClosed)
     message = str(outcome[0])  # says what happened, and not "closed for good"
     assert "not sent again" in message and "next call reconnects" in message, message
+    assert "closed for good" not in message and "create a new Client" not in message, message
     assert outcome[0].exit_status == -9
     release.set()
     # the next calls reconnect; the failed call was not replayed on the new server

@@ -1,0 +1,37 @@
+"""A real MCP server (official Python SDK, ``MCPServer``) that keeps a ledger of the calls it
+ran: for the restart soak, which must show that no call was run twice.
+
+    RECORD_TO=/path/ledger python recording_server.py stdio
+    RECORD_TO=/path/ledger python recording_server.py streamable-http PORT
+
+``record(token)`` appends ``token`` and a newline to the file ``RECORD_TO`` names (one
+``O_APPEND`` write, so a server killed at any moment leaves whole lines from every instance
+sharing the file) and answers with the token.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+from mcp.server.mcpserver import MCPServer
+
+warnings.simplefilter("ignore")
+
+server = MCPServer("recording")
+LEDGER = os.open(os.environ["RECORD_TO"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+
+@server.tool()
+def record(token: str) -> str:
+    """Write the token to the ledger, then answer with it."""
+    os.write(LEDGER, token.encode() + b"\n")
+    return token
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "stdio":
+        server.run()
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
