@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from .errors import InvalidSealingKey, PlaintextDPoPKeyRefused, SealedStateError
 
-__all__ = ["ENV_KEYS", "AesGcmSealer", "Sealer", "StateCodec", "default_sealer"]
+__all__ = ["ENV_KEYS", "AesGcmSealer", "Sealer", "StateCodec", "default_sealer", "stored_key_id"]
 
 #: The environment variable a store reads its keys from when given no ``sealer=``.
 ENV_KEYS = "MCP_SYNC_OAUTH_KEYS"
@@ -176,6 +176,19 @@ def key_id_of(sealed: bytes) -> str | None:
     if len(sealed) < 1 + _KEY_ID_BYTES + _NONCE_BYTES + 16 or sealed[0] != _VERSION:
         return None
     return sealed[1 : 1 + _KEY_ID_BYTES].hex()
+
+
+def stored_key_id(stored: bytes | str) -> str | None:
+    """The id of the key that sealed a value as the store holds it (what ``redis-cli GET``
+    shows, or a ``FileStateStore`` entry), None if it is unsealed or not
+    :class:`AesGcmSealer`'s: during a rotation, what still needs the old key."""
+    text = stored.decode("ascii", "replace") if isinstance(stored, bytes) else stored
+    if not text.startswith(_MARKER):
+        return None
+    try:
+        return key_id_of(base64.urlsafe_b64decode(text[len(_MARKER) :]))
+    except (binascii.Error, ValueError):
+        return None
 
 
 def default_sealer() -> AesGcmSealer | None:

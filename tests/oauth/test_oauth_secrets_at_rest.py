@@ -40,6 +40,7 @@ from mcp_sync.oauth import (
     StateStoreError,
 )
 from mcp_sync.oauth.redis_store import RedisStateStore
+from mcp_sync.oauth.sealing import stored_key_id
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -151,6 +152,7 @@ def test_keys_rotate_the_newest_writes_and_any_reads(redis_url, raw, prefix):
 
     RedisStateStore(redis_url, prefix=prefix, sealer=old_only).save("https://a/mcp", value)
     before = raw_state(raw, prefix)["https://a/mcp"]
+    assert stored_key_id(before) == old_only.key_ids[0]
     during = RedisStateStore(redis_url, prefix=prefix, sealer=rotated)
     assert during.load("https://a/mcp") == value  # an old key still reads
     # a worker still on the old key reads it too, until the value is saved again
@@ -159,7 +161,7 @@ def test_keys_rotate_the_newest_writes_and_any_reads(redis_url, raw, prefix):
     with during.lock("https://a/mcp"):  # the next save (a refresh) seals with the newest key
         during.save("https://a/mcp", during.load("https://a/mcp"))
     after = raw_state(raw, prefix)["https://a/mcp"]
-    assert after != before
+    assert stored_key_id(after) == new_only.key_ids[0]
     assert RedisStateStore(redis_url, prefix=prefix, sealer=new_only).load("https://a/mcp") == value
     with pytest.raises(SealedStateError) as info:
         RedisStateStore(redis_url, prefix=prefix, sealer=old_only).load("https://a/mcp")
@@ -231,6 +233,7 @@ def test_a_tampered_moved_or_truncated_value_is_a_typed_error(redis_url, raw, pr
 def test_unsealed_values_are_refused_by_a_sealing_store_unless_migrating(redis_url, raw, prefix):
     value = {"tokens": {"accessToken": "plain-at"}}
     RedisStateStore(redis_url, prefix=prefix).save("https://a/mcp", value)
+    assert stored_key_id(raw_state(raw, prefix)["https://a/mcp"]) is None
     sealer = AesGcmSealer([AesGcmSealer.generate_key()])
     # (or anyone with write access to Redis could slip in metadata naming their own endpoints)
     with pytest.raises(SealedStateError, match="accept_plaintext=True") as info:
