@@ -213,6 +213,10 @@ class StateCodec:
         shared: bool = False,
         allow_plaintext_dpop_key: bool = False,
     ) -> None:
+        if sealer is not None and not (
+            callable(getattr(sealer, "seal", None)) and callable(getattr(sealer, "open", None))
+        ):
+            raise TypeError(f"sealer= needs seal() and open() methods (a Sealer), not {sealer!r}")
         self.store = store
         self.sealer = sealer
         self.accept_plaintext = accept_plaintext

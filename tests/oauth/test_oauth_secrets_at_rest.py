@@ -359,3 +359,10 @@ def test_a_bad_sealing_key_is_a_typed_error_that_does_not_show_it(keys, says):
         AesGcmSealer(keys)
     assert isinstance(info.value, ValueError) and isinstance(info.value, OAuthError)
     assert "c2hvcnQtc2VjcmV0" not in str(info.value)
+
+
+def test_a_sealer_without_seal_and_open_is_refused_when_the_store_is_made(redis_url, tmp_path):
+    with pytest.raises(TypeError, match="seal\\(\\) and open\\(\\)"):
+        RedisStateStore(redis_url, sealer=AesGcmSealer.generate_key())  # a key, not a sealer
+    with pytest.raises(TypeError, match="seal\\(\\) and open\\(\\)"):
+        FileStateStore(tmp_path / "oauth.json", sealer=object())
