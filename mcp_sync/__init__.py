@@ -40,6 +40,7 @@ from .errors import (
     RpcError,
     ServerConnectError,
     ServerStartError,
+    ServerUnavailable,
     SessionExpired,
     SkillVerificationError,
     TaskCancelled,
@@ -49,7 +50,7 @@ from .errors import (
     UrlElicitationRequired,
     WriteTimeout,
 )
-from .group import ClientGroup
+from .group import BreakerStatus, CircuitBreaker, ClientGroup
 from .llm import to_llm_content, to_llm_text
 from .protocol.jsonrpc import Notification
 from .protocol.types import *  # noqa: F403
@@ -82,7 +83,9 @@ __all__ = [
     "AbortSignal",
     "Aborted",
     "Backoff",
+    "BreakerStatus",
     "CapabilityError",
+    "CircuitBreaker",
     "Client",
     "ClientOptions",
     "ConfigError",
@@ -115,6 +118,7 @@ __all__ = [
     "RpcError",
     "ServerConnectError",
     "ServerStartError",
+    "ServerUnavailable",
     "SessionExpired",
     "SharedClient",
     "SkillVerificationError",

@@ -14,7 +14,9 @@ from typing import Any, Generic, TypeVar
 import pydantic
 
 from ._connection import Connection, ProgressHandler
+from ._pending import SHARED_DEADLINE, SharedDeadline
 from .abort import AbortSignal
+from .errors import RequestTimeout
 from .protocol.pagination import follow_cursors
 from .protocol.types import (
     CallToolResult,
@@ -122,10 +124,27 @@ def every(
     signal: AbortSignal | None,
     on_progress: ProgressHandler | None = None,
 ) -> list[Any]:
-    """The items of every page of a paginated list."""
+    """The items of every page of a paginated list. ``timeout`` (default the connection's
+    ``request_timeout``) bounds the whole listing: each page gets what is left of it, and
+    progress on a page renews it (never past ``max_total_timeout``)."""
+    limit = connection.request_timeout if timeout is None else timeout
+    shared = SharedDeadline(limit, connection.max_total_timeout)
+    answered = 0
 
     def fetch(cursor: str | None) -> _Model:
+        if answered and shared.expired():  # not sent only to be cancelled
+            capped = shared.deadline >= shared.total_deadline
+            spent = connection.max_total_timeout if capped else limit
+            raise RequestTimeout(spec.method, spent or 0.0, shared.describe())
         return page(connection, spec, cursor, timeout, signal, on_progress)
 
-    pages = follow_cursors(spec.method, fetch, lambda p: getattr(p, "next_cursor", None))
-    return [item for each in pages for item in getattr(each, spec.items)]
+    items: list[Any] = []
+    reset = SHARED_DEADLINE.set(shared)
+    try:
+        for each in follow_cursors(spec.method, fetch, lambda p: getattr(p, "next_cursor", None)):
+            items += getattr(each, spec.items)
+            answered += 1
+            shared.progress = f"{answered} page{'s' if answered > 1 else ''} answered"
+    finally:
+        SHARED_DEADLINE.reset(reset)
+    return items

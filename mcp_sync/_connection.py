@@ -22,6 +22,7 @@ nothing here knows the client. The stateless-era logic lives in :mod:`mcp_sync._
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import weakref
@@ -32,6 +33,7 @@ from . import _dispatch, _hooks
 from ._lifecycle import (
     Live,
     close_unreachable,
+    release_after_fork,
     stop_connection,
     unwatch_fork,
     watch_fork,
@@ -175,6 +177,7 @@ class Connection:
                 raise InvalidStateError(f"cannot connect: the client is {self._state}{hint}")
             self._state = "connecting"
         self.client_capabilities = capabilities
+        self._live.pid = os.getpid()
         watch_fork(self)
         if not isinstance(transport, Transport):
             self._transport_factory = transport
@@ -236,7 +239,12 @@ class Connection:
 
     def close(self) -> None:
         """Fail what is pending, stop the transport, end the threads, then run the
-        ``on_close`` callbacks. Idempotent; safe from any thread, a handler included."""
+        ``on_close`` callbacks. Idempotent; safe from any thread, a handler included. In a
+        forked child it only releases the child's copies (see :mod:`mcp_sync._lifecycle`)."""
+        if self._live.in_forked_child():  # no lock, no callback: they are the parent's
+            self.forked, self._state = True, "closed"
+            release_after_fork(self._live, self._finalizer)
+            return
         with self._state_lock:
             self._state = "closed"
         if self._reconnector is not None:

@@ -4,6 +4,14 @@ threads, and the shutdown steps they share with ``close()``.
 
 None of this may hold the connection strongly: the transport's threads and the garbage
 collector reach it, and a strong reference from them would keep an unreachable client alive.
+
+After ``fork()`` the child holds a copy of every connection of its parent: the same server
+process, the same HTTP session, copies of the same pipes and sockets, but none of the threads.
+None of that is the child's to stop. A child's ``close()`` (or ``with`` block, or finaliser)
+only releases its own copies of the descriptors (:func:`release_after_fork`): it sends nothing,
+signals no process and joins no thread, so the parent's server and session go on. It takes no
+lock either: a thread of the parent may have held one at the instant of the fork, and in the
+child nobody would ever release it.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from .transports.base import Transport
 __all__ = [
     "Live",
     "close_unreachable",
+    "release_after_fork",
     "stop_connection",
     "unwatch_fork",
     "watch_fork",
@@ -32,6 +41,10 @@ __all__ = [
 logger = logging.getLogger("mcp_sync")
 
 _T = TypeVar("_T")
+
+#: How long ``close()`` waits for queued cancellations (a Ctrl-C's, an abort's) to be written
+#: before it closes the transport: long enough for a live peer, short for a stuck one.
+CANCEL_FLUSH = 0.1
 
 
 class _ForkAware(Protocol):
@@ -77,8 +90,12 @@ def stop_connection(
     session: Session | None, transport: Transport | None, dispatcher: _dispatch.Dispatcher | None
 ) -> None:
     """Stop the transport and end the connection's threads, finishing every step even when
-    one is interrupted (Ctrl-C): a second ``close()`` then resumes what is left."""
+    one is interrupted (Ctrl-C): a second ``close()`` then resumes what is left. The
+    cancellations already queued go out first (within :data:`CANCEL_FLUSH`): a call given up
+    right before ``close()`` (the CLI's Ctrl-C) is still cancelled on the server."""
     try:
+        if session is not None:
+            session.flush_writes(CANCEL_FLUSH)
         if transport is not None:
             try:
                 transport.close()
@@ -94,14 +111,37 @@ def stop_connection(
 
 
 class Live:
-    """What the finaliser must stop: the current session (recovery replaces it)."""
+    """What the finaliser must stop: the current session (recovery replaces it), and the
+    process that started it."""
 
-    __slots__ = ("dispatcher", "session", "transport")
+    __slots__ = ("dispatcher", "pid", "session", "transport")
 
     def __init__(self) -> None:
         self.session: Session | None = None
         self.transport: Transport | None = None
         self.dispatcher: _dispatch.Dispatcher | None = None
+        #: The process that connected (set by ``connect()``).
+        self.pid = os.getpid()
+
+    def in_forked_child(self) -> bool:
+        """True in a child made by ``fork()`` after the connection was made: nothing of it is
+        this process's to stop. (The pid, not the fork hook: it holds without
+        ``os.register_at_fork`` too.)"""
+        return self.pid != os.getpid()
+
+
+def release_after_fork(live: Live, finalizer: weakref.finalize[Any, Any] | None = None) -> None:
+    """In a forked child: release this process's copies of the transport's descriptors, and
+    nothing else (see the module docstring); ``finalizer`` will not run. Idempotent."""
+    if finalizer is not None:
+        finalizer.detach()
+    transport, live.transport = live.transport, None
+    live.session = live.dispatcher = None
+    if transport is not None:
+        try:
+            transport.release_after_fork()
+        except Exception:
+            logger.exception("releasing the transport after fork() failed")
 
 
 def close_unreachable(live: Live) -> None:
@@ -110,7 +150,10 @@ def close_unreachable(live: Live) -> None:
 
     The garbage collector may run it on any thread, in the middle of anything, one of the
     connection's own threads holding one of its locks included: the shutdown runs on a thread
-    of its own."""
+    of its own. In a forked child it only releases the child's copies of the descriptors."""
+    if live.in_forked_child():
+        release_after_fork(live)  # a copy dropped by the child: the parent's, not unclosed
+        return
     warnings.warn(
         "unclosed <mcp_sync.Client>: call close() or use 'with'", ResourceWarning, stacklevel=2
     )

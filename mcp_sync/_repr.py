@@ -16,6 +16,7 @@ from typing import Any
 
 from .protocol.types import Tool
 from .protocol.types._presentation import presentation
+from .redaction import redact
 
 __all__ = [
     "ToolParameter",
@@ -327,7 +328,19 @@ def _list_kind(value: Any) -> str | None:
 
 def html_for(value: Any) -> str | None:
     """HTML for an MCP model, or a non-empty list of tools / prompts / resources /
-    templates; None for anything else."""
+    templates; None for anything else. A secret the client holds that a server echoes (a
+    token in a result) is shown as ``[redacted]``, here and in :func:`markdown_for`."""
+    text = _html(value)
+    return redact(text) if text is not None else None
+
+
+def markdown_for(value: Any) -> str | None:
+    """Markdown for the same values as :func:`html_for`."""
+    text = _markdown(value)
+    return redact(text) if text is not None else None
+
+
+def _html(value: Any) -> str | None:
     kind = _list_kind(value)
     items = value if kind is not None else [value]
     kind = kind or _kind(value)
@@ -348,8 +361,7 @@ def html_for(value: Any) -> str | None:
     return None
 
 
-def markdown_for(value: Any) -> str | None:
-    """Markdown for the same values as :func:`html_for`."""
+def _markdown(value: Any) -> str | None:
     kind = _list_kind(value)
     items = value if kind is not None else [value]
     kind = kind or _kind(value)

@@ -17,6 +17,7 @@ come inside an ``input_required`` result instead: one result may carry at most
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -79,6 +80,7 @@ class ServerRequests:
         self._running: dict[RequestId, AbortController] = {}
         self._writer = _dispatch.Dispatcher("mcp-sync-writer", max_backlog=WRITE_BACKLOG)
         self._dropped_writes = 0
+        self._queued_any = False
         self._overflowing = False  # refusing server requests beyond INBOUND_BACKLOG
 
     # -- handlers -----------------------------------------------------------------------
@@ -176,6 +178,7 @@ class ServerRequests:
     def write_later(self, message: dict[str, Any]) -> None:
         """Send ``message`` on the writer thread; drop it (reported once) when the backlog of
         such messages is full: the peer is not reading what we write."""
+        self._queued_any = True
         if self._writer.submit(lambda: self._send_quietly(message)) or self._closed():
             return
         self._dropped_writes += 1
@@ -198,6 +201,14 @@ class ServerRequests:
             # After close, answers to the server's last requests have nowhere to go.
             log = logger.debug if self._closed() or self._transport.closed else logger.warning
             log("could not answer the server: %s", exc)
+
+    def flush(self, timeout: float) -> None:
+        """Wait up to ``timeout`` for what is queued to be written (before a close)."""
+        if not self._queued_any:
+            return  # (no writer thread to start for nothing)
+        written = threading.Event()
+        if self._writer.submit(written.set):
+            written.wait(timeout)
 
     def stop(self) -> None:
         """End the writer thread (after the transport closed, so that a write stuck on it has

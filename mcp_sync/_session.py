@@ -561,6 +561,11 @@ class Session:
             error.sent = False
             raise error
 
+    def flush_writes(self, timeout: float) -> None:
+        """Wait up to ``timeout`` for the cancellations and answers queued for the writer
+        thread to be written: ``close()`` calls it before closing the transport."""
+        self._server_requests.flush(timeout)
+
     def detach(self) -> None:
         """Stop listening to the transport and end the writer thread (after the transport
         closed, so that a write stuck on it has been released)."""

@@ -157,7 +157,8 @@ class Tasks:
     ) -> builtins.list[Task]:
         """Every task the server knows for this client (``tasks/list``, all pages). The 2026
         extension has no ``tasks/list``: there, the tasks this client started that the
-        server still knows, each as ``tasks/get`` reports it."""
+        server still knows, each as ``tasks/get`` reports it. ``timeout`` bounds the whole
+        listing, all pages together; progress renews it."""
         connection = self._connection
         if not connection.is_stateless:
             return _calls.every(connection, _calls.LIST_TASKS, timeout, signal, on_progress)

@@ -237,7 +237,11 @@ class Client:
     def close(self) -> None:
         """Close the connection: pending calls fail with ``ConnectionClosed``, the transport
         stops (a stdio server is shut down) and the client's threads end; then the ``on_close``
-        callbacks run. Idempotent; safe from any thread, a handler included."""
+        callbacks run. Idempotent; safe from any thread, a handler included.
+
+        In a child made by ``fork()``, the copy of a client made before the fork only closes
+        the child's copies of its pipes and sockets: the parent's server and session go on.
+        """
         self._connection.close()
 
     def __enter__(self: _C) -> _C:
@@ -460,7 +464,10 @@ class Client:
         signal: AbortSignal | None = None,
         on_progress: ProgressHandler | None = None,
     ) -> list[Tool]:
-        """Every tool the server offers (all pages)."""
+        """Every tool the server offers (all pages).
+
+        ``timeout`` bounds the whole listing, all pages together; progress renews it.
+        """
         return self._tools.list(timeout, signal, on_progress)
 
     def list_tools_page(
@@ -515,7 +522,10 @@ class Client:
         signal: AbortSignal | None = None,
         on_progress: ProgressHandler | None = None,
     ) -> list[Resource]:
-        """Every resource the server lists (all pages)."""
+        """Every resource the server lists (all pages).
+
+        ``timeout`` bounds the whole listing, all pages together; progress renews it.
+        """
         return _calls.every(self._connection, _calls.RESOURCES, timeout, signal, on_progress)
 
     def list_resources_page(
@@ -536,7 +546,10 @@ class Client:
         signal: AbortSignal | None = None,
         on_progress: ProgressHandler | None = None,
     ) -> list[ResourceTemplate]:
-        """Every resource template (all pages)."""
+        """Every resource template (all pages).
+
+        ``timeout`` bounds the whole listing, all pages together; progress renews it.
+        """
         return _calls.every(self._connection, _calls.TEMPLATES, timeout, signal, on_progress)
 
     def list_resource_templates_page(
@@ -593,7 +606,10 @@ class Client:
         signal: AbortSignal | None = None,
         on_progress: ProgressHandler | None = None,
     ) -> list[Prompt]:
-        """Every prompt the server offers (all pages)."""
+        """Every prompt the server offers (all pages).
+
+        ``timeout`` bounds the whole listing, all pages together; progress renews it.
+        """
         return _calls.every(self._connection, _calls.PROMPTS, timeout, signal, on_progress)
 
     def list_prompts_page(

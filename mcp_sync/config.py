@@ -19,6 +19,14 @@ environment when an entry is used (``config[name]``, ``connect(name, config=...)
 ``connect_all`` of the names given), so an unset variable without a default is an error naming
 that entry and leaves the other entries usable.
 
+Secrets: a header value is secret when its name says so (``Authorization``, ``Cookie``,
+``X-Api-Key``, any ``*Token*``, ``*Secret*``...) or when it takes a variable from the
+environment (the way to mark any other value secret), and so is an ``args`` or ``env`` value
+taken from the environment. Such a value is a :class:`~mcp_sync.redaction.Secret`: the
+entry's ``repr`` hides it, and the HTTP transports redact it from every error and log record
+(``[redacted]``). An ``env`` value under a secret name (``GITHUB_TOKEN``) is redacted while its
+entry lives.
+
 ::
 
     config = mcp_sync.config.load("mcp.json")
@@ -45,6 +53,7 @@ from typing_extensions import Unpack
 from ._targets import ClientOptions, Kind, ServerConfig
 from .errors import ConfigError, ServerConnectError
 from .group import ClientGroup
+from .redaction import Secret, hold, is_secret_name
 
 if TYPE_CHECKING:
     from .auth import AuthProvider
@@ -198,16 +207,19 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
         value = entry.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise fail(f'"{key}" must be a list of strings')
-        return tuple(_expand(v, environ, lambda var: unset(var, repr(key))) for v in value)
+        return tuple(_secret_if_taken(v, environ, lambda var: unset(var, repr(key))) for v in value)
 
     def table(key: str) -> dict[str, str]:
         value = entry.get(key, {})
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise fail(f'"{key}" must be an object of strings')
-        return {
-            k: _expand(v, environ, lambda var, k=k: unset(var, f"{key}.{k}"))
-            for k, v in value.items()
-        }
+        expanded = {}
+        for k, v in value.items():
+            text = _secret_if_taken(v, environ, lambda var, k=k: unset(var, f"{key}.{k}"))
+            if key == "headers" and is_secret_name(k) and not isinstance(text, Secret):
+                text = Secret(text)
+            expanded[k] = text
+        return expanded
 
     declared = text("type")
     kind: Kind | None = None
@@ -225,15 +237,20 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
     if kind == "stdio":
         if not command:
             raise fail('a stdio server needs "command"')
-        return ServerConfig(
+        env = table("env")
+        server = ServerConfig(
             name,
             "stdio",
             command=command,
             args=strings("args"),
-            env=table("env"),
+            env=env,
             cwd=text("cwd"),
             declared_type=declared,
         )
+        # a key the server is given (GITHUB_TOKEN) may come back in its stderr or its errors:
+        # held while the entry lives (by name only: TZ=Europe/Paris is no secret)
+        hold(server, *(value for key, value in env.items() if is_secret_name(key)))
+        return server
     if not url:
         raise fail(f'a {kind} server needs "url"')
     if not url.startswith(("http://", "https://")):
@@ -241,10 +258,24 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
     return ServerConfig(name, kind, url=url, headers=table("headers"), declared_type=declared)
 
 
-def _expand(value: str, environ: Mapping[str, str], missing: Any) -> str:
+def _secret_if_taken(value: str, environ: Mapping[str, str], missing: Any) -> str:
+    """``value`` expanded, as a :class:`Secret` if it took a variable from ``environ``."""
+    parts: list[str] = []
+    text = _expand(value, environ, missing, parts)
+    return Secret(text, parts) if parts else text
+
+
+def _expand(
+    value: str, environ: Mapping[str, str], missing: Any, taken: list[str] | None = None
+) -> str:
+    """``value`` with its variables replaced; the values taken from ``environ`` are appended
+    to ``taken``."""
+
     def replace(match: re.Match[str]) -> str:
         var, default = match.group(1), match.group(2)
         if var in environ:
+            if taken is not None:
+                taken.append(environ[var])
             return environ[var]
         if default is not None:
             return default

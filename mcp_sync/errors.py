@@ -16,10 +16,13 @@ they come back as results with ``result.is_error`` set.
     │   ├── WriteTimeout            a message could not be written in time (also TimeoutError)
     │   ├── ServerStartError        a stdio server could not be started
     │   ├── HttpError               an HTTP status the transport could not use
+    │   ├── InvalidHeaderValue      a header value that cannot be sent (a token ending in a
+    │   │                           newline); also a builtin ValueError
     │   └── SessionExpired          the server forgot our Mcp-Session-Id (HTTP 404)
     ├── ProtocolError               the peer broke the protocol (bad JSON-RPC, bad result shape)
     │   ├── InvalidMessage          a JSON value that is not a JSON-RPC 2.0 message
-    │   └── OutputValidationError   a tool's structuredContent does not match its outputSchema
+    │   └── OutputValidationError   a tool's structuredContent does not match its outputSchema,
+    │                               or the schema cannot be used
     ├── UnsupportedProtocolVersion  no protocol version both sides speak
     ├── CapabilityError             the server did not advertise what this call needs
     ├── NotSupportedInEra           the negotiated protocol era has no such concept
@@ -30,6 +33,7 @@ they come back as results with ``result.is_error`` set.
     ├── StdioServerError            a command is not an MCP stdio server (it printed
     │                               something else, e.g. the URL of an HTTP server)
     ├── GroupError                  a ClientGroup was misused (a taken or invalid server name)
+    ├── ServerUnavailable           a group's server is skipped: its circuit breaker is open
     ├── SkillVerificationError      a skill file does not match its entry (digest, size, ...)
     ├── TaskCancelled               the result of a task that was cancelled was asked for
     ├── UnknownName                 a name or URI nobody offers (also a builtin KeyError)
@@ -37,13 +41,19 @@ they come back as results with ``result.is_error`` set.
     │                               tools signal failure by raising (mcp_sync.integrations)
     └── OAuthError                  the OAuth client's errors: their own subtree in
                                     mcp_sync.oauth.errors (loaded with mcp_sync.oauth)
+
+Messages never hold a credential the client holds: a token, a client secret or a secret
+header value in them is replaced by ``[redacted]`` when the error is made (``mcp_sync.redaction``).
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any
+
+from .redaction import redact, scrub
 
 __all__ = [
     "Aborted",
@@ -52,6 +62,7 @@ __all__ = [
     "ConnectionClosed",
     "GroupError",
     "HttpError",
+    "InvalidHeaderValue",
     "InvalidMessage",
     "InvalidStateError",
     "McpError",
@@ -63,6 +74,7 @@ __all__ = [
     "RpcError",
     "ServerConnectError",
     "ServerStartError",
+    "ServerUnavailable",
     "SessionExpired",
     "SkillVerificationError",
     "StdioServerError",
@@ -79,11 +91,16 @@ __all__ = [
 class McpError(Exception):
     """Base class of every error mcp_sync raises."""
 
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(arg) if isinstance(arg, str) else arg for arg in args))
+        scrub(sys.exc_info()[1])  # what is being handled becomes this error's context
+
 
 class RpcError(McpError):
     """The peer answered a request with a JSON-RPC error object."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
+        message = redact(message)
         super().__init__(f"{message} (JSON-RPC error {code})")
         self.code = code
         self.message = message
@@ -175,12 +192,14 @@ class ConnectionClosed(McpError):
         if cause is not None:
             text += f": {cause}"
         if stderr_tail:
-            text += f"\n--- server stderr (last lines) ---\n{shown_stderr(stderr_tail)}"
+            # redacted before it is cut: never half a secret
+            text += f"\n--- server stderr (last lines) ---\n{shown_stderr(redact(stderr_tail))}"
         super().__init__(text)
         self.cause = cause
         self.exit_status = exit_status
         self.stderr_tail = stderr_tail
         if cause is not None:
+            scrub(cause)
             self.__cause__ = cause
 
 
@@ -271,7 +290,8 @@ class ServerStartError(TransportError):
 class HttpError(TransportError):
     """The server answered with an HTTP status the transport could not use.
 
-    ``body`` holds at most the first 8 KiB of the response body.
+    ``body`` holds at most the first 8 KiB of the response body (a credential the client
+    holds that it echoes is redacted there too).
     """
 
     def __init__(
@@ -284,6 +304,7 @@ class HttpError(TransportError):
         headers: dict[str, str] | None = None,
     ) -> None:
         text = message or f"HTTP {status}"
+        body = redact(body)  # before the summary cuts it: never half a secret
         summary = _body_summary(body)
         if summary:
             text += f": {summary}"
@@ -308,6 +329,18 @@ def _body_summary(body: str) -> str:
     return text
 
 
+class InvalidHeaderValue(TransportError, ValueError):
+    """A header value cannot be sent: it holds a line break or another control character (a
+    token read from a file often ends with a newline). ``header`` names the header; the value,
+    often a credential, is never quoted. Nothing was sent."""
+
+    def __init__(self, header: str, problem: str, *, request_id: str | int | None = None) -> None:
+        super().__init__(
+            f"the {header} header's value cannot be sent: it {problem}", request_id=request_id
+        )
+        self.header = header
+
+
 class SessionExpired(TransportError):
     """The server no longer knows the session (HTTP 404 on a request carrying a session id)."""
 
@@ -324,7 +357,7 @@ class InvalidMessage(ProtocolError):
     """
 
     def __init__(self, reason: str, raw: Any, id: str | int | None = None) -> None:
-        shown = repr(raw)
+        shown = redact(repr(raw))
         if len(shown) > 200:
             shown = shown[:200] + "..."
         super().__init__(f"invalid JSON-RPC message ({reason}): {shown}")
@@ -334,17 +367,22 @@ class InvalidMessage(ProtocolError):
 
 
 class OutputValidationError(ProtocolError):
-    """A tool's structured content does not match its output schema.
+    """A tool's structured content does not match its output schema, or the schema cannot be
+    used (invalid, a ``$ref`` outside it, too deep, a pattern the linear-time engine refuses).
 
-    ``path`` is where the first mismatch is, as a JSON-pointer-like string (``/items/0/id``).
+    ``path`` is where the first mismatch is, as a JSON pointer (``/items/0/id``): in the
+    content, or, when ``in_schema`` is true, in the schema.
     """
 
-    def __init__(self, tool: str, path: str, message: str) -> None:
-        super().__init__(
-            f"tool {tool!r}: structured content at {path or '/'} is invalid: {message}"
-        )
+    def __init__(self, tool: str, path: str, message: str, *, in_schema: bool = False) -> None:
+        if in_schema:
+            text = f"tool {tool!r}: its outputSchema cannot be used (at {path or '/'}): {message}"
+        else:
+            text = f"tool {tool!r}: structured content at {path or '/'} is invalid: {message}"
+        super().__init__(text)
         self.tool = tool
         self.path = path
+        self.in_schema = in_schema
 
 
 class UnsupportedProtocolVersion(McpError):
@@ -432,6 +470,34 @@ class StdioServerError(McpError):
 
 class GroupError(McpError, ValueError):
     """A :class:`~mcp_sync.ClientGroup` was given a server name that is taken or invalid."""
+
+
+class ServerUnavailable(McpError):
+    """A :class:`~mcp_sync.ClientGroup` did not call ``server``: its circuit breaker is open
+    after ``failures`` outages in a row (transport failures, timeouts), the last of them
+    ``last_error``. ``retry_in``: seconds until a trial call is let through (0 once due), or
+    None while another caller's trial call is under way."""
+
+    def __init__(
+        self,
+        server: str,
+        *,
+        failures: int,
+        retry_in: float | None,
+        last_error: McpError | None = None,
+    ) -> None:
+        last = f" (last: {type(last_error).__name__}: {last_error})" if last_error else ""
+        if retry_in is None:
+            when = "a trial call is under way"
+        else:
+            when = f"calls fail fast until a trial call in {round(retry_in, 1):g} s"
+        super().__init__(
+            f"server {server!r} is unavailable: {failures} calls in a row failed{last}; {when}"
+        )
+        self.server = server
+        self.failures = failures
+        self.retry_in = retry_in
+        self.last_error = last_error
 
 
 class UnknownName(McpError, KeyError):

@@ -32,6 +32,15 @@ Collision policy (what happens when two servers offer the same thing):
 A listing asks every server at once and returns what the servers that answered offered, in
 the group's order. A server that fails (gone, timed out, refused) is left out of that listing
 and reported in :attr:`ClientGroup.failures`; it does not fail the listing.
+
+Each server has a circuit breaker (:class:`CircuitBreaker`, on by default, per server with
+``add(..., breaker=)``): after ``threshold`` outages in a row (transport failures and
+timeouts; never tool errors or JSON-RPC errors, which are answers) the group stops calling it
+for ``cool_down`` seconds. Its calls raise :class:`~mcp_sync.errors.ServerUnavailable` at
+once, and listings leave it out with that error in :attr:`ClientGroup.failures`. Then one
+call is let through as a trial (with ``recovery=``, that call is the reconnection); an answer
+closes the breaker. The breaker sees the calls made through the group, not those made on
+``group[name]`` directly.
 """
 
 from __future__ import annotations
@@ -44,7 +53,8 @@ from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import GroupError, McpError, UnknownName
+from ._breaker import Breaker, BreakerStatus, CircuitBreaker, policy_for
+from .errors import GroupError, McpError, ServerUnavailable, UnknownName
 from .llm import MAX_NAME_LENGTH, sanitize_tool_name
 from .protocol.types.skills import SKILLS_EXTENSION
 
@@ -66,7 +76,13 @@ if TYPE_CHECKING:
     from .skills import LoadedSkill
     from .transports.base import Transport
 
-__all__ = ["MAX_BOUND_NAMES", "SERVER_META_KEY", "ClientGroup"]
+__all__ = [
+    "MAX_BOUND_NAMES",
+    "SERVER_META_KEY",
+    "BreakerStatus",
+    "CircuitBreaker",
+    "ClientGroup",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -77,20 +93,35 @@ MAX_BOUND_NAMES = 10_000
 
 _Item = TypeVar("_Item", "Tool", "Prompt", "Resource", "ResourceTemplate", "Skill")
 _Named = TypeVar("_Named", "Tool", "Prompt")  # items a group renames
+_T = TypeVar("_T")
 
 
 class ClientGroup:
     """Clients of several servers, used together; closes them all on exit.
 
-    ``clients`` maps a name of your choosing to a connected :class:`~mcp_sync.Client`; more
-    can be :meth:`add`-ed and :meth:`remove`-d at any time, from any thread. The module
-    docstring states the collision and failure policy.
+    ``clients`` maps a name of your choosing to what :meth:`add` takes: a connected
+    :class:`~mcp_sync.Client`, or a target to connect here (one after the other) with
+    ``timeout`` and ``client_options``; an entry of another type raises ``TypeError`` naming
+    it, before anything is started. If one fails to connect, those connected before it are
+    closed. More servers can be :meth:`add`-ed and :meth:`remove`-d at any time, from any
+    thread. ``breaker`` is every server's :class:`CircuitBreaker` policy (True: the default
+    one; None or False: none). The module docstring states the collision and failure policy.
     """
 
     SEPARATOR = "__"
 
-    def __init__(self, clients: Mapping[str, Client] | None = None) -> None:
+    def __init__(
+        self,
+        clients: Mapping[str, Client | ServerConfig | Transport | str | Sequence[str]]
+        | None = None,
+        *,
+        breaker: CircuitBreaker | bool | None = True,
+        timeout: float | None = None,
+        **client_options: Unpack[ClientOptions],
+    ) -> None:
         self._lock = threading.Lock()
+        self._policy = policy_for(breaker, CircuitBreaker())
+        self._breakers: dict[str, Breaker] = {}
         self._clients: dict[str, Client] = {}
         self._tool_routes: dict[str, tuple[str, str]] = {}
         self._prompt_routes: dict[str, tuple[str, str]] = {}
@@ -100,10 +131,26 @@ class ClientGroup:
         self._resource_routes: dict[str, list[str]] = {}
         self._templates: list[tuple[str, re.Pattern[str]]] = []
         self._failures: dict[str, McpError] = {}
-        for name, client in (clients or {}).items():
+        entries = dict(clients or {})
+        for number, (name, target) in enumerate(entries.items()):
             self._check_name(name)
-            self._check_clash(name)
-            self._clients[name] = client
+            _check_target(name, target)
+            for other in list(entries)[:number]:
+                if _safe(other) == _safe(name):
+                    raise GroupError(
+                        f"the server names {other!r} and {name!r} are both {_safe(name)!r} once"
+                        " made safe for tool names: pick another name"
+                    )
+        try:
+            for name, target in entries.items():
+                self.add(name, target, timeout=timeout, **client_options)
+        except BaseException:
+            from .client import Client
+
+            for name, target in entries.items():
+                if name in self._clients and not isinstance(target, Client):
+                    self._clients[name].close()
+            raise
 
     # -- membership ------------------------------------------------------------------------
 
@@ -138,6 +185,7 @@ class ClientGroup:
         /,
         *,
         timeout: float | None = None,
+        breaker: CircuitBreaker | bool | None = True,
         **client_options: Unpack[ClientOptions],
     ) -> Client:
         """Add a server under ``name`` and return its client.
@@ -145,10 +193,14 @@ class ClientGroup:
         ``target`` is a connected :class:`~mcp_sync.Client` (the group takes it over), a
         :class:`~mcp_sync.config.ServerConfig`, or anything :func:`mcp_sync.connect` accepts
         (a command, a URL, a transport), connected here with ``timeout`` and
-        ``client_options``. Raises :class:`GroupError` if the name is taken or contains
-        ``__``; a failed connection raises as :func:`mcp_sync.connect` does.
+        ``client_options``. ``breaker``: this server's :class:`CircuitBreaker` policy (True:
+        the group's; None or False: none). Raises :class:`GroupError` if the name is taken or
+        contains ``__``, ``TypeError`` for a target of another type; a failed connection
+        raises as :func:`mcp_sync.connect` does.
         """
         self._check_name(name)
+        _check_target(name, target)
+        policy = policy_for(breaker, self._policy)
         with self._lock:
             if name in self._clients:
                 raise GroupError(f"a server named {name!r} is already in this group")
@@ -164,7 +216,20 @@ class ClientGroup:
                     client.close()
                 raise
             self._clients[name] = client
+            if policy is not None:
+                self._breakers[name] = Breaker(name, policy)
         return client
+
+    def set_breaker(self, server: str, breaker: CircuitBreaker | bool | None) -> None:
+        """Give ``server`` a fresh circuit breaker under ``breaker`` (True: the group's
+        policy; None or False: no breaker)."""
+        policy = policy_for(breaker, self._policy)
+        with self._lock:
+            if server not in self._clients:
+                raise UnknownName(f"no server {server!r} in this group", name=server)
+            self._breakers.pop(server, None)
+            if policy is not None:
+                self._breakers[server] = Breaker(server, policy)
 
     def remove(self, name: str, *, close: bool = True) -> Client:
         """Take the server ``name`` out of the group (closing its client unless
@@ -173,6 +238,7 @@ class ClientGroup:
             client = self._clients.pop(name, None)
             if client is not None:
                 self._forget(name)
+                self._breakers.pop(name, None)
         if client is None:
             raise UnknownName(f"no server {name!r} in this group", name=name)
         if close:
@@ -195,9 +261,17 @@ class ClientGroup:
 
     @property
     def failures(self) -> Mapping[str, McpError]:
-        """The servers the last listing had to leave out, with the error each raised."""
+        """The servers the last listing had to leave out, with the error each raised
+        (:class:`~mcp_sync.errors.ServerUnavailable` for one whose breaker is open)."""
         with self._lock:
             return MappingProxyType(dict(self._failures))
+
+    @property
+    def breakers(self) -> Mapping[str, BreakerStatus]:
+        """Each server's circuit breaker as of now (servers without one are not in it)."""
+        with self._lock:
+            breakers = dict(self._breakers)
+        return MappingProxyType({name: b.status() for name, b in breakers.items()})
 
     # -- listings --------------------------------------------------------------------------
 
@@ -256,7 +330,8 @@ class ClientGroup:
         if server is None:
             raise UnknownName("which server's skill? pass server=", name=str(skill))
         options.setdefault("origin", server)
-        return self[server].skills.load(skill, **options)
+        client = self[server]
+        return self._through(server, lambda: client.skills.load(skill, **options))
 
     # -- using what was listed -------------------------------------------------------------
 
@@ -270,7 +345,10 @@ class ClientGroup:
         """Call the tool listed as ``name`` on its server; options as for
         :meth:`Client.call_tool`. An unknown name raises :class:`UnknownName`."""
         server, tool = self.route(name)
-        result: CallToolResult = self[server].call_tool(tool, arguments, **options)
+        client = self[server]
+        result: CallToolResult = self._through(
+            server, lambda: client.call_tool(tool, arguments, **options)
+        )
         return result
 
     def get_prompt(
@@ -278,7 +356,8 @@ class ClientGroup:
     ) -> GetPromptResult:
         """Render the prompt listed as ``name`` on its server."""
         server, prompt = self._route(name, self._prompt_routes, "prompt", "list_prompts")
-        return self[server].get_prompt(prompt, arguments, **options)
+        client = self[server]
+        return self._through(server, lambda: client.get_prompt(prompt, arguments, **options))
 
     def read_resource(
         self, uri: str, *, server: str | None = None, **options: Any
@@ -287,9 +366,16 @@ class ClientGroup:
         from ``server``. Raises :class:`UnknownName` when no server, or more than one, did."""
         if server is None:
             server = self._resource_server(uri)
-        return self[server].read_resource(uri, **options)
+        client = self[server]
+        return self._through(server, lambda: client.read_resource(uri, **options))
 
     # -- internals -------------------------------------------------------------------------
+
+    def _through(self, server: str, call: Callable[[], _T]) -> _T:
+        """``call()`` through ``server``'s breaker, if it has one."""
+        with self._lock:
+            breaker = self._breakers.get(server)
+        return call() if breaker is None else breaker.call(call)
 
     def _check_name(self, name: str) -> None:
         if not name or self.SEPARATOR in name:
@@ -382,7 +468,10 @@ class ClientGroup:
             try:
                 if not _offers(client, capability):
                     return
-                results[server] = fetch(client)
+                results[server] = self._through(server, lambda: fetch(client))
+            except ServerUnavailable as exc:  # its breaker said so when it opened
+                logger.debug("server %r left out of the group's listing: %s", server, exc)
+                failures[server] = exc
             except McpError as exc:
                 logger.warning("server %r left out of the group's listing: %s", server, exc)
                 failures[server] = exc
@@ -433,6 +522,19 @@ class ClientGroup:
         raise UnknownName(
             f"{uri!r} is offered by several servers ({', '.join(servers)}): pass server=",
             name=uri,
+        )
+
+
+def _check_target(name: str, target: object) -> None:
+    """Refuse what no server could be made of, before anything is started."""
+    wrong = target is None or isinstance(target, (bool, int, float, bytes, Mapping))
+    if not wrong and isinstance(target, Sequence) and not isinstance(target, str):
+        wrong = not target or not all(isinstance(part, str) for part in target)
+    if wrong:
+        raise TypeError(
+            f"server {name!r}: cannot connect to a {type(target).__qualname__} ({target!r:.60}):"
+            " give a Client, a command, a URL, a Transport or a ServerConfig (a config file's"
+            " entries: mcp_sync.connect_all)"
         )
 
 

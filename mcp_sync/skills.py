@@ -89,7 +89,8 @@ class Skills:
     ) -> builtins.list[Skill]:
         """Every skill the server lists (all pages): entries only, no file is read.
 
-        A listing may be partial; :meth:`get` reaches any skill by URI.
+        A listing may be partial; :meth:`get` reaches any skill by URI. ``timeout`` bounds
+        the whole listing, all pages together; progress renews it.
         """
         return _calls.every(self._connection, _calls.SKILLS, timeout, signal, on_progress)
 

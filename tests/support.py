@@ -52,6 +52,52 @@ def wait_until(predicate, timeout: float = 5.0, interval: float = 0.005, message
         time.sleep(interval)
 
 
+def in_forked_child(work, *, via: str = "os.fork", timeout: float = 30.0) -> dict:
+    """Run ``work()`` in a child made by ``fork()`` (``via="multiprocessing"``: a
+    ``multiprocessing`` process with the fork start method, as a worker pool makes); return
+    what it returned (a JSON-able dict), or ``{"unexpected": ...}`` if it raised."""
+    import json
+    import multiprocessing
+
+    read_fd, write_fd = os.pipe()
+
+    def child() -> None:
+        code = 0
+        try:
+            os.close(read_fd)
+            payload = work()
+        except BaseException as exc:
+            payload, code = {"unexpected": f"{type(exc).__name__}: {exc}"}, 1
+        try:
+            os.write(write_fd, json.dumps(payload).encode())
+        finally:
+            os._exit(code)  # never return into pytest
+
+    if via == "multiprocessing":
+        process = multiprocessing.get_context("fork").Process(target=child)
+        process.start()
+        os.close(write_fd)
+        process.join(timeout)
+        if process.exitcode is None:
+            process.kill()
+            process.join()
+            pytest.fail("the forked child hung")
+    else:
+        pid = os.fork()
+        if pid == 0:
+            child()
+        os.close(write_fd)
+        deadline = time.monotonic() + timeout
+        while not os.waitpid(pid, os.WNOHANG)[0]:
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                pytest.fail("the forked child hung")
+            time.sleep(0.01)
+    with os.fdopen(read_fd, "rb") as pipe:
+        return json.loads(pipe.read() or b"{}")
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     import socket

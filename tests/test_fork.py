@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from support import in_forked_child as in_child
 
 import mcp_sync
 
@@ -17,36 +16,6 @@ pytestmark = [
     pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork()"),
 ]
 SDK = [sys.executable, str(Path(__file__).parent / "servers" / "sdk_server.py")]
-
-
-def in_child(work) -> dict:
-    """Run ``work()`` in a forked child; return what it returned (a JSON-able dict)."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never return into pytest
-        code = 0
-        try:
-            os.close(read_fd)
-            payload = work()
-        except BaseException as exc:
-            payload, code = {"unexpected": f"{type(exc).__name__}: {exc}"}, 1
-        try:
-            os.write(write_fd, json.dumps(payload).encode())
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    deadline = time.monotonic() + 30
-    while True:
-        done, _status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            pytest.fail("the forked child hung")
-        time.sleep(0.01)
-    with os.fdopen(read_fd, "rb") as pipe:
-        return json.loads(pipe.read() or b"{}")
 
 
 def test_using_a_client_in_a_forked_child_raises_a_clear_error():

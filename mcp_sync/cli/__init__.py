@@ -15,11 +15,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from ..errors import (
     CapabilityError,
@@ -34,6 +35,7 @@ from ..errors import (
     TransportError,
     UnsupportedProtocolVersion,
 )
+from ..redaction import RedactingWriter
 from . import _render
 from ._arguments import ArgumentError, parse_arguments, parse_json_object, unknown_arguments
 from ._command_line import UsageError, build_parser, parse_command_line
@@ -91,7 +93,7 @@ class _LinePrefixer:
             self._pending += text
             *lines, self._pending = self._pending.split("\n")
             for line in lines:
-                self.stream.write(f"{self.prefix}{line}\n")
+                self.stream.write(f"{self.prefix}{_render.safe(line, lines=True)}\n")
             self.stream.flush()
 
 
@@ -234,8 +236,11 @@ class Runner:
         known = ", ".join(properties) if isinstance(properties, dict) and properties else "none"
         for key in unknown_arguments(arguments, schema):
             self.err.write(
-                f"mcp-sync: warning: {name}: unknown argument {key!r} ({what}: {known}); "
-                "sent anyway\n"
+                _render.safe(
+                    f"mcp-sync: warning: {name}: unknown argument {key!r} ({what}: {known}); "
+                    "sent anyway"
+                )
+                + "\n"
             )
 
     def resources(self) -> int:
@@ -315,12 +320,12 @@ class Runner:
             self.json(result.to_wire())
             return EXIT_OK
         if result.description:
-            self.out.write(f"# {result.description}\n")
+            _render.write_lines(f"# {result.description}", self.out)
         for message in result.messages:
-            self.out.write(f"[{message.role}]\n")
+            self.out.write(f"[{_render.safe(message.role)}]\n")
             for item in to_llm_content([message.content]):
                 text = item.get("text") or f"[image: {item.get('mimeType')}]"
-                self.out.write(text if text.endswith("\n") else text + "\n")
+                _render.write_lines(text, self.out)
         return EXIT_OK
 
     def complete(self) -> int:
@@ -347,7 +352,7 @@ class Runner:
             self.json(result.to_wire())
             return EXIT_OK
         for value in result.completion.values:
-            self.out.write(f"{value}\n")
+            self.out.write(f"{_render.safe(value)}\n")
         return EXIT_OK
 
     def ping(self) -> int:
@@ -384,7 +389,7 @@ class Runner:
         self.out.write(_render.table(["", ""], rows).split("\n", 1)[1] + "\n")
         if client.instructions:
             self.out.write("instructions:\n")
-            self.out.write(_indent(client.instructions) + "\n")
+            _render.write_lines(_indent(client.instructions), self.out)
         return EXIT_OK
 
 
@@ -471,8 +476,9 @@ def main(
     argv: Sequence[str] | None = None, *, out: IO[str] | None = None, err: IO[str] | None = None
 ) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
-    out = out or sys.stdout
-    err = err or sys.stderr
+    # every byte the CLI prints goes through the redaction of the secrets the client holds
+    out = cast(IO[str], RedactingWriter(out or sys.stdout))
+    err = cast(IO[str], RedactingWriter(err or sys.stderr))
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse_command_line(argv)
@@ -481,7 +487,11 @@ def main(
         return EXIT_USAGE
     except SystemExit as exc:  # argparse: --help, --version, bad options
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    _setup_logging(args.verbose, err)
+    with _logging(args.verbose, err):
+        return _run(args, out, err)
+
+
+def _run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     client: Client | None = None
     try:
         if args.verb in ("login", "logout"):
@@ -493,7 +503,7 @@ def main(
         handler: Callable[[], int] = getattr(runner, args.verb)
         return handler()
     except UsageError as exc:
-        err.write(f"mcp-sync: error: {exc}\n")
+        err.write(f"mcp-sync: error: {_render.safe(str(exc), lines=True)}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         err.write("mcp-sync: interrupted\n")
@@ -512,7 +522,7 @@ def main(
                 f"the server does not advertise the {exc.capability!r} capability needed by "
                 f"{exc.method} (add --ignore-capabilities to send the request anyway)"
             )
-        err.write(f"mcp-sync: {kind}: {message}\n")
+        err.write(f"mcp-sync: {kind}: {_render.safe(message, lines=True)}\n")
         if code == EXIT_AUTH and args.verb not in ("login", "logout"):
             err.write("mcp-sync: sign in with `mcp-sync login URL`\n")
         return code
@@ -524,15 +534,32 @@ def main(
             out.flush()
 
 
-def _setup_logging(verbose: int, err: IO[str]) -> None:
-    import logging
+class _EscapingFormatter(logging.Formatter):
+    """mcp_sync's log records quote what servers sent (an id-less error's message): escaped."""
 
+    def format(self, record: logging.LogRecord) -> str:
+        return _render.safe(super().format(record), lines=True)
+
+
+@contextlib.contextmanager
+def _logging(verbose: int, err: IO[str]) -> Iterator[None]:
+    """mcp_sync's warnings (what Python's last-resort handler would print raw) on ``err``,
+    escaped; with ``-vv``, its debug log too."""
+    logger = logging.getLogger("mcp_sync")
+    handler = logging.StreamHandler(err)
+    level = logger.level
     if verbose >= 2:
-        handler = logging.StreamHandler(err)
-        handler.setFormatter(logging.Formatter("[%(name)s] %(levelname)s %(message)s"))
-        logger = logging.getLogger("mcp_sync")
-        logger.addHandler(handler)
+        handler.setFormatter(_EscapingFormatter("[%(name)s] %(levelname)s %(message)s"))
         logger.setLevel(logging.DEBUG)
+    else:
+        handler.setFormatter(_EscapingFormatter("%(message)s"))
+        handler.setLevel(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def _show_server_logs(client: Client, err: IO[str], verbose: int) -> None:
@@ -542,7 +569,7 @@ def _show_server_logs(client: Client, err: IO[str], verbose: int) -> None:
         data = message.data if isinstance(message.data, str) else json.dumps(message.data)
         source = f" {message.logger}" if message.logger else ""
         with lock:
-            err.write(f"[server {message.level}{source}] {data}\n")
+            err.write(_render.safe(f"[server {message.level}{source}] {data}", lines=True) + "\n")
             err.flush()
 
     client.on_log(show)

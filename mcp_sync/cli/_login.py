@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+from ._render import safe
+
 if TYPE_CHECKING:
     from ..auth import AuthProvider
 
@@ -74,7 +76,8 @@ def login(
         pending = callbacks.wait_for_callback(state)
         opened = open_browser and webbrowser.open(authorization_url)
         if not opened:
-            err.write(f"Open this URL to sign in:\n  {authorization_url}\n")
+            # the authorization server's metadata shapes this URL: never raw to the terminal
+            err.write(f"Open this URL to sign in:\n  {safe(authorization_url)}\n")
         else:
             err.write("Opened the browser to sign in; waiting for it to come back...\n")
         err.flush()

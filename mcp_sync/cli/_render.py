@@ -1,19 +1,79 @@
-"""Human output of the CLI: aligned tables with wrapped text, results, a progress bar."""
+"""Human output of the CLI: aligned tables with wrapped text, results, a progress bar.
+
+Every string a server sent goes through :func:`safe` before it reaches the terminal: a server
+is code the user did not write, and ESC, OSC and CSI sequences, BEL, a carriage return or a C1
+control can retitle the terminal, clear or hide text, or draw a fake prompt; bidi controls,
+zero-width and tag characters hide or reorder text. They are shown as Python escapes
+(``\\x1b``, ``\\u202e``). A lone surrogate, which no terminal encoding can write, is shown
+the same way. ``--json`` output turns the same characters into JSON escapes, so that it still
+parses to exactly what the server sent.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
 import threading
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from .. import tool_parameters
 
-__all__ = ["Progress", "render_result", "table", "terminal_width"]
+__all__ = ["Progress", "render_result", "safe", "table", "terminal_width"]
+
+# Runs of characters that need a closer look: anything outside printable ASCII (and, in
+# multi-line text, newline and tab).
+_LOOK_LINE = re.compile(r"[^\x20-\x7e]+")
+_LOOK_LINES = re.compile(r"[^\x20-\x7e\n\t]+")
+# Controls (C0, DEL, C1), format characters (bidi controls, zero-width, tags, soft hyphen),
+# lone surrogates, and the line and paragraph separators. Spaces of every width, private-use
+# and not-yet-assigned characters are shown as they are.
+_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+_SHORT = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
+
+
+def _python_escape(code: int) -> str:
+    if code in _SHORT:
+        return _SHORT[code]
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def _json_escape(code: int) -> str:
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def safe(text: str, *, lines: bool = False, as_json: bool = False) -> str:
+    """``text`` from a server, fit for the terminal: each control, format character and lone
+    surrogate escaped. ``lines`` keeps newlines and tabs (a CRLF is a newline); ``as_json``
+    writes JSON escapes, for the text of a JSON document."""
+    if lines:
+        text = text.replace("\r\n", "\n")
+    escape: Callable[[int], str] = _json_escape if as_json else _python_escape
+
+    def fix(match: re.Match[str]) -> str:
+        run = match.group()
+        if run.isprintable():  # accents, CJK, emoji: the common case, decided in C
+            return run
+        return "".join(
+            escape(ord(ch))
+            if unicodedata.category(ch) in _HIDDEN and not (lines and ch in "\n\t")
+            else ch
+            for ch in run
+        )
+
+    return (_LOOK_LINES if lines else _LOOK_LINE).sub(fix, text)
 
 
 def terminal_width() -> int:
@@ -28,7 +88,7 @@ Cell = str | Sequence[str]
 
 
 def _lines(cell: Cell) -> list[str]:
-    return [cell] if isinstance(cell, str) else list(cell)
+    return [safe(cell)] if isinstance(cell, str) else [safe(line) for line in cell]
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], width: int | None = None) -> str:
@@ -88,11 +148,18 @@ def render_result(result: Any, out: IO[str]) -> None:
 
     text = to_llm_text(result)
     if text:
-        out.write(text if text.endswith("\n") else text + "\n")
+        write_lines(text, out)
+
+
+def write_lines(text: str, out: IO[str]) -> None:
+    """Multi-line text from a server, escaped, ending with a newline."""
+    text = safe(text, lines=True)
+    out.write(text if text.endswith("\n") else text + "\n")
 
 
 def dump_json(value: Any, out: IO[str]) -> None:
-    out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    out.write(safe(json.dumps(value, indent=2, ensure_ascii=False), lines=True, as_json=True))
+    out.write("\n")
 
 
 class Progress:
@@ -116,7 +183,7 @@ class Progress:
                 self._draw(progress, total, message)
             elif self.verbose:
                 of = f"/{_num(total)}" if total is not None else ""
-                note = f" {message}" if message else ""
+                note = f" {safe(message)}" if message else ""
                 self.stream.write(f"progress {_num(progress)}{of}{note}\n")
                 self.stream.flush()
 
@@ -129,7 +196,7 @@ class Progress:
             head = f"[{'#' * filled}{'.' * (bar_width - filled)}] {fraction:4.0%}"
         else:
             head = f"[{_num(progress)}]"
-        line = f"{head} {message or ''}"[: width - 1]
+        line = f"{head} {safe(message or '')}"[: width - 1]
         self.stream.write("\r\x1b[K" + line)
         self.stream.flush()
         self._drawn = True

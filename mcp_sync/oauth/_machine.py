@@ -17,6 +17,7 @@ import requests
 
 from ..auth import AuthProvider, UnauthorizedContext
 from ._http import Limits, limits, origin
+from ._secrets import watch_provider
 from ._store_guard import guarded
 from .discovery import ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, note_nonce, supported_by, take_nonce
@@ -71,6 +72,7 @@ class MachineProvider(AuthProvider):
         self._resource: str | None = None
         stored = (self.store.load(self._key) or {}).get("tokens")
         self._tokens = TokenSet.from_json(stored) if isinstance(stored, dict) else None
+        watch_provider(self)  # no error or log record shows its tokens, secret or keys
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.server_url} client={self.client_id}>"

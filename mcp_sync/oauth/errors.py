@@ -1,7 +1,9 @@
 """The errors of the OAuth client, all under :class:`OAuthError` (an ``McpError``).
 
 Messages name endpoints, issuers and OAuth error codes; they never contain a token, a
-client secret, a code or a PKCE verifier.
+client secret, a code or a PKCE verifier. A description an authorization server sent that
+echoes a token or a secret the client holds has it redacted (``[redacted]``), in the message
+and in ``description`` alike.
 
 ::
 
@@ -42,6 +44,7 @@ client secret, a code or a PKCE verifier.
 from __future__ import annotations
 
 from ..errors import McpError
+from ..redaction import redact
 
 __all__ = [
     "AuthorizationDenied",
@@ -147,6 +150,7 @@ class AuthorizationDenied(OAuthError):
 
     def __init__(self, error: str, description: str | None = None) -> None:
         text = f"authorization failed: {error}"
+        description = redact(description) if description else description
         if description:
             text += f" ({description[:300]})"
         super().__init__(text)
@@ -165,6 +169,7 @@ class TokenError(OAuthError):
         self, error: str, description: str | None = None, status: int | None = None
     ) -> None:
         text = f"token request failed: {error}"
+        description = redact(description) if description else description  # before the cut
         if status is not None:
             text += f" (HTTP {status})"
         if description:

@@ -32,7 +32,9 @@ import requests
 from ..auth import AuthProvider, UnauthorizedContext
 from ._egress import Egress, guard_session
 from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, require_secure
+from ._secrets import held, watch_provider
 from ._store_guard import guarded
+from ._stored import stored_client, stored_server, stored_tokens
 from .discovery import Discovery, ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, note_nonce, supported_by, take_nonce
 from .errors import (
@@ -146,7 +148,8 @@ class OAuthProvider(AuthProvider):
         self.session = guard_session(session or requests.Session(), Egress(server_url, allow_hosts))
         self._key = canonical_resource(server_url)
         self._lock = threading.RLock()
-        self._tokens: TokenSet | None = self._stored_tokens(self.store.load(self._key) or {})
+        self._tokens: TokenSet | None = stored_tokens(self.store.load(self._key) or {})
+        watch_provider(self)  # no error or log record shows its tokens, secrets or key
 
     def __repr__(self) -> str:
         signed_in = "signed in" if self._tokens is not None else "not signed in"
@@ -200,7 +203,7 @@ class OAuthProvider(AuthProvider):
         with self._lock, limits(Limits(self.timeout, ctx.cancelled, ctx.interactive)) as bound:
             bound.check()
             state = self._load()
-            current = self._stored_tokens(state)
+            current = stored_tokens(state)
             self._tokens = current
             if ctx.insufficient_scope:
                 return self._step_up(ctx, state, current)
@@ -298,9 +301,9 @@ class OAuthProvider(AuthProvider):
         and forget them."""
         with self._lock, self.store.lock(self._key), limits(Limits(self.timeout)):
             state = self._load()
-            tokens = self._stored_tokens(state)
+            tokens = stored_tokens(state)
             if tokens is not None and tokens.issuer is not None:
-                server = self._server(state, tokens.issuer)
+                server = stored_server(state, tokens.issuer)
                 client = self._client(state, server) if server is not None else None
                 if server is not None and client is not None:
                     revoke(self.session, server, client, tokens)
@@ -354,14 +357,6 @@ class OAuthProvider(AuthProvider):
     def _save(self, state: dict[str, Any]) -> None:
         self.store.save(self._key, state)
 
-    @staticmethod
-    def _stored_tokens(state: Mapping[str, Any]) -> TokenSet | None:
-        value = state.get("tokens")
-        try:
-            return TokenSet.from_json(value) if isinstance(value, dict) else None
-        except (KeyError, TypeError, ValueError):
-            return None
-
     def _set_tokens(
         self, tokens: TokenSet | None, *, extra: Mapping[str, Any] | None = None
     ) -> None:
@@ -384,21 +379,8 @@ class OAuthProvider(AuthProvider):
                 state["resourceMetadata"] = dict(discovery.resource_metadata.raw)
             self._save(state)
 
-    @staticmethod
-    def _server(state: Mapping[str, Any], issuer: str) -> ServerMetadata | None:
-        value = (state.get("authorizationServers") or {}).get(issuer)
-        return ServerMetadata.from_json(value) if isinstance(value, dict) else None
-
-    @staticmethod
-    def _stored_client(state: Mapping[str, Any], issuer: str) -> ClientInfo | None:
-        """The registration stored for ``issuer``, unless its secret has expired."""
-        stored = (state.get("clients") or {}).get(issuer)
-        client = ClientInfo.from_json(stored) if isinstance(stored, dict) else None
-        expired = client is not None and 0 < (client.secret_expires_at or 0) < time.time()
-        return None if expired else client
-
     def _client(self, state: Mapping[str, Any], server: ServerMetadata) -> ClientInfo | None:
-        stored = self._stored_client(state, server.issuer)
+        stored = held(self, stored_client(state, server.issuer))
         if stored is not None:
             return stored
         pre = self._pre_registered
@@ -425,17 +407,18 @@ class OAuthProvider(AuthProvider):
                 self._save(state)
 
     def _client_for(self, server: ServerMetadata) -> ClientInfo:
-        stored_client = self._stored_client(self._load(), server.issuer)
+        stored = stored_client(self._load(), server.issuer)
         client = select_client(
             self.session,
             server,
             pre_registered=self._pre_registered,
-            stored=stored_client,
+            stored=stored,
             metadata_url=self.client_metadata_url,
             metadata=self.client_metadata,
             redirect_url=self.redirect_url,
         )
-        if client.source != "pre-registered" and client is not stored_client:
+        held(self, client)
+        if client.source != "pre-registered" and client is not stored:
             with self.store.lock(self._key):
                 state = self._load()
                 state.setdefault("clients", {})[server.issuer] = client.to_json()
@@ -557,7 +540,7 @@ class OAuthProvider(AuthProvider):
                 self._save(state)
             pending = PendingAuthorization.from_json(raw)
             code = check_callback(pending, result)
-            server = self._server(state, pending.issuer)
+            server = stored_server(state, pending.issuer)
             if server is None:
                 raise OAuthError(
                     f"no metadata stored for the authorization server {pending.issuer}"
@@ -583,7 +566,7 @@ class OAuthProvider(AuthProvider):
         """Refresh once across threads and processes; None when there is nothing to refresh."""
         with self._lock, self.store.lock(self._key):
             state = self._load()
-            tokens = self._stored_tokens(state)
+            tokens = stored_tokens(state)
             if tokens is None:
                 self._tokens = None
                 return None
@@ -596,7 +579,7 @@ class OAuthProvider(AuthProvider):
                 return tokens
             if not tokens.refresh_token or tokens.issuer is None:
                 return None
-            server = self._server(state, tokens.issuer)
+            server = stored_server(state, tokens.issuer)
             client = self._client(state, server) if server is not None else None
             if server is None or client is None:
                 return None

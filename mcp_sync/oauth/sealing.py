@@ -34,6 +34,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from ..redaction import hold
 from .errors import InvalidSealingKey, PlaintextDPoPKeyRefused, SealedStateError
 
 __all__ = ["ENV_KEYS", "AesGcmSealer", "Sealer", "StateCodec", "default_sealer", "stored_key_id"]
@@ -46,6 +47,7 @@ _MARKER = "mcp-sync-sealed:1:"
 _VERSION = 1
 _KEY_ID_BYTES = 4
 _NONCE_BYTES = 12
+_KEY_FORMS = (base64.urlsafe_b64encode, base64.b64encode)
 
 
 class Sealer(Protocol):
@@ -119,6 +121,8 @@ class AesGcmSealer:
         for key in decoded:
             self._keys.setdefault(_key_id(key), key)
         self._newest = _key_id(decoded[0])
+        # (out of every error message and log record while this sealer lives)
+        hold(self, *(encode(key).decode() for key in decoded for encode in _KEY_FORMS))
         #: The ids of the keys, newest first (hex), as errors name them.
         self.key_ids: tuple[str, ...] = tuple(kid.hex() for kid in self._keys)
 

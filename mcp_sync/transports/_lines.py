@@ -26,7 +26,8 @@ from typing import Any
 from ..abort import AbortSignal
 from ..errors import ConnectionClosed, ProtocolError
 from ..protocol import jsonrpc
-from ._framing import LineBuffer, Overlong
+from ..protocol.salvage import answered_id, head_says
+from ._framing import EDGE_BYTES, LineBuffer, Overlong, OverlongEnd
 from ._pipe_writer import PipeClosed, PipeWriter
 from ._process import EOF_GRACE
 from ._stderr import StderrCapture, StderrListener
@@ -84,6 +85,11 @@ class LineTransport(Transport):
         self._end_error: ConnectionClosed | None = None
         self._peer_left = False  # the reader saw the stream end and is shutting down
         self._ended = threading.Event()  # ... and _end_error says how it ended
+        #: An over-long line whose start shows a response but not its id: reported at its end.
+        self._overlong: Overlong | None = None
+        #: The descriptors a forked child's copy closes (see :meth:`release_after_fork`),
+        #: each with its file's identity: the number may since have been reused.
+        self._own_fds: list[tuple[int, tuple[int, int]]] = []
 
     # -- the contract -------------------------------------------------------------------
 
@@ -127,6 +133,17 @@ class LineTransport(Transport):
                         logger.warning("%s: thread %s did not stop", self, thread.name)
         self._fire_close(None)
 
+    def release_after_fork(self) -> None:
+        """In a forked child: close this process's copies of the pipes (the server's stdio
+        when this transport started the server, and the wake-up pipe), nothing else. The
+        threads are the parent's; writing to the wake-up pipe would stop the parent's reader."""
+        self._closing = self._torn_down = True  # a later close() in the child does nothing
+        fds, self._own_fds = self._own_fds, []
+        for fd, identity in fds:
+            with contextlib.suppress(OSError):
+                if _identity(fd) == identity:  # still the copy of that pipe, not a reused number
+                    os.close(fd)
+
     @property
     def stderr_tail(self) -> str:
         """The last ``max_stderr_bytes`` the server wrote to stderr ("" when not captured)."""
@@ -141,11 +158,18 @@ class LineTransport(Transport):
         write_fd: int,
         close_write: Callable[[], None],
         stderr: tuple[int, Callable[[], None]] | None = None,
+        *,
+        owned: bool = False,
     ) -> None:
-        """Start the reader threads over these descriptors (made non-blocking here)."""
+        """Start the reader threads over these descriptors (made non-blocking here).
+        ``owned``: the transport opened them (a forked child's copy then closes them too)."""
         os.set_blocking(read_fd, False)
         os.set_blocking(write_fd, False)
         self._wake_r, self._wake_w = os.pipe()
+        fds = [self._wake_r, self._wake_w]
+        if owned:
+            fds += [read_fd, write_fd] + ([stderr[0]] if stderr is not None else [])
+        self._own_fds = [(fd, _identity(fd)) for fd in fds]
         self._writer = PipeWriter(write_fd, close_write, self._wake_r, self.kind, self._broken)
         self._fd_users = 2 + (stderr is not None)  # reader, stderr reader, teardown
         reader = threading.Thread(
@@ -284,6 +308,8 @@ class LineTransport(Transport):
             except OSError as exc:
                 return exc
             if not chunk:
+                if self._overlong is not None:
+                    self._report(self._too_large(self._overlong.size, self._overlong.head, None))
                 if len(buffer):
                     self._report(
                         ProtocolError(
@@ -294,8 +320,8 @@ class LineTransport(Transport):
                 return _EOF
             drained = len(chunk) < _CHUNK
             for line in buffer.feed(chunk):
-                if isinstance(line, Overlong):
-                    self._report_too_long(line.size)
+                if isinstance(line, (Overlong, OverlongEnd)):
+                    self._on_overlong(line)
                 else:
                     self._handle_line(line)
 
@@ -317,20 +343,39 @@ class LineTransport(Transport):
             value = jsonrpc.decode(data)
         except ProtocolError as exc:
             if data.strip():  # blank lines are skipped silently
-                self._report(_not_utf8(data) or exc)
+                self._report(_not_utf8(data) or _unparsable(data, exc))
             return
         if isinstance(value, (dict, list)):
             self._deliver(value)
         else:
             self._report(ProtocolError(f"not a JSON-RPC message: {data[:200].rstrip()!r}"))
 
-    def _report_too_long(self, size: int) -> None:
-        self._report(
-            ProtocolError(
-                f"incoming message of at least {size} bytes exceeds max_message_bytes "
-                f"({self.max_message_bytes}); the line is discarded"
-            )
+    def _on_overlong(self, marker: Overlong | OverlongEnd) -> None:
+        """Report a line over ``max_message_bytes`` once, naming the request it answers when
+        its id can be read (that request then fails at once): from the line's start as soon
+        as it is found too long, else from its end."""
+        if isinstance(marker, Overlong):
+            kind, request_id = head_says(marker.head)
+            if kind == "response" and request_id is None:
+                self._overlong = marker  # the id may come last: wait for the line's end
+            else:
+                self._report(self._too_large(marker.size, marker.head, request_id))
+            return
+        start, self._overlong = self._overlong, None
+        if start is not None:
+            request_id = answered_id(start.head, marker.tail)
+            self._report(self._too_large(marker.size, start.head, request_id, whole=True))
+
+    def _too_large(
+        self, size: int, head: bytes, request_id: jsonrpc.RequestId | None, whole: bool = False
+    ) -> jsonrpc.InvalidMessage:
+        amount = f"{size} bytes" if whole else f"at least {size} bytes"
+        reason = (
+            f"incoming message of {amount} exceeds max_message_bytes "
+            f"({self.max_message_bytes}); the line is discarded (to accept it, raise the limit: "
+            f"{type(self).__name__}(max_message_bytes=...))"
         )
+        return jsonrpc.InvalidMessage(reason, _shown(head), request_id)
 
     def _stderr_main(self, fd: int, close_fd: Callable[[], None]) -> None:
         try:
@@ -352,6 +397,36 @@ def _not_utf8(line: bytes | str) -> jsonrpc.InvalidMessage | None:
         reason = f"not UTF-8: {bad}"
         return jsonrpc.InvalidMessage(reason, line[:200], jsonrpc.salvage_id(line))
     return None
+
+
+def _unparsable(line: bytes | str, error: ProtocolError) -> ProtocolError:
+    """The report for a line that is not JSON: if it is an answer whose id can be read from
+    its ends, an :class:`~mcp_sync.errors.InvalidMessage` naming it (that request then fails
+    at once instead of waiting for its timeout)."""
+    if isinstance(line, str):
+        head, tail = line[:EDGE_BYTES].encode(), line[-EDGE_BYTES:].encode()
+    else:
+        head, tail = line[:EDGE_BYTES], line[-EDGE_BYTES:]
+    request_id = answered_id(head, tail.rstrip())
+    deep = isinstance(error.__context__, RecursionError)
+    if request_id is None and not deep:
+        return error
+    if deep:
+        reason = "nested too deeply to parse (deeper than Python's recursion limit allows)"
+    else:
+        reason = f"unparsable JSON: {error.__context__ or error}"
+    return jsonrpc.InvalidMessage(reason, _shown(head), request_id)
+
+
+def _shown(head: bytes) -> str:
+    """The start of a message, as text, for an error (the rest is elided)."""
+    return head[:120].decode("utf-8", errors="replace") + "..."
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    """Which file ``fd`` is: its device and inode (a pipe's inode is its own)."""
+    info = os.fstat(fd)
+    return info.st_dev, info.st_ino
 
 
 def fd_closer(fd: int) -> Callable[[], None]:

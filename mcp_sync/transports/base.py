@@ -44,6 +44,15 @@ Contract, for someone writing a transport:
     returns), join the threads it started, and fire ``on_close`` once, with ``None`` as the
     cause.
 
+``release_after_fork()``
+    Called instead of ``close()`` in a child process made by ``fork()``, on the child's copy
+    of a started transport: the peer, the session and the threads belong to the parent. Close
+    this process's copies of the descriptors the transport opened, and nothing more: send
+    nothing (no goodbye, no ``DELETE``), signal no process, shut no socket down (that would
+    end the parent's connection too), join no thread and take no lock (a thread of the parent
+    may have held it at the fork). The default does nothing: the copies stay open until the
+    child exits.
+
 ``set_protocol_version(version)``
     Tells the transport the version the handshake negotiated (HTTP sends it as a header on
     the session's later messages).
@@ -218,6 +227,10 @@ class Transport(ABC):
     @abstractmethod
     def close(self) -> None:
         """Close the connection, stop the peer and join the transport's threads."""
+
+    def release_after_fork(self) -> None:  # noqa: B027 (optional: most have nothing to do)
+        """In a forked child: let go of this process's copies of the descriptors, touching
+        nothing the parent uses (see the module docstring)."""
 
     def set_protocol_version(self, version: str) -> None:
         """Record the negotiated protocol version."""

@@ -79,6 +79,7 @@ from ._http.base import ACK_TIMEOUT, HttpTransportBase
 from ._http.client import SAFE_TO_RESEND, HttpClient, describe_connection_error
 from ._http.delivery import Delivery
 from ._http.exchange import Cancelled, Exchange
+from ._http.fork import close_socket_copies
 from ._http.headers import SESSION_HEADER, post_headers, session_headers
 from ._http.responses import (
     ERROR_BODY_LIMIT,
@@ -270,6 +271,15 @@ class StreamableHttpTransport(HttpTransportBase):
         self._release(exchanges)
         self._closed_event.set()
         self._fire_close(None)
+
+    def release_after_fork(self) -> None:
+        """In a forked child: the session is the parent's. No ``DELETE`` and no socket shut
+        down (either would end the parent's session or connection): only the child's copies
+        of the sockets are closed (see :func:`._http.fork.close_socket_copies`)."""
+        self._closing = True
+        http, self._http = self._http, None
+        self._closed_event.set()  # a later close() in the child returns at once
+        close_socket_copies(http, list(self._exchanges))
 
     # -- eras -----------------------------------------------------------------------------
 

@@ -187,7 +187,7 @@ class StdioTransport(LineTransport):
         _process.guard.add(self._proc.pid)
         self._started = True
         stderr = (stderr_r, fd_closer(stderr_r)) if stderr_r >= 0 else None
-        self._attach(stdout_r, fd_closer(stdout_r), stdin_w, fd_closer(stdin_w), stderr)
+        self._attach(stdout_r, fd_closer(stdout_r), stdin_w, fd_closer(stdin_w), stderr, owned=True)
 
     def _stop_peer(self, exit_deadline: float) -> None:
         proc = self._proc

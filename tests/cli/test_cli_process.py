@@ -34,7 +34,9 @@ def test_console_script_and_python_dash_m(time_server):
     assert "130  interrupted (Ctrl-C)" in help_text.stdout
 
 
-def test_ctrl_c_cancels_the_call_and_exits_130(everything):
+def test_ctrl_c_cancels_the_call_and_exits_130(everything, tmp_path):
+    record = tmp_path / "server-stdin.jsonl"  # tee keeps every byte the CLI wrote to the server
+    recorded = ["sh", "-c", 'tee -a "$0" | exec "$@"', str(record), *everything]
     proc = subprocess.Popen(
         [
             str(BIN / "mcp-sync"),
@@ -44,7 +46,7 @@ def test_ctrl_c_cancels_the_call_and_exits_130(everything):
             "duration=30",
             "steps=30",
             "--",
-            *everything,
+            *recorded,
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -73,3 +75,5 @@ def test_ctrl_c_cancels_the_call_and_exits_130(everything):
         rest.append(lines.get())
     assert "mcp-sync: interrupted\n" in rest
     assert proc.stdout.read() == ""  # no result was printed
+    # the cancellation reached the server before the CLI closed the connection (#28)
+    assert b'"notifications/cancelled"' in record.read_bytes()

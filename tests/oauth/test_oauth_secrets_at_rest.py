@@ -366,3 +366,12 @@ def test_a_sealer_without_seal_and_open_is_refused_when_the_store_is_made(redis_
         RedisStateStore(redis_url, sealer=AesGcmSealer.generate_key())  # a key, not a sealer
     with pytest.raises(TypeError, match="seal\\(\\) and open\\(\\)"):
         FileStateStore(tmp_path / "oauth.json", sealer=object())
+
+
+def test_the_sealing_keys_never_show_in_an_error_message():
+    key = AesGcmSealer.generate_key()
+    standard = base64.b64encode(base64.urlsafe_b64decode(key)).decode()
+    sealer = AesGcmSealer([standard])  # given in standard base64
+    for form in (key, standard):
+        assert form not in str(OAuthError(f"a message that quotes {form} by mistake"))
+    assert key not in repr(sealer) and sealer.key_ids[0] in repr(sealer)

@@ -140,3 +140,6 @@ def test_error_bodies_and_reprs_never_carry_the_bearer_token() -> None:
         with pytest.raises(HttpError) as raised:
             mcp_sync.Client("sec", "1", protocol="handshake").connect(transport)
         assert "t0ken-XYZ" not in repr(transport) and "t0ken-XYZ" not in repr(raised.value.headers)
+        # the body echoes it: redacted in the message and the body too (test_redaction.py)
+        for text in (str(raised.value), repr(raised.value), raised.value.body):
+            assert "t0ken-XYZ" not in text and "[redacted]" in text

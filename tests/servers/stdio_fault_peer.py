@@ -14,6 +14,11 @@ id nobody asked for, or hold answers back on demand. It answers ``initialize`` a
 - ``ping-flood N``: on a call, send N ``ping`` requests without reading stdin, then answer it
 - ``string-id``: answer calls with the request id as a string (``"3"`` for 3)
 - ``bad-utf8``: answer calls with a line that is not UTF-8 (a stray 0xff in the text)
+- ``unusable``: answer each call with a line the client cannot use, picked by
+  ``arguments.fault``: ``deep`` (JSON nested ``arguments.depth`` deep), ``large`` (a text of
+  ``arguments.size`` bytes, the id first), ``image`` (a base64 image of ``arguments.size``
+  bytes, written in pieces, the id last as the TypeScript SDK writes it), ``unparsable``
+  (cut short and closed with garbage); calls without a ``fault`` are answered as ``echo``
 
 Answers are ``{"content": [{"type": "text", "text": <text argument>}]}``. Exits on EOF.
 """
@@ -48,6 +53,34 @@ def later(delay: float, msg_id: object, value: dict) -> None:
     result(msg_id, value)
 
 
+def unusable(msg_id: object, arguments: dict) -> None:
+    """Write one answer to ``msg_id`` that cannot be used (see the module docstring)."""
+    fault, size = arguments["fault"], int(arguments.get("size", 0))
+    head = b'{"jsonrpc":"2.0","id":' + json.dumps(msg_id).encode() + b',"result":'
+    with lock:
+        out = sys.stdout.buffer
+        if fault == "deep":
+            depth = int(arguments["depth"])
+            out.write(head + b'{"content":[],"x":' + b"[" * depth + b"]" * depth + b"}}\n")
+        elif fault == "unparsable":
+            out.write(head + b'{"content":[{"type":"text","text":"cut"}' + b" nope}\n")
+        else:
+            if fault == "large":
+                out.write(head + b'{"content":[{"type":"text","text":"')
+            else:
+                out.write(b'{"result":{"content":[{"type":"image","mimeType":"image/png","data":"')
+            piece = b"QUJD" * 16384  # 64 KiB of base64
+            left = size
+            while left > 0:
+                out.write(piece[:left])
+                left -= len(piece)
+            if fault == "large":
+                out.write(b'"}]}}\n')
+            else:
+                out.write(b'"}]},"jsonrpc":"2.0","id":' + json.dumps(msg_id).encode() + b"}\n")
+        out.flush()
+
+
 def main() -> None:
     mode = sys.argv[1]
     held = 0
@@ -74,6 +107,12 @@ def main() -> None:
             with lock:
                 sys.stdout.buffer.write(line.encode().replace(b"BAD", b"\xff") + b"\n")
                 sys.stdout.buffer.flush()
+        elif method == "tools/call" and mode == "unusable":
+            arguments = params.get("arguments") or {}
+            if "fault" in arguments:
+                unusable(msg["id"], arguments)
+            else:
+                result(msg["id"], text(params))
         elif method == "tools/call" and mode == "ping-flood":
             for n in range(int(sys.argv[2])):
                 send({"jsonrpc": "2.0", "id": f"p{n}", "method": "ping"})

@@ -9,17 +9,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_sync.transports._framing import LineBuffer, Overlong
+from mcp_sync.transports._framing import EDGE_BYTES, LineBuffer, Overlong, OverlongEnd
 
 Item = bytes | Overlong
 
 
-def feed_all(buffer: LineBuffer, chunks: list[bytes]) -> list[Item]:
-    """Every item the chunks produce, lines as ``bytes`` (a bytearray line is the caller's)."""
+def feed_all(
+    buffer: LineBuffer, chunks: list[bytes], ends: list[OverlongEnd] | None = None
+) -> list[Item]:
+    """Every item the chunks produce, lines as ``bytes`` (a bytearray line is the caller's);
+    the end markers of over-long lines go to ``ends``."""
     out: list[Item] = []
     for chunk in chunks:
         for item in buffer.feed(chunk):
-            out.append(item if isinstance(item, Overlong) else bytes(item))
+            if isinstance(item, OverlongEnd):
+                if ends is not None:
+                    ends.append(item)
+            else:
+                out.append(item if isinstance(item, Overlong) else bytes(item))
     return out
 
 
@@ -119,7 +126,7 @@ def test_a_held_line_is_handed_to_the_caller() -> None:
     ],
 )
 def test_the_limit_is_on_the_line_without_its_terminator(line: bytes, fits: bool) -> None:
-    whole = LineBuffer(8).feed(line)
+    whole = feed_all(LineBuffer(8), [line])
     bytewise = feed_all(LineBuffer(8), [line[i : i + 1] for i in range(len(line))])
     for items in (whole, bytewise):
         assert len(items) == 1
@@ -142,19 +149,43 @@ def test_a_64_mib_line_is_skipped_without_being_buffered() -> None:
     for _ in range(64 * 1024 * 1024 // len(chunk)):
         items = buffer.feed(chunk)
         markers += sum(isinstance(item, Overlong) for item in items)
-        assert not [item for item in items if not isinstance(item, Overlong)]
+        assert all(isinstance(item, Overlong) for item in items)
         held_most = max(held_most, len(buffer))
     assert markers == 1
     assert held_most <= limit + 1
     assert len(buffer) == 0  # nothing of the line is kept once it is known to be too long
-    assert buffer.feed(b'zzz\n{"id":1}\n') == [b'{"id":1}\n']
+    end, line = buffer.feed(b'zzz\n{"id":1}\n')
+    assert isinstance(end, OverlongEnd) and end.size == 64 * 1024 * 1024 + 3
+    assert line == b'{"id":1}\n'
 
 
 def test_an_overlong_line_inside_one_chunk_is_not_copied_out() -> None:
     buffer = LineBuffer(4)
-    items = buffer.feed(b"a\n" + b"b" * 100 + b"\nc\n")
+    items = feed_all(buffer, [b"a\n" + b"b" * 100 + b"\nc\n"])
     assert shape(items) == [b"a\n", None, b"c\n"]
     assert isinstance(items[1], Overlong) and items[1].size == 100
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(min_value=EDGE_BYTES, max_value=3 * EDGE_BYTES),
+    st.sampled_from([b"\n", b"\r\n"]),
+    st.lists(st.integers(min_value=0, max_value=2_000), max_size=12),
+)
+def test_an_overlong_line_keeps_its_first_and_last_bytes_for_any_chunking(
+    middle: int, end: bytes, cuts: list[int]
+) -> None:
+    # What tells which request a too-large answer was for (mcp_sync.protocol.salvage).
+    line = b'{"jsonrpc":"2.0","id":7,"result":"' + b"m" * middle + b'","id":8}' + end
+    limit = EDGE_BYTES  # (a smaller limit keeps less: what came before the line was too long)
+    ends: list[OverlongEnd] = []
+    items = feed_all(LineBuffer(limit), [b"ok\n", *split_at(line, cuts), b"next\n"], ends)
+    assert shape(items) == [b"ok\n", None, b"next\n"]
+    body = line[:-1]  # the "\r" of a CRLF line is kept, as in a line that fits
+    assert items[1].head == body[:EDGE_BYTES]  # type: ignore[union-attr]
+    (last,) = ends
+    assert last.size == len(body)
+    assert last.tail == body[-EDGE_BYTES:]
 
 
 def test_max_line_bytes_must_be_positive() -> None:

@@ -28,12 +28,24 @@ What sends the request through ``Session.send`` unchanged: a session class that 
 ``session.params``, and an entry for the URL in ``~/.netrc`` (looked up once) when the session
 trusts the environment. Those are rare on an MCP connection and each changes the request in
 ways worth leaving to ``requests``.
+
+Credentials: the sender holds (``mcp_sync.redaction``) the secret headers it sends, so that no
+error or log record quotes them: the ``Authorization`` value whenever it changes (one string
+comparison per request), the values of the transport's own headers that are secret by name or
+marked :class:`~mcp_sync.redaction.Secret` (once, on the first request: they are the same on
+every one), a password or a secret-named query parameter (``api_key=``) in the URL, and, read
+when an error is made, the session's cookies and proxy credentials. A
+header value that cannot be sent (a token ending in a newline) fails as
+:class:`~mcp_sync.errors.InvalidHeaderValue` naming the header, never quoting the value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+import base64
+import re
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import requests
 from requests.cookies import extract_cookies_to_jar, get_cookie_header
@@ -41,6 +53,8 @@ from requests.models import PreparedRequest, Response
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_encoding_from_headers, get_netrc_auth, select_proxy
 
+from ...errors import InvalidHeaderValue
+from ...redaction import hold, hold_headers, is_secret_name, watch
 from .exchange import TrackingAdapter
 
 __all__ = ["OwnAdapter", "RequestSender"]
@@ -80,6 +94,13 @@ class RequestSender:
             for name in ("send", "prepare_request", "request", "get_adapter")
         )
         self._netrc = bool(session.trust_env and get_netrc_auth(url))
+        self._authorization: str | None = None
+        self._first = True
+        hold_headers(self, session.headers)
+        parts = urlsplit(url)
+        hold(self, unquote(parts.password or ""))
+        hold(self, *(v for k, v in parse_qsl(parts.query) if is_secret_name(k)))
+        watch(self, _session_secrets)
 
     def _plain(self) -> bool:
         """True if the session uses nothing that only ``Session.send`` applies."""
@@ -101,7 +122,33 @@ class RequestSender:
         timeout: tuple[float, float | None],
     ) -> requests.Response:
         """The response to one request, its body not yet read (``stream=True``); redirects are
-        returned, not followed. Raises what ``Session.send`` raises."""
+        returned, not followed. Raises what ``Session.send`` raises, and
+        :class:`InvalidHeaderValue` for a header that cannot be sent."""
+        if self._first:
+            self._first = False
+            hold_headers(self, headers)
+        authorization = headers.get("Authorization")
+        if authorization is not None and authorization != self._authorization:
+            self._authorization = authorization
+            hold(self, authorization)
+        try:
+            return self._send(method, url, headers, body, timeout)
+        except ValueError:
+            problem = _invalid_header({**self.session.headers, **headers})
+            if problem is None:
+                raise
+        # raised out here, without the ValueError as its context: http.client's and requests'
+        # own errors quote the value, often a token
+        raise InvalidHeaderValue(*problem)
+
+    def _send(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        timeout: tuple[float, float | None],
+    ) -> requests.Response:
         session = self.session
         if not self._plain():
             prepared = session.prepare_request(
@@ -167,6 +214,53 @@ class RequestSender:
                 self._prepared_urls.clear()
             self._prepared_urls[url] = prepared
         return prepared
+
+
+def _session_secrets(sender: RequestSender) -> Iterator[str | None]:
+    """The cookies, basic credentials and proxy credentials of a sender's session, as they
+    are now (``requests`` adds the last two itself: they are never in our headers)."""
+    jar: Any = sender.session.cookies
+    for cookie in list(jar):
+        yield cookie.value
+    auth: Any = sender.session.auth  # (user, password), or requests' HTTPBasicAuth
+    if isinstance(auth, tuple) and len(auth) == 2:
+        user, password = auth
+    else:
+        user, password = getattr(auth, "username", None), getattr(auth, "password", None)
+    if isinstance(user, str) and isinstance(password, str):
+        yield password
+        yield _basic(user, password)
+    for proxy in (sender._send_kwargs.get("proxies") or {}).values():
+        parts = urlsplit(proxy) if isinstance(proxy, str) else None
+        if parts is not None and parts.password:
+            yield unquote(parts.password)
+            yield _basic(unquote(parts.username or ""), unquote(parts.password))
+
+
+def _basic(user: str, password: str) -> str:
+    """The ``Basic`` credential ``requests`` sends for a user and password (latin-1)."""
+    pair = f"{user}:{password}".encode("latin-1", "replace")
+    return "Basic " + base64.b64encode(pair).decode("ascii")
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _invalid_header(headers: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(the name, what is wrong) of the first header whose value cannot be sent."""
+    for name, value in headers.items():
+        if not isinstance(value, str):
+            continue
+        if value.endswith("\n"):
+            return name, "ends with a newline (strip a token read from a file)"
+        if "\r" in value or "\n" in value:
+            return name, "holds a line break"
+        bad = _CONTROL.search(value)
+        if bad is not None:
+            return name, f"holds the control character U+{ord(bad.group()):04X}"
+        if value[:1].isspace():
+            return name, "starts with whitespace"
+    return None
 
 
 class OwnAdapter(TrackingAdapter):
