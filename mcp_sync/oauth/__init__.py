@@ -15,10 +15,11 @@ It plugs into the HTTP transports through :class:`mcp_sync.auth.AuthProvider`::
 
 Discovery (:mod:`.discovery`), PKCE (:mod:`.pkce`), client registration
 (:mod:`.registration`), the exchanges (:mod:`.flow`), orchestration (:mod:`.provider`),
-storage (:mod:`.store`) and redirects (:mod:`.callback`) each live in their own module; so do
-the grants without a user (:mod:`.client_credentials`, :mod:`.jwt_bearer` for workload
-identity federation and enterprise-managed authorization) and DPoP (:mod:`.dpop`). It is
-not an authorization server and does not open browsers unless asked to.
+storage (:mod:`.store`; sealed at rest, :mod:`.sealing`) and redirects (:mod:`.callback`)
+each live in their own module; so do the grants without a user (:mod:`.client_credentials`,
+:mod:`.jwt_bearer` for workload identity federation and enterprise-managed authorization)
+and DPoP (:mod:`.dpop`). It is not an authorization server and does not open browsers
+unless asked to.
 """
 
 from .adapter import TokenSource, adapt
@@ -38,13 +39,16 @@ from .errors import (
     InsufficientScopeError,
     InvalidClientError,
     InvalidGrantError,
+    InvalidSealingKey,
     IssuerMismatchError,
     LockLost,
     LockTimeout,
     OAuthError,
     PkceNotSupportedError,
+    PlaintextDPoPKeyRefused,
     RegistrationError,
     ResourceMismatchError,
+    SealedStateError,
     SignInDeferred,
     StateMismatchError,
     StateStoreError,
@@ -54,9 +58,11 @@ from .flow import CallbackResult, PendingAuthorization, TokenSet
 from .jwt_bearer import AssertionSource, IdJagExchange, JwtBearerProvider
 from .provider import OAuthProvider, RedirectHandler
 from .registration import ClientInfo, ClientMetadata
+from .sealing import AesGcmSealer, Sealer
 from .store import FileStateStore, MemoryStateStore, StateStore
 
 __all__ = [
+    "AesGcmSealer",
     "AssertionSource",
     "AuthorizationDenied",
     "AuthorizationRequired",
@@ -78,6 +84,7 @@ __all__ = [
     "InvalidClientError",
     "IdJagExchange",
     "InvalidGrantError",
+    "InvalidSealingKey",
     "IssuerMismatchError",
     "JwtBearerProvider",
     "LockLost",
@@ -88,10 +95,13 @@ __all__ = [
     "PendingAuthorization",
     "PendingCallback",
     "PkceNotSupportedError",
+    "PlaintextDPoPKeyRefused",
     "RedirectHandler",
     "RegistrationError",
     "ResourceMetadata",
     "ResourceMismatchError",
+    "Sealer",
+    "SealedStateError",
     "ServerMetadata",
     "SignInDeferred",
     "StateMismatchError",

@@ -30,6 +30,11 @@ and in ``description`` alike.
     ├── EndpointUnreachable       an OAuth endpoint (token, registration, metadata) could not
     │                             be reached: refused, unresolvable, TLS, reset; names it
     ├── StateStoreError           the state store (Redis, the file) failed; names the store
+    │   ├── SealedStateError      a sealed value did not open (wrong or unknown key, tampered,
+    │   │                         unsealed where sealing is on); names the store, key, key id
+    │   └── PlaintextDPoPKeyRefused  a DPoP private key would go into a shared store
+    │                             unsealed; names ``allow_plaintext_dpop_key``
+    ├── InvalidSealingKey         a sealing key is not 32 bytes of base64 (also a ``ValueError``)
     ├── CallbackError             the local redirect listener failed (timeout, closed)
     ├── LockTimeout               a shared store's lock stayed taken longer than ``lock_wait``
     │                             (also a ``TimeoutError``; :mod:`.redis_store`)
@@ -53,13 +58,16 @@ __all__ = [
     "InsufficientScopeError",
     "InvalidClientError",
     "InvalidGrantError",
+    "InvalidSealingKey",
     "IssuerMismatchError",
     "LockLost",
     "LockTimeout",
     "OAuthError",
     "PkceNotSupportedError",
+    "PlaintextDPoPKeyRefused",
     "RegistrationError",
     "ResourceMismatchError",
+    "SealedStateError",
     "SignInDeferred",
     "StateMismatchError",
     "StateStoreError",
@@ -202,6 +210,61 @@ class EndpointUnreachable(OAuthError):
 class StateStoreError(OAuthError):
     """The OAuth state store (``RedisStateStore``, ``FileStateStore``, your own) failed; the
     message names the store and what it was doing, the cause is the store's own error."""
+
+
+class SealedStateError(StateStoreError):
+    """A value in the state store could not be opened: sealed with a key the sealer does not
+    have, tampered with, moved from another server's entry, sealed where the store has no
+    sealer, or unsealed where the store seals. ``store`` and ``key`` (the MCP server URL) say
+    where, ``key_id`` which sealing key (None when unknown), ``reason`` what. Never the
+    value's content. The state is not treated as empty: signing in again would overwrite
+    what the rest of the fleet can still read."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        store: str | None = None,
+        key: str | None = None,
+        key_id: str | None = None,
+    ) -> None:
+        text = "cannot open the OAuth state"
+        if key is not None:
+            text += f" of {key}"
+        if store is not None:
+            text += f" in {store}"
+        if key_id is not None:
+            text += f" (key id {key_id})"
+        super().__init__(f"{text}: {reason}")
+        self.reason = reason
+        self.store = store
+        self.key = key
+        self.key_id = key_id
+
+
+class PlaintextDPoPKeyRefused(StateStoreError):
+    """A DPoP private key was about to be saved unsealed into a store other hosts read
+    (``RedisStateStore`` with no sealer): anyone who reads Redis could then use the tokens
+    bound to it. Give the store a ``sealer=`` (or ``$MCP_SYNC_OAUTH_KEYS``), or pass
+    ``allow_plaintext_dpop_key=True`` to accept that."""
+
+    option = "allow_plaintext_dpop_key"
+
+    def __init__(self, store: str, key: str) -> None:
+        super().__init__(
+            f"refusing to save the DPoP private key of {key} unencrypted into {store}, which "
+            "other hosts read: give the store a sealer (sealer=AesGcmSealer([...]) or "
+            "$MCP_SYNC_OAUTH_KEYS), or pass allow_plaintext_dpop_key=True to store it in "
+            "plain text"
+        )
+        self.store = store
+        self.key = key
+
+
+class InvalidSealingKey(OAuthError, ValueError):
+    """A key given to :class:`~mcp_sync.oauth.sealing.AesGcmSealer` (or in
+    ``$MCP_SYNC_OAUTH_KEYS``) is not 32 bytes, base64; the message says which (by position,
+    never its value)."""
 
 
 class CallbackError(OAuthError):

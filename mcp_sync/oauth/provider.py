@@ -336,9 +336,9 @@ class OAuthProvider(AuthProvider):
                     if isinstance(pem, str):
                         self._proof_key = DPoPKey.from_pem(pem)
                     else:
-                        self._proof_key = DPoPKey()
-                        state["dpopKey"] = self._proof_key.private_pem()
-                        self._save(state)
+                        key = DPoPKey()
+                        self._save({**state, "dpopKey": key.private_pem()})
+                        self._proof_key = key  # (once saved: a refusing store refuses again)
             return self._proof_key
 
     def _discover(self, resource_metadata_url: str | None) -> Discovery:

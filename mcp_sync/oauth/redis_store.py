@@ -22,7 +22,6 @@ while holding the lock checks, atomically in Redis, that the lock is still its o
 from __future__ import annotations
 
 import contextlib
-import json
 import secrets
 import threading
 import time
@@ -30,6 +29,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .errors import LockLost, LockTimeout
+from .sealing import Sealer, StateCodec, default_sealer
 from .store import StateStore
 
 if TYPE_CHECKING:
@@ -72,6 +72,11 @@ class RedisStateStore(StateStore):
     ``<prefix>state:<server URL>`` and ``<prefix>lock:<server URL>``. ``lock_ttl``: how long a
     lock outlives a holder that died (seconds); ``lock_wait``: how long :meth:`lock` waits
     before raising :class:`LockTimeout`.
+
+    ``sealer``: encrypt each value at rest (:mod:`.sealing`; by default an ``AesGcmSealer``
+    from ``$MCP_SYNC_OAUTH_KEYS`` when it is set). Without one, a DPoP private key is refused
+    (:class:`~mcp_sync.oauth.errors.PlaintextDPoPKeyRefused`) unless
+    ``allow_plaintext_dpop_key``; ``accept_plaintext`` reads unsealed values while migrating.
     """
 
     def __init__(
@@ -81,6 +86,9 @@ class RedisStateStore(StateStore):
         prefix: str = "mcp_sync:oauth:",
         lock_ttl: float = 15.0,
         lock_wait: float = 60.0,
+        sealer: Sealer | None = None,
+        accept_plaintext: bool = False,
+        allow_plaintext_dpop_key: bool = False,
     ) -> None:
         if isinstance(client, str):
             import redis as redis_module
@@ -92,6 +100,13 @@ class RedisStateStore(StateStore):
         self.prefix = prefix
         self.lock_ttl = lock_ttl
         self.lock_wait = lock_wait
+        self._codec = StateCodec(
+            self,
+            sealer if sealer is not None else default_sealer(),
+            accept_plaintext=accept_plaintext,
+            shared=True,
+            allow_plaintext_dpop_key=allow_plaintext_dpop_key,
+        )
         self._release = client.register_script(_RELEASE)
         self._extend = client.register_script(_EXTEND)
         self._fenced_save = client.register_script(_FENCED_SAVE)
@@ -121,14 +136,10 @@ class RedisStateStore(StateStore):
         raw = self.client.get(self._state_key(key))
         if raw is None:
             return None
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            return None
-        return value if isinstance(value, dict) else None
+        return self._codec.from_text(key, raw)
 
     def save(self, key: str, value: dict[str, Any] | None) -> None:
-        text = "" if value is None else json.dumps(value, sort_keys=True)
+        text = "" if value is None else self._codec.to_text(key, value)
         held = self._holds().get(key)
         if held is not None:
             saved = self._fenced_save(

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .sealing import Sealer, StateCodec, default_sealer
+
 __all__ = ["FileStateStore", "MemoryStateStore", "StateStore"]
 
 
@@ -78,10 +80,25 @@ class FileStateStore(StateStore):
     Writes are atomic (a temporary file in the same directory, then ``os.replace``), the file
     and its lock file are created with mode 0600, and :meth:`lock` takes an exclusive
     ``flock`` on ``<path>.lock`` so that processes sharing the file take turns.
+
+    ``sealer``: encrypt each server's entry (:mod:`.sealing`; by default an ``AesGcmSealer``
+    from ``$MCP_SYNC_OAUTH_KEYS`` when it is set); ``accept_plaintext`` reads entries stored
+    unsealed while migrating.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        sealer: Sealer | None = None,
+        accept_plaintext: bool = False,
+    ) -> None:
         self.path = Path(path).expanduser()
+        self._codec = StateCodec(
+            self,
+            sealer if sealer is not None else default_sealer(),
+            accept_plaintext=accept_plaintext,
+        )
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._lock_fd: int | None = None
@@ -128,8 +145,7 @@ class FileStateStore(StateStore):
 
     def load(self, key: str) -> dict[str, Any] | None:
         # The file is only ever replaced whole, so a read needs no lock.
-        value = self._read_all().get(key)
-        return value if isinstance(value, dict) else None
+        return self._codec.decode(key, self._read_all().get(key))
 
     def save(self, key: str, value: dict[str, Any] | None) -> None:
         with self._locked():
@@ -137,7 +153,7 @@ class FileStateStore(StateStore):
             if value is None:
                 servers.pop(key, None)
             else:
-                servers[key] = value
+                servers[key] = self._codec.encode(key, value)
             self._write({"version": 1, "servers": servers})
 
     def _write(self, document: dict[str, Any]) -> None:
