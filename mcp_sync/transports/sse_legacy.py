@@ -121,7 +121,7 @@ class SseTransport(HttpTransportBase):
             raise TransportError("call start() before send()")
         if signal is not None and signal.aborted:
             return
-        self._lane.put((message, signal))
+        self._lane.put((message, signal, options))
 
     def close(self) -> None:
         self._flush()
@@ -237,9 +237,11 @@ class SseTransport(HttpTransportBase):
         self._ready.set()
 
     def _post(
-        self, item: tuple[dict[str, Any], AbortSignal | None], advance: Callable[[], None]
+        self,
+        item: tuple[dict[str, Any], AbortSignal | None, MessageOptions | None],
+        advance: Callable[[], None],
     ) -> None:
-        message, signal = item
+        message, signal, options = item
         if self._closing or (signal is not None and signal.aborted):
             return
         assert self._http is not None and self.endpoint is not None
@@ -264,6 +266,8 @@ class SseTransport(HttpTransportBase):
                 # a request's POST ends with its signal; anything else has a deadline
                 read_timeout=None if request_id is not None else ACK_TIMEOUT,
                 safe=request_id is not None and message.get("method") in SAFE_TO_RESEND,
+                # a notification or an answer opens no sign-in (MessageOptions.interactive_auth)
+                interactive=options is None or options.interactive_auth,
             )
             with response:
                 body = exchange.body_prefix

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, unquote
 
 import jwt
@@ -161,9 +161,11 @@ def serve(
     machine_clients: Mapping[str, MachineClient] | None = None,
     trust: Trust | None = None,
     port: int = 0,
+    transport: Literal["http", "sse"] = "http",
 ) -> Iterator[OAuthServer]:
-    """The server (on ``port``, any free one by default); with ``trust``, also the extension
-    grants and DPoP (oauth_extensions)."""
+    """The server (on ``port``, any free one by default), over Streamable HTTP at ``/mcp`` or
+    the legacy HTTP+SSE transport at ``/sse``; with ``trust``, also the extension grants and
+    DPoP (oauth_extensions)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
@@ -184,8 +186,9 @@ def serve(
         """Add two numbers."""
         return a + b
 
-    running = OAuthServer(f"{base}/mcp", base, provider)
-    app: Any = mcp.http_app(path="/mcp")
+    path = "/sse" if transport == "sse" else "/mcp"
+    running = OAuthServer(f"{base}{path}", base, provider)
+    app: Any = mcp.http_app(path=path, transport=transport)
     if machine_clients:
         app = ClientCredentialsGrant(app, running, machine_clients)
     if trust is not None:

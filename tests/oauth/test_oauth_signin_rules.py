@@ -127,6 +127,29 @@ def test_a_notification_after_the_tokens_died_is_dropped_and_reported(server):
         client.close()
 
 
+@pytest.mark.timeout(90)
+def test_a_notification_over_legacy_sse_never_opens_a_sign_in():
+    """The same rule over the 2024-11-05 HTTP+SSE transport (fastmcp's, with OAuth): a
+    notification's 401 after the tokens died is dropped and reported, and the next call signs
+    in. Before, the SSE transport let the notification open a second sign-in."""
+    with serve(transport="sse") as server:
+        provider, redirects, _ = provider_for(server)
+        client = mcp_sync.Client("t", "1")
+        errors: list[BaseException] = []
+        client.on_error(errors.append)
+        client.connect(mcp_sync.SseTransport(server.url, auth=provider))
+        try:
+            assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
+            server.provider.access_tokens.clear()
+            server.provider.refresh_tokens.clear()
+            client.notify("notifications/roots/list_changed")
+            wait_until(lambda: errors or len(redirects.urls) > 1, timeout=30)
+            assert len(redirects.urls) == 1, "a notification opened a sign-in"
+            assert [type(error) for error in errors] == [SignInDeferred]
+        finally:
+            client.close()
+
+
 # -- an OAuth endpoint that cannot be reached is named --------------------------------------
 
 
