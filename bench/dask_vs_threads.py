@@ -11,7 +11,8 @@ HTTP server, so that the client side's cost shows) over the rows:
   ``dask.bag`` of partitions of 100 rows, one ``shared_client`` per worker process.
 
 ``--work-ms`` adds that much pure-Python CPU work per row besides the call (parsing, a small
-model): the case an engine's processes are for. The contenders alternate, round after round;
+model; a fixed number of loops, timed here at best of 5): the case an engine's processes are
+for. The contenders alternate, round after round;
 the cluster is started once and warmed (each worker's client made) before the first round.
 Needs the dask extra. Not a test: nothing here asserts a time.
 """
@@ -40,33 +41,47 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def work(ms: float) -> None:
-    """About ``ms`` milliseconds of CPU work that holds the GIL."""
-    end = time.perf_counter() + ms / 1000
-    while time.perf_counter() < end:
+def work(loops: int) -> None:
+    """A fixed amount of pure-Python CPU work, holding the GIL (not a wall-clock wait, which
+    a loaded machine would stretch differently for each contender)."""
+    for _ in range(loops):
         sum(range(100))
 
 
-def answer(row: int, *, url: str, work_ms: float) -> str:
-    work(work_ms)
+def loops_for(ms: float) -> int:
+    """How many ``work`` loops take ``ms`` milliseconds here, at best of 5 (an idle core)."""
+    best = min(_timed(work, 1000) for _ in range(5))
+    return round(1000 * ms / 1000 / best)
+
+
+def _timed(fn: object, arg: int) -> float:
+    start = time.perf_counter()
+    fn(arg)  # type: ignore[operator]
+    return time.perf_counter() - start
+
+
+def answer(row: int, *, url: str, work_loops: int) -> str:
+    work(work_loops)
     return echo_server(url).call_tool("echo", {"text": str(row)}).text
 
 
-def by_threads(url: str, rows: int, work_ms: float, pool: int) -> float:
+def by_threads(url: str, rows: int, work_loops: int, pool: int) -> float:
     start = time.perf_counter()
     with ThreadPoolExecutor(pool) as executor:
-        answers = list(executor.map(lambda row: answer(row, url=url, work_ms=work_ms), range(rows)))
+        answers = list(
+            executor.map(lambda row: answer(row, url=url, work_loops=work_loops), range(rows))
+        )
     elapsed = time.perf_counter() - start
     assert answers == [str(row) for row in range(rows)]
     return rows / elapsed
 
 
-def by_dask(url: str, rows: int, work_ms: float) -> float:
+def by_dask(url: str, rows: int, work_loops: int) -> float:
     import dask.bag as db
 
     start = time.perf_counter()
     bag = db.from_sequence(range(rows), partition_size=100)
-    answers = bag.map(answer, url=url, work_ms=work_ms).compute()
+    answers = bag.map(answer, url=url, work_loops=work_loops).compute()
     elapsed = time.perf_counter() - start
     assert answers == [str(row) for row in range(rows)]
     return rows / elapsed
@@ -104,16 +119,16 @@ def main() -> None:
             Client(cluster),
         ):
             up = time.perf_counter() - started
-            by_dask(url, 100 * args.workers * args.threads, 0.0)  # each worker's client made
-            by_threads(url, 100, 0.0, args.pool)
+            by_dask(url, 100 * args.workers * args.threads, 0)  # each worker's client made
+            by_threads(url, 100, 0, args.pool)
             print(f"cluster of {args.workers} x {args.threads} up in {up:.1f} s")
             print(f"| work per row | threads ({args.pool}, one process) | dask | dask / threads |")
             print("|---|---|---|---|")
             for work_ms in args.work_ms:
-                threads, dask = [], []
+                loops, threads, dask = loops_for(work_ms), [], []
                 for _ in range(args.rounds):
-                    threads.append(by_threads(url, args.rows, work_ms, args.pool))
-                    dask.append(by_dask(url, args.rows, work_ms))
+                    threads.append(by_threads(url, args.rows, loops, args.pool))
+                    dask.append(by_dask(url, args.rows, loops))
                 t, d = statistics.median(threads), statistics.median(dask)
                 print(f"| {work_ms:g} ms | {t:,.0f} rows/s | {d:,.0f} rows/s | {d / t:.2f} |")
     finally:

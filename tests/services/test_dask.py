@@ -12,14 +12,12 @@ import importlib
 import itertools
 import os
 import signal
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from support import FASTMCP_MISSING, free_port, wait_until
+from support import FASTMCP_MISSING
 
 pytest.importorskip(
     "distributed", reason="the dask extra is not installed: pip install -e '.[dask]' (make does)"
@@ -30,21 +28,12 @@ pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)  # the OAuth-protected MC
 import cloudpickle
 import dask.bag
 from distributed import Client, LocalCluster
+from engine_support import Service, docs_file, ledger_service, write_docs_files
 
 import mcp_sync
-from mcp_sync.oauth import OAuthProvider, headless_redirect
+from mcp_sync.oauth import OAuthProvider
 from mcp_sync.oauth.redis_store import RedisStateStore
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-for extra in (ROOT / "tests" / "docs", ROOT / "tests" / "oauth"):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
-
-from docs_runner import parse  # noqa: E402
-from redis_server import redis_server  # noqa: E402
-
-SERVER = HERE / "ledger_oauth_server.py"
 #: The docs' example maps 10,000 rows on 4 workers; the suite, 5,000 on 2, to stay within about
 #: 90 s on a loaded 2-core machine (10,000 took 90 s to 141 s there, the server being the limit).
 ROWS = 5_000
@@ -53,60 +42,10 @@ WORKERS = 2
 pytestmark = pytest.mark.timeout(240)
 
 
-class Service:
-    """The MCP server's URL, the Redis URL and the server's ledger of calls and effects."""
-
-    def __init__(self, url: str, redis_url: str, ledger: Path) -> None:
-        self.url, self.redis_url, self.ledger = url, redis_url, ledger
-
-    def calls(self) -> list[tuple[int, int]]:
-        """(row, the client's TCP port) of every call the tool received."""
-        lines = (self.ledger / "calls").read_text().splitlines()
-        return [(int(row), int(port)) for row, port in (line.split() for line in lines)]
-
-    def effects(self) -> collections.Counter[int]:
-        return collections.Counter(int(r) for r in (self.ledger / "effects").read_text().split())
-
-
 @pytest.fixture(scope="module")
 def service(tmp_path_factory) -> Iterator[Service]:
-    """The server and Redis, signed in once (as docs/scale.md's sign_in.py does, headless)."""
-    workdir = tmp_path_factory.mktemp("dask-service")
-    ledger = workdir / "ledger"
-    ledger.mkdir()
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), str(port), str(ledger)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        with redis_server(workdir) as redis_url:
-            url = f"http://127.0.0.1:{port}/mcp"
-            provider = OAuthProvider(
-                url,
-                "http://127.0.0.1:1/callback",
-                on_redirect=headless_redirect(),
-                store=RedisStateStore(redis_url),
-            )
-
-            def signed_in() -> bool:
-                try:
-                    with mcp_sync.connect(url, auth=provider, request_timeout=10) as client:
-                        return "record" in [tool.name for tool in client.list_tools()]
-                except mcp_sync.errors.McpError:  # not listening yet
-                    assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-                    return False
-
-            wait_until(signed_in, timeout=60)
-            yield Service(url, redis_url, ledger)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with ledger_service(tmp_path_factory.mktemp("dask-service")) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
@@ -114,9 +53,7 @@ def recipe(tmp_path_factory, service) -> Iterator[object]:
     """docs/scale.md's files, importable here and on the workers (spawned workers inherit
     sys.path); yields its ``pipeline`` module, configured for ``service``."""
     where = tmp_path_factory.mktemp("dask-recipe")
-    for block in parse(ROOT / "docs" / "scale.md").blocks:
-        if block.kind == "file" and block.file in ("mcp_rows.py", "pipeline.py"):
-            (where / block.file).write_text(block.code + "\n", encoding="utf-8")
+    write_docs_files(where, "mcp_rows.py", "pipeline.py")
     os.environ["MCP_URL"], os.environ["REDIS_URL"] = service.url, service.redis_url
     sys.path.insert(0, str(where))
     try:
@@ -146,9 +83,8 @@ def test_a_killed_workers_rows_are_called_again_and_the_key_makes_them_once(
     killed = threading.Event()
 
     def kill_a_quarter_of_the_way() -> None:
-        calls = service.ledger / "calls"
-        wait_until(lambda: calls.stat().st_size >= ROWS // 4 * 11, timeout=120, interval=0.05)
-        os.kill(victim, signal.SIGKILL)  # a line is about 11 bytes: a quarter of the rows
+        service.wait_for_calls(ROWS // 4, timeout=120)
+        os.kill(victim, signal.SIGKILL)
         killed.set()
 
     killer = threading.Thread(target=kill_a_quarter_of_the_way, daemon=True)
@@ -177,11 +113,7 @@ def test_a_shared_client_defined_in_a_notebook_is_one_per_worker_process(service
     """docs/scale.md's notebook cell: functions defined in ``__main__`` travel to the workers
     by value (cloudpickle), with the ``shared_client`` they use. Before: pickling it failed
     with "cannot pickle '_thread.lock' object"."""
-    cell = next(
-        block.code
-        for block in parse(ROOT / "docs" / "scale.md").blocks
-        if block.kind == "file" and block.file == "notebook_cell.py"
-    )
+    cell = docs_file("notebook_cell.py")
     namespace = {
         "__name__": "__main__",  # as in a notebook: what the cell defines is sent by value
         "mcp_sync": mcp_sync,
