@@ -14,12 +14,15 @@ HTTP server, so that the client side's cost shows) over the rows:
 model; a fixed number of loops, timed here at best of 5): the case an engine's processes are
 for. The contenders alternate, round after round;
 the cluster is started once and warmed (each worker's client made) before the first round.
+Each row of the table: the median over the rounds, their range, and the 1-minute load average
+at the end (the machine's other work, which a shared machine's figures must be read with).
 Needs the dask extra. Not a test: nothing here asserts a time.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import statistics
 import subprocess
@@ -87,6 +90,12 @@ def by_dask(url: str, rows: int, work_loops: int) -> float:
     return rows / elapsed
 
 
+def spread(rates: list[float]) -> str:
+    """The median rows/s, and the range over the rounds."""
+    low, high = min(rates), max(rates)
+    return f"{statistics.median(rates):,.0f} rows/s ({low:,.0f}-{high:,.0f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=10_000)
@@ -122,15 +131,20 @@ def main() -> None:
             by_dask(url, 100 * args.workers * args.threads, 0)  # each worker's client made
             by_threads(url, 100, 0, args.pool)
             print(f"cluster of {args.workers} x {args.threads} up in {up:.1f} s")
-            print(f"| work per row | threads ({args.pool}, one process) | dask | dask / threads |")
-            print("|---|---|---|---|")
+            threads_title = f"threads ({args.pool}, one process)"
+            print(f"| work per row | {threads_title} | dask | dask / threads | load |")
+            print("|---|---|---|---|---|")
             for work_ms in args.work_ms:
                 loops, threads, dask = loops_for(work_ms), [], []
                 for _ in range(args.rounds):
                     threads.append(by_threads(url, args.rows, loops, args.pool))
                     dask.append(by_dask(url, args.rows, loops))
                 t, d = statistics.median(threads), statistics.median(dask)
-                print(f"| {work_ms:g} ms | {t:,.0f} rows/s | {d:,.0f} rows/s | {d / t:.2f} |")
+                print(
+                    f"| {work_ms:g} ms | {spread(threads)} | {spread(dask)} | {d / t:.2f} "
+                    f"| {os.getloadavg()[0]:.1f} |",
+                    flush=True,
+                )
     finally:
         echo_server.close()
         server.kill()
