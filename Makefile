@@ -12,13 +12,15 @@ TASKS_VENV := $(PEERS)/tasks-venv
 TASKS_STAMP := $(TASKS_VENV)/.installed-stamp
 MCP1_VENV := $(PEERS)/mcp1-venv
 MCP1_STAMP := $(MCP1_VENV)/.installed-stamp
+RAY_VENV := $(PEERS)/ray-venv
+RAY_STAMP := $(RAY_VENV)/.installed-stamp
 
 .PHONY: test demo bench lint typecheck venv peers services clean docs
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,dev,validation,docs]'
+	$(PY) -m pip install -q -e '.[test,dev,validation,docs,dask]'
 	touch $@
 
 $(NODE_STAMP): $(PEERS)/package.json $(PEERS)/package-lock.json
@@ -37,8 +39,15 @@ $(MCP1_STAMP): $(PEERS)/mcp1-requirements.txt pyproject.toml | $(STAMP)
 	$(MCP1_VENV)/bin/python -m pip install -q -r $(PEERS)/mcp1-requirements.txt -e .
 	touch $@
 
+# Ray (docs/scale.md's recipe on Ray, tests/services/test_ray.py) pins its own grpcio and
+# protobuf: its own venv, with mcp_sync and its redis extra.
+$(RAY_STAMP): $(PEERS)/ray-requirements.txt pyproject.toml | $(STAMP)
+	test -x $(RAY_VENV)/bin/python || $(PY) -m venv $(RAY_VENV)
+	$(RAY_VENV)/bin/python -m pip install -q -r $(PEERS)/ray-requirements.txt -e '.[redis]'
+	touch $@
+
 venv: $(STAMP)
-peers: $(NODE_STAMP) $(TASKS_STAMP) $(MCP1_STAMP)
+peers: $(NODE_STAMP) $(TASKS_STAMP) $(MCP1_STAMP) $(RAY_STAMP)
 
 # Programs the tests start themselves: redis-server (the fleet OAuth store's tests).
 services:
@@ -68,4 +77,4 @@ bench: venv peers
 	$(PY) -m bench --json bench/last-run.json --plot bench/last-run.png
 
 clean:
-	rm -rf $(VENV) .nox $(PEERS)/node_modules $(TASKS_VENV) $(MCP1_VENV) site .coverage .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .nox $(PEERS)/node_modules $(TASKS_VENV) $(MCP1_VENV) $(RAY_VENV) site .coverage .pytest_cache .mypy_cache .ruff_cache

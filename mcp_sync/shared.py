@@ -22,6 +22,11 @@ What ``functools.cache`` does not do and this does:
 
 The decorated function may take arguments (hashable, as for ``functools.cache``): one client
 per distinct arguments, e.g. per server name.
+
+A ``SharedClient`` can be pickled, so that tasks of Dask, Ray or ``multiprocessing`` may use
+one defined in a notebook or a ``__main__`` script (sent to the workers by value): every copy
+that arrives in a process is that process's one instance, not a new client per task. One
+defined in an importable module pickles by name, as a function does.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import secrets
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Hashable
@@ -41,6 +48,10 @@ __all__ = ["SharedClient", "shared_client"]
 P = ParamSpec("P")
 
 _instances: weakref.WeakSet[SharedClient[Any]] = weakref.WeakSet()
+# Copies unpickled in this process, by their origin's token: kept for the process's life, since
+# a worker's tasks drop theirs after each run and the client must outlive them.
+_arrived: dict[str, SharedClient[Any]] = {}
+_arrived_lock = threading.Lock()
 
 
 class SharedClient(Generic[P]):
@@ -52,6 +63,7 @@ class SharedClient(Generic[P]):
         self._clients: dict[Hashable, Client] = {}
         self._pid = os.getpid()
         self._parents_clients: list[Client] = []
+        self._token = secrets.token_hex(8)
         functools.update_wrapper(self, make)
         _instances.add(self)
 
@@ -87,6 +99,21 @@ class SharedClient(Generic[P]):
         self._clients = {}
         self._pid = os.getpid()
 
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        """By name when its module has it under its name; else by token, with ``make`` (which
+        the pickler must then send by value, as cloudpickle does for ``__main__``)."""
+        module = sys.modules.get(getattr(self, "__module__", "") or "")
+        name = getattr(self._make, "__qualname__", "")
+        if module is not None and module.__name__ != "__main__" and "<" not in name:
+            found: Any = module
+            for part in name.split("."):
+                found = getattr(found, part, None)
+            if found is self:
+                return name
+        with _arrived_lock:  # so that a copy unpickled back in this process is this one
+            _arrived.setdefault(self._token, self)
+        return (_arrive, (self._token, self._make))
+
     def __repr__(self) -> str:
         name = getattr(self._make, "__qualname__", repr(self._make))
         return f"<mcp_sync.SharedClient {name} clients={len(self._clients)}>"
@@ -97,6 +124,16 @@ def shared_client(make: Callable[P, Client]) -> SharedClient[P]:
     client, made on first use under a lock, made again in a forked child or after it closed,
     and closed at exit. See :mod:`mcp_sync.shared`."""
     return SharedClient(make)
+
+
+def _arrive(token: str, make: Callable[..., Client]) -> SharedClient[Any]:
+    """Unpickling: this process's instance for ``token``, made on the first copy to arrive."""
+    with _arrived_lock:
+        shared = _arrived.get(token)
+        if shared is None:
+            shared = _arrived[token] = SharedClient(make)
+            shared._token = token  # pickled again from here, it stays the same instance
+        return shared
 
 
 def _after_fork_in_child() -> None:
