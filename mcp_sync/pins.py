@@ -34,7 +34,7 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, Union
+from typing import Any, Literal, Protocol
 
 from .errors import ConfigError, ToolChanged, ToolChangedWarning
 from .protocol.types import Tool
@@ -69,7 +69,7 @@ class Pins:
 
 
 #: What ``Client(pin=...)`` takes: a path (a pin file), True (in memory), a :class:`Pins`.
-PinSource = Union[Pins, str, "os.PathLike[str]", bool, None]
+PinSource = Pins | str | os.PathLike[str] | bool | None
 
 
 @dataclass(frozen=True)

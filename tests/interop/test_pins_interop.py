@@ -188,7 +188,7 @@ def test_mcp_sync_pin_records_the_file_and_pin_flag_checks_it(tmp_path):
     assert cli("--pin", str(pins), "call", "greet", "name=a").returncode == 0
     state.write_text("pulled")
     refused = cli("--pin", str(pins), "call", "greet", "name=b")
-    assert refused.returncode == 2, refused.stderr
+    assert refused.returncode == 3, refused.stderr  # what a server's protocol error exits with
     assert "tool 'greet' changed" in refused.stderr
     assert greets(state) == ["greet a"]
     assert cli("pin", str(pins)).returncode == 0  # refresh: accept what the server has now
