@@ -43,9 +43,10 @@ they come back as results with ``result.is_error`` set.
     └── OAuthError                  the OAuth client's errors: their own subtree in
                                     mcp_sync.oauth.errors (loaded with mcp_sync.oauth)
 
-Two warnings (``UserWarning`` subclasses): :class:`ToolChangedWarning`, a pinned tool changed
-under the ``"warn"`` policy; :class:`HiddenCharactersWarning`, invisible characters were
-stripped from a tool's text on its way to a model.
+Two warnings live here too, ``UserWarning`` subclasses outside the tree (and ``__all__``):
+``ToolChangedWarning``, a pinned tool changed under the ``"warn"`` policy;
+``HiddenCharactersWarning``, invisible characters were stripped from a tool's text on its way
+to a model. Both are exported by ``mcp_sync``.
 
 Messages never hold a credential the client holds: a token, a client secret or a secret
 header value in them is replaced by ``[redacted]`` when the error is made (``mcp_sync.redaction``).
@@ -66,7 +67,6 @@ __all__ = [
     "ConfigError",
     "ConnectionClosed",
     "GroupError",
-    "HiddenCharactersWarning",
     "HttpError",
     "InvalidHeaderValue",
     "InvalidMessage",
@@ -86,7 +86,6 @@ __all__ = [
     "StdioServerError",
     "TaskCancelled",
     "ToolChanged",
-    "ToolChangedWarning",
     "ToolError",
     "TransportError",
     "UnknownName",
