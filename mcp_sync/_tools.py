@@ -35,6 +35,7 @@ class Tools:
         self._connection = connection
         self._listed: dict[str, Tool] = {}
         self._fresh = False  # _listed is the server's listing since the last forget
+        self._verified: set[str] = set()  # names of _listed checked against the pins
         self._pins = pin_book(pin)
         # Weak: the session's threads reach these, and must not keep the client alive.
         connection.on_notification("notifications/tools/list_changed", weak_callback(self._forget))
@@ -52,6 +53,7 @@ class Tools:
             tools = connection.stateless.accept_tools(tools)
         self._listed = {tool.name: tool for tool in tools}
         self._fresh = True
+        self._verified = set()
         return tools
 
     def _check_pinned(self, name: str, timeout: float | None, signal: AbortSignal | None) -> None:
@@ -60,7 +62,12 @@ class Tools:
         # A lost connection is healed by the listing, which then comes from the new server
         if not self._fresh or self._connection.state != "connected":
             self._fetch(timeout, signal, None)
-        self._pins.check(list(self._listed.values()), only=name)
+        elif name in self._verified:
+            return  # this listing's tool was checked: no file read, no hashing, per call
+        listed = self._listed
+        self._pins.check(list(listed.values()), only=name)
+        if listed is self._listed:
+            self._verified.add(name)
 
     def list(
         self,
