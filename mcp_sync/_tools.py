@@ -65,7 +65,7 @@ class Tools:
         elif name in self._verified:
             return  # this listing's tool was checked: no file read, no hashing, per call
         listed = self._listed
-        self._pins.check(list(listed.values()), only=name)
+        self._pins.check(list(listed.values()), only=name, stacklevel=4)
         if listed is self._listed:
             self._verified.add(name)
 
@@ -78,7 +78,7 @@ class Tools:
         """Every tool the server offers (all pages); with pins, checked against them."""
         tools = self._fetch(timeout, signal, on_progress)
         if self._pins is not None:
-            self._pins.check(tools)
+            self._pins.check(tools, stacklevel=3)  # the warning points at the caller
         return tools
 
     def call(

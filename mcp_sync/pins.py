@@ -145,7 +145,7 @@ class PinBook:
         self._lock = threading.Lock()
         self._warned: set[tuple[str, str]] = set()
 
-    def check(self, tools: Sequence[Tool], only: str | None = None) -> None:
+    def check(self, tools: Sequence[Tool], only: str | None = None, stacklevel: int = 2) -> None:
         """Compare ``tools`` (a whole listing) with the pins, for every tool or ``only`` the
         one named; pin them all if nothing is pinned yet. Applies the policy."""
         with self._lock, self._store.locked():
@@ -178,7 +178,8 @@ class PinBook:
             if key not in self._warned:
                 self._warned.add(key)
                 warnings.warn(
-                    ToolChangedWarning(str(ToolChanged([change], self._where))), stacklevel=5
+                    ToolChangedWarning(str(ToolChanged([change], self._where))),
+                    stacklevel=stacklevel + 1,
                 )
 
     @property

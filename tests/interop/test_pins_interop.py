@@ -119,8 +119,9 @@ def test_warn_lets_the_call_through_with_one_warning_per_change(tmp_path):
     with Client(pin=pins, protocol="handshake").connect(rug_pull_transport(state)) as client:
         client.list_tools()
         pull(client)
-        with pytest.warns(ToolChangedWarning, match="'greet' changed"):
+        with pytest.warns(ToolChangedWarning, match="'greet' changed") as caught:
             assert client.call_tool("greet", {"name": "a"}).text == "hello a"
+        assert caught[0].filename == __file__  # it points at the call
         with warnings.catch_warnings():
             warnings.simplefilter("error", ToolChangedWarning)
             assert client.call_tool("greet", {"name": "b"}).text == "hello b"
