@@ -29,6 +29,7 @@ from .errors import (
     ConfigError,
     ConnectionClosed,
     GroupError,
+    HiddenCharactersWarning,
     HttpError,
     InvalidStateError,
     McpError,
@@ -44,6 +45,8 @@ from .errors import (
     SessionExpired,
     SkillVerificationError,
     TaskCancelled,
+    ToolChanged,
+    ToolChangedWarning,
     TransportError,
     UnknownName,
     UnsupportedProtocolVersion,
@@ -51,7 +54,8 @@ from .errors import (
     WriteTimeout,
 )
 from .group import BreakerStatus, CircuitBreaker, ClientGroup
-from .llm import to_llm_content, to_llm_text
+from .llm import clean_tool, to_llm_content, to_llm_text
+from .pins import Pins, ToolChange
 from .protocol.jsonrpc import Notification
 from .protocol.types import *  # noqa: F403
 from .protocol.types import __all__ as _types_all
@@ -96,9 +100,11 @@ __all__ = [
     "HttpError",
     "InMemoryTransport",
     "GroupError",
+    "HiddenCharactersWarning",
     "InvalidStateError",
     "LoadedSkill",
     "PipeTransport",
+    "Pins",
     "ReconnectOptions",
     "SseTransport",
     "StdioTransport",
@@ -124,6 +130,9 @@ __all__ = [
     "SkillVerificationError",
     "TaskCancelled",
     "Tasks",
+    "ToolChange",
+    "ToolChanged",
+    "ToolChangedWarning",
     "ToolTask",
     "Subscription",
     "Transport",
@@ -134,6 +143,7 @@ __all__ = [
     "WriteTimeout",
     "in_memory_transport_pair",
     "shared_client",
+    "clean_tool",
     "to_llm_content",
     "to_llm_text",
     "tool_parameters",

@@ -10,6 +10,7 @@ from ._targets import ClientOptions, Target, open_client
 from ._version import __version__
 from .backoff import Backoff
 from .config import Config, resolve
+from .pins import PinSource
 from .protocol.types import Root
 from .protocol.versions import LATEST_HANDSHAKE
 
@@ -51,6 +52,7 @@ def connect(
     recovery: Backoff | bool | None = None,
     auto_reinitialize: bool = False,
     on_close: Callable[[BaseException | None], None] | None = None,
+    pin: PinSource = None,
 ) -> Client:
     """Connect a new :class:`Client` to ``target`` and return it, ready to call.
 
@@ -97,6 +99,7 @@ def connect(
         "recovery": recovery,
         "auto_reinitialize": auto_reinitialize,
         "on_close": on_close,
+        "pin": pin,
     }
     return open_client(
         target,

@@ -24,6 +24,7 @@ from typing_extensions import Unpack
 from .backoff import Backoff
 from .client import Client
 from .errors import McpError
+from .pins import PinSource
 from .protocol.types import Root
 from .transports._stdout_watch import StdoutWatch
 from .transports.base import Transport
@@ -67,6 +68,7 @@ class ClientOptions(TypedDict, total=False):
     recovery: Backoff | bool | None
     auto_reinitialize: bool
     on_close: Callable[[BaseException | None], None] | None
+    pin: PinSource
 
 
 @dataclass(frozen=True)

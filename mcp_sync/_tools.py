@@ -5,6 +5,10 @@ The tools last listed are kept by name, for ``call_tool(validate=True)`` to find
 changed and when the connection is made again. In the stateless era (2026-07-28) a listing
 keeps only the tools whose parameter-header annotations are valid, and a call the server
 refuses because those headers no longer match the tool is sent once more after listing again.
+
+With pins (``Client(pin=...)``, :mod:`mcp_sync.pins`) every listing is compared with them, and
+a call to a tool not listed since the tools were forgotten lists them first: a definition that
+changed after ``list_changed``, a reconnect or a recovery is caught before the call is sent.
 """
 
 from __future__ import annotations
@@ -17,21 +21,53 @@ from ._connection import Connection, ProgressHandler
 from ._lifecycle import weak_callback
 from .abort import AbortSignal
 from .errors import RpcError
+from .pins import PinSource, pin_book
 from .protocol import stateless
 from .protocol.types import CallToolResult, Tool
 
-__all__ = ["Tools"]
+__all__ = ["PinSource", "Tools"]
 
 
 class Tools:
     """``tools/list`` and ``tools/call`` over one connection, and the tools last listed."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, pin: PinSource = None) -> None:
         self._connection = connection
         self._listed: dict[str, Tool] = {}
+        self._fresh = False  # _listed is the server's listing since the last forget
+        self._verified: set[str] = set()  # names of _listed checked against the pins
+        self._pins = pin_book(pin)
         # Weak: the session's threads reach these, and must not keep the client alive.
         connection.on_notification("notifications/tools/list_changed", weak_callback(self._forget))
         connection.on_reconnect(weak_callback(self._forget))
+
+    def _fetch(
+        self,
+        timeout: float | None,
+        signal: AbortSignal | None,
+        on_progress: ProgressHandler | None,
+    ) -> list[Tool]:
+        connection = self._connection
+        tools: list[Tool] = _calls.every(connection, _calls.TOOLS, timeout, signal, on_progress)
+        if connection.is_stateless:
+            tools = connection.stateless.accept_tools(tools)
+        self._listed = {tool.name: tool for tool in tools}
+        self._fresh = True
+        self._verified = set()
+        return tools
+
+    def _check_pinned(self, name: str, timeout: float | None, signal: AbortSignal | None) -> None:
+        """Raise (or warn, or re-pin) before calling ``name`` if it differs from its pin."""
+        assert self._pins is not None
+        # A lost connection is healed by the listing, which then comes from the new server
+        if not self._fresh or self._connection.state != "connected":
+            self._fetch(timeout, signal, None)
+        elif name in self._verified:
+            return  # this listing's tool was checked: no file read, no hashing, per call
+        listed = self._listed
+        self._pins.check(list(listed.values()), only=name, stacklevel=4)
+        if listed is self._listed:
+            self._verified.add(name)
 
     def list(
         self,
@@ -39,12 +75,10 @@ class Tools:
         signal: AbortSignal | None,
         on_progress: ProgressHandler | None,
     ) -> list[Tool]:
-        """Every tool the server offers (all pages)."""
-        connection = self._connection
-        tools: list[Tool] = _calls.every(connection, _calls.TOOLS, timeout, signal, on_progress)
-        if connection.is_stateless:
-            tools = connection.stateless.accept_tools(tools)
-        self._listed = {tool.name: tool for tool in tools}
+        """Every tool the server offers (all pages); with pins, checked against them."""
+        tools = self._fetch(timeout, signal, on_progress)
+        if self._pins is not None:
+            self._pins.check(tools, stacklevel=3)  # the warning points at the caller
         return tools
 
     def call(
@@ -57,6 +91,8 @@ class Tools:
     ) -> CallToolResult:
         """``tools/call`` with ``params``; ``validate`` checks the structured content."""
         connection = self._connection
+        if self._pins is not None:
+            self._check_pinned(params["name"], timeout, signal)
         for attempt in (1, 2):
             try:
                 result = _calls.call(
@@ -69,7 +105,9 @@ class Tools:
                 if not connection.is_stateless:
                     raise
                 # The tool's x-mcp-header annotations changed since we listed it: list, retry.
-                self.list(timeout, signal, None)
+                self._fetch(timeout, signal, None)
+                if self._pins is not None:
+                    self._pins.check(list(self._listed.values()), only=params["name"])
         if validate and not result.is_error:
             self._validate(params["name"], result, timeout)
         return result
@@ -79,10 +117,11 @@ class Tools:
 
         tool = self._listed.get(name)
         if tool is None:
-            self.list(timeout, None, None)
+            self._fetch(timeout, None, None)
             tool = self._listed.get(name)
         if tool is not None and tool.output_schema is not None:
             validate_structured(name, tool.output_schema, result.structured_content)
 
     def _forget(self, _event: object = None) -> None:
         self._listed = {}
+        self._fresh = False

@@ -35,7 +35,7 @@ from ._handlers import ClientHandlers, RootsSource, weak_context
 from ._negotiation import ServerState, choose_protocol
 from ._subscriptions import ResourceSubscriptions, Subscription
 from ._tasks import Tasks
-from ._tools import Tools
+from ._tools import PinSource, Tools
 from ._version import __version__
 from .abort import AbortSignal
 from .backoff import Backoff
@@ -117,6 +117,7 @@ class Client:
     - ``auto_reinitialize=True``: the older name of ``recovery=True``.
     - ``on_close``: ``callback(cause)`` when the connection ends, by :meth:`close` (cause
       None) or underneath, such as a stdio server that exits (see :meth:`on_close`).
+    - ``pin``: a pin file, ``True`` (in memory) or a :class:`Pins`: see ``docs/pins.md``.
     """
 
     request_timeout: Option[float] = Option()
@@ -146,6 +147,7 @@ class Client:
         recovery: Backoff | bool | None = None,
         auto_reinitialize: bool = False,
         on_close: CloseCallback | None = None,
+        pin: PinSource = None,
     ) -> None:
         protocol, protocol_version = choose_protocol(protocol, protocol_version)
         if recovery is True or (not recovery and auto_reinitialize):
@@ -172,7 +174,7 @@ class Client:
         self.skills = Skills(self._connection)
         self._handlers = ClientHandlers(roots, capabilities)
         self._resources = ResourceSubscriptions(self._connection)
-        self._tools = Tools(self._connection)
+        self._tools = Tools(self._connection, pin)
 
     @property
     def max_input_rounds(self) -> int:

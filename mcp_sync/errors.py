@@ -40,8 +40,14 @@ they come back as results with ``result.is_error`` set.
     ├── UnknownName                 a name or URI nobody offers (also a builtin KeyError)
     ├── ToolError                   a tool result with isError, raised where a framework's
     │                               tools signal failure by raising (mcp_sync.integrations)
+    ├── ToolChanged                 a tool's definition is not the one pinned (mcp_sync.pins)
     └── OAuthError                  the OAuth client's errors: their own subtree in
                                     mcp_sync.oauth.errors (loaded with mcp_sync.oauth)
+
+Two warnings live here too, ``UserWarning`` subclasses outside the tree (and ``__all__``):
+``ToolChangedWarning``, a pinned tool changed under the ``"warn"`` policy;
+``HiddenCharactersWarning``, invisible characters were stripped from a tool's text on its way
+to a model. Both are exported by ``mcp_sync``.
 
 Messages never hold a credential the client holds: a token, a client secret or a secret
 header value in them is replaced by ``[redacted]`` when the error is made (``mcp_sync.redaction``).
@@ -81,6 +87,7 @@ __all__ = [
     "SkillVerificationError",
     "StdioServerError",
     "TaskCancelled",
+    "ToolChanged",
     "ToolError",
     "TransportError",
     "UnknownName",
@@ -568,3 +575,32 @@ class TaskCancelled(McpError):
         detail = f": {status_message}" if status_message else ""
         super().__init__(f"task {task_id} was cancelled{detail}")
         self.task_id = task_id
+
+
+class ToolChanged(McpError):
+    """A tool's definition is not the one pinned (:mod:`mcp_sync.pins`): its description,
+    schemas or annotations changed, or the tool is new or gone. Raised before the call is sent.
+    ``changes`` holds one :class:`~mcp_sync.pins.ToolChange` per tool (``name``, ``kind``:
+    ``"changed"``, ``"added"`` or ``"removed"``, ``diff``); ``tools`` their names."""
+
+    def __init__(self, changes: Sequence[Any], pin_file: str | None = None) -> None:
+        where = f" ({pin_file})" if pin_file else ""
+        parts = [
+            f"{change.summary}{where}" + (f"\n{change.diff}" if change.diff else "")
+            for change in changes
+        ]
+        super().__init__("\n".join(parts))
+        self.changes = list(changes)
+        self.tools = [change.name for change in changes]
+        self.pin_file = pin_file
+
+
+class ToolChangedWarning(UserWarning):
+    """A pinned tool changed and the pins' policy is ``"warn"``: the call goes ahead."""
+
+
+class HiddenCharactersWarning(UserWarning):
+    """Characters a person cannot see (tag characters, bidirectional controls, zero-width
+    and other format characters) were stripped from a tool's name, description or parameter
+    descriptions on its way to a model; the message names the tool, the field and the
+    characters (see :func:`mcp_sync.llm.clean_tool`)."""

@@ -12,6 +12,10 @@ LLM APIs accept tool names of 1 to 64 characters from ``[A-Za-z0-9_-]``; MCP nam
 longer or hold dots and slashes. :func:`llm_tool_names` maps each tool to a safe name that is
 unique in its list, and :func:`openai_tools` / :func:`anthropic_tools` use the same names, so
 ``dict(zip(llm_tool_names(tools), tools))`` finds the tool a model asked for.
+
+What a person cannot see but a model reads is stripped from every tool shape on its way to a
+model (:func:`clean_tool`; ``clean=False`` keeps it), with a
+:class:`~mcp_sync.errors.HiddenCharactersWarning` naming what went.
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ from __future__ import annotations
 import copy
 import json
 import re
+import unicodedata
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
+from .errors import HiddenCharactersWarning
 from .protocol.types import (
     AudioContent,
     BlobResourceContents,
@@ -44,6 +51,8 @@ __all__ = [
     "anthropic_tool",
     "anthropic_tool_result",
     "anthropic_tools",
+    "clean_text",
+    "clean_tool",
     "llm_tool_names",
     "openai_tool",
     "openai_tool_message",
@@ -272,15 +281,103 @@ def tool_input_schema(tool: Tool) -> dict[str, Any]:
     return schema
 
 
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _hidden(char: str) -> bool:
+    """A character a person does not see: a tag character (U+E0000 to U+E007F), a format
+    character (category Cf: bidirectional controls, zero-width characters, the BOM, ...) or
+    a control character other than tab and newlines."""
+    category = unicodedata.category(char)
+    return (
+        category == "Cf"
+        or 0xE0000 <= ord(char) <= 0xE007F
+        or (category == "Cc" and char not in "\t\n\r")
+    )
+
+
+def clean_text(text: str) -> tuple[str, str]:
+    """``text`` without the characters a person cannot see but a model reads (Unicode tag
+    characters, bidirectional controls, zero-width and other format characters, control
+    characters but tab and newlines), and the characters removed, in order."""
+    if text.isascii() and not _CONTROLS.search(text):
+        return text, ""
+    removed = "".join(char for char in text if _hidden(char))
+    if not removed:
+        return text, ""
+    return "".join(char for char in text if not _hidden(char)), removed
+
+
+def _clean_schema(value: Any, path: str, found: dict[str, str]) -> Any:
+    """A copy of a JSON schema with its ``description`` and ``title`` strings cleaned."""
+    if isinstance(value, list):
+        return [_clean_schema(item, f"{path}[{i}]", found) for i, item in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    copied: dict[str, Any] = {}
+    for key, item in value.items():
+        if key in ("description", "title") and isinstance(item, str):
+            copied[key] = _clean_field(item, f"{path}.{key}", found)
+        else:
+            copied[key] = _clean_schema(item, f"{path}.{key}", found)
+    return copied
+
+
+def _clean_field(text: str, field: str, found: dict[str, str]) -> str:
+    cleaned, removed = clean_text(text)
+    if removed:
+        found[field] = removed
+    return cleaned
+
+
+def clean_tool(tool: Tool, *, clean: bool = True) -> Tool:
+    """The tool as it may be shown to a model: its name, title, description and every
+    ``description`` and ``title`` in its schemas cleaned by :func:`clean_text`.
+
+    What was stripped is reported by a :class:`~mcp_sync.errors.HiddenCharactersWarning`
+    naming the tool, each field and the code points. ``clean=False`` returns ``tool``
+    unchanged. Every tool shape for a model (:func:`openai_tools`, :func:`anthropic_tools`,
+    the framework adapters in :mod:`mcp_sync.integrations`) goes through this function.
+    """
+    if not clean:
+        return tool
+    found: dict[str, str] = {}
+    changes: dict[str, Any] = {"name": _clean_field(tool.name, "name", found)}
+    for field in ("title", "description"):
+        value = getattr(tool, field)
+        if isinstance(value, str):
+            changes[field] = _clean_field(value, field, found)
+    changes["input_schema"] = _clean_schema(tool.input_schema, "inputSchema", found)
+    if tool.output_schema is not None:
+        changes["output_schema"] = _clean_schema(tool.output_schema, "outputSchema", found)
+    if not found:
+        return tool
+    details = "; ".join(
+        f"{field}: {' '.join(sorted({f'U+{ord(c):04X}' for c in removed}))}"
+        for field, removed in found.items()
+    )
+    count = sum(len(removed) for removed in found.values())
+    warnings.warn(
+        HiddenCharactersWarning(
+            f"tool {tool.name!r}: stripped {count} invisible character(s) before it reaches "
+            f"a model ({details})"
+        ),
+        stacklevel=3,
+    )
+    return tool.model_copy(update=changes)
+
+
 def _description(tool: Tool) -> str | None:
     return tool.description or tool.title or None
 
 
 def openai_tool(
-    tool: Tool, *, name: str | None = None, style: OpenAIStyle = "chat"
+    tool: Tool, *, name: str | None = None, style: OpenAIStyle = "chat", clean: bool = True
 ) -> dict[str, Any]:
     """One tool in the OpenAI shape: ``{"type": "function", "function": {...}}`` for chat
-    completions, or the flat ``{"type": "function", "name": ...}`` for the responses API."""
+    completions, or the flat ``{"type": "function", "name": ...}`` for the responses API.
+    ``clean=False`` keeps invisible characters (see :func:`clean_tool`)."""
+    tool = clean_tool(tool, clean=clean)
     function: dict[str, Any] = {"name": name or sanitize_tool_name(tool.name)}
     description = _description(tool)
     if description:
@@ -293,18 +390,21 @@ def openai_tool(
     return {"type": "function", "function": function}
 
 
-def openai_tools(tools: Sequence[Tool], *, style: OpenAIStyle = "chat") -> list[dict[str, Any]]:
+def openai_tools(
+    tools: Sequence[Tool], *, style: OpenAIStyle = "chat", clean: bool = True
+) -> list[dict[str, Any]]:
     """Tools for OpenAI's ``tools=[...]``, names made safe and unique (see
-    :func:`llm_tool_names`)."""
+    :func:`llm_tool_names`), invisible characters stripped unless ``clean=False``."""
     return [
-        openai_tool(tool, name=name, style=style)
+        openai_tool(tool, name=name, style=style, clean=clean)
         for tool, name in zip(tools, llm_tool_names(tools), strict=True)
     ]
 
 
-def anthropic_tool(tool: Tool, *, name: str | None = None) -> dict[str, Any]:
+def anthropic_tool(tool: Tool, *, name: str | None = None, clean: bool = True) -> dict[str, Any]:
     """One tool in the Anthropic messages API shape: ``{"name", "description",
-    "input_schema"}``."""
+    "input_schema"}``. ``clean=False`` keeps invisible characters (see :func:`clean_tool`)."""
+    tool = clean_tool(tool, clean=clean)
     item: dict[str, Any] = {"name": name or sanitize_tool_name(tool.name)}
     description = _description(tool)
     if description:
@@ -313,10 +413,14 @@ def anthropic_tool(tool: Tool, *, name: str | None = None) -> dict[str, Any]:
     return item
 
 
-def anthropic_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
-    """Tools for Anthropic's ``tools=[...]``, names made safe and unique."""
+def anthropic_tools(tools: Sequence[Tool], *, clean: bool = True) -> list[dict[str, Any]]:
+    """Tools for Anthropic's ``tools=[...]``, names made safe and unique, invisible
+    characters stripped unless ``clean=False``."""
     names = llm_tool_names(tools)
-    return [anthropic_tool(tool, name=name) for tool, name in zip(tools, names, strict=True)]
+    return [
+        anthropic_tool(tool, name=name, clean=clean)
+        for tool, name in zip(tools, names, strict=True)
+    ]
 
 
 # -- results for the next request -----------------------------------------------------------

@@ -123,6 +123,8 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
         options["strict_capabilities"] = False
     if args.protocol is not None:
         options["protocol"] = args.protocol
+    if args.pin and args.verb != "pin":  # docs/pins.md
+        options["pin"] = args.pin
     headers = _headers(args.header)
     if args.config:
         from ..config import ConfigError, load
@@ -242,6 +244,13 @@ class Runner:
                 )
                 + "\n"
             )
+
+    def pin(self) -> int:
+        from ..pins import record
+
+        count = record(self.client, self.args.file, timeout=self.timeout)
+        self.out.write(f"pinned {count} tools to {_render.safe(self.args.file)}\n")
+        return EXIT_OK
 
     def resources(self) -> int:
         resources = self.client.list_resources(timeout=self.timeout)

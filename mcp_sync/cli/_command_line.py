@@ -56,7 +56,7 @@ NO_POSITIONALS = (
 )
 
 
-ALL_VERBS = (*NO_POSITIONALS, "call", "read", "prompt", "complete")
+ALL_VERBS = (*NO_POSITIONALS, "call", "read", "prompt", "complete", "pin")
 
 
 class UsageError(Exception):
@@ -100,6 +100,9 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
         default=default(None),
         metavar="SECONDS",
         help="per-request timeout, renewed by progress (default: 30)",
+    )
+    group.add_argument(
+        "--pin", default=default(None), metavar="FILE", help="stop a tool that differs from FILE"
     )
     group.add_argument(
         "--json",
@@ -185,6 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verb("logout", "revoke and forget the OAuth tokens stored for a remote server")
     verb("info", "server name, version, protocol, capabilities and instructions")
+    verb("pin", "record or refresh FILE, the pins of the server's tools").add_argument("file")
     return parser
 
 
@@ -224,6 +228,7 @@ VALUE_OPTIONS = frozenset(
         "--client-id",
         "--client-secret",
         "--port",
+        "--pin",
     }
 )
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..client import Client
-from ..llm import to_llm_content
+from ..llm import clean_tool, to_llm_content
 from ..protocol.types import CallToolResult, Tool
 
-__all__ = ["description_of", "result_items", "tools_of"]
+__all__ = ["clean_tool", "description_of", "result_items", "tools_of"]
 
 
 def tools_of(client: Client, tools: list[Tool] | None, names: list[str] | None) -> list[Tool]:

@@ -9,8 +9,9 @@
     message = tools[0].invoke(tool_call)         # a ToolMessage
 
 Each tool keeps the MCP tool's name and description, and its input schema verbatim as the
-``args_schema`` (LangChain takes a JSON schema dict as it is). Calling it calls the MCP tool on
-the calling thread; ``ainvoke`` runs that call on LangChain's own executor (it offloads sync
+``args_schema`` (LangChain takes a JSON schema dict as it is), but for the invisible characters
+:func:`~mcp_sync.llm.clean_tool` strips (``clean=False`` keeps them). Calling it calls the MCP
+tool on the calling thread; ``ainvoke`` runs that call on LangChain's own executor (it offloads sync
 tools to a thread), so an async agent never blocks its event loop. Results use
 ``response_format="content_and_artifact"``: the content is a list of LangChain standard
 blocks (``text``, and ``image`` with ``base64`` and ``mime_type``), the artifact the whole
@@ -29,21 +30,27 @@ from langchain_core.tools import StructuredTool, ToolException
 
 from ..client import Client
 from ..protocol.types import CallToolResult, Tool
-from ._results import description_of, result_items, tools_of
+from ._results import clean_tool, description_of, result_items, tools_of
 
 __all__ = ["langchain_tool", "langchain_tools"]
 
 
 def langchain_tools(
-    client: Client, *, tools: list[Tool] | None = None, names: list[str] | None = None
+    client: Client,
+    *,
+    tools: list[Tool] | None = None,
+    names: list[str] | None = None,
+    clean: bool = True,
 ) -> list[StructuredTool]:
     """The server's tools (or ``tools``, or those named in ``names``) as LangChain tools
     that call them through ``client``."""
-    return [langchain_tool(client, tool) for tool in tools_of(client, tools, names)]
+    return [langchain_tool(client, tool, clean=clean) for tool in tools_of(client, tools, names)]
 
 
-def langchain_tool(client: Client, tool: Tool) -> StructuredTool:
-    """One MCP tool as a LangChain ``StructuredTool`` calling it through ``client``."""
+def langchain_tool(client: Client, tool: Tool, *, clean: bool = True) -> StructuredTool:
+    """One MCP tool as a LangChain ``StructuredTool`` calling it through ``client``; what the
+    model sees is cleaned by :func:`~mcp_sync.llm.clean_tool` unless ``clean=False``."""
+    shown = clean_tool(tool, clean=clean)
 
     def call(**arguments: Any) -> tuple[list[dict[str, Any]], CallToolResult]:
         result = client.call_tool(tool.name, arguments)
@@ -52,9 +59,9 @@ def langchain_tool(client: Client, tool: Tool) -> StructuredTool:
         return [_block(item) for item in result_items(result)], result
 
     return StructuredTool(
-        name=tool.name,
-        description=description_of(tool),
-        args_schema=tool.input_schema,
+        name=shown.name,
+        description=description_of(shown),
+        args_schema=shown.input_schema,
         func=call,
         response_format="content_and_artifact",
         handle_tool_error=True,

@@ -29,7 +29,7 @@ from llama_index.core.tools import FunctionTool, ToolMetadata, ToolOutput
 
 from ..client import Client
 from ..protocol.types import CallToolResult, Tool
-from ._results import description_of, result_items, tools_of
+from ._results import clean_tool, description_of, result_items, tools_of
 
 __all__ = ["McpToolMetadata", "llama_index_tool", "llama_index_tools"]
 
@@ -49,14 +49,21 @@ class McpToolMetadata(ToolMetadata):
 
 
 def llama_index_tools(
-    client: Client, *, tools: list[Tool] | None = None, names: list[str] | None = None
+    client: Client,
+    *,
+    tools: list[Tool] | None = None,
+    names: list[str] | None = None,
+    clean: bool = True,
 ) -> list[FunctionTool]:
     """The server's tools (or ``tools``, or those named in ``names``) as LlamaIndex tools."""
-    return [llama_index_tool(client, tool) for tool in tools_of(client, tools, names)]
+    chosen = tools_of(client, tools, names)
+    return [llama_index_tool(client, tool, clean=clean) for tool in chosen]
 
 
-def llama_index_tool(client: Client, tool: Tool) -> FunctionTool:
-    """One MCP tool as a LlamaIndex ``FunctionTool`` calling it through ``client``."""
+def llama_index_tool(client: Client, tool: Tool, *, clean: bool = True) -> FunctionTool:
+    """One MCP tool as a LlamaIndex ``FunctionTool`` calling it through ``client``; what the
+    model sees is cleaned by :func:`~mcp_sync.llm.clean_tool` unless ``clean=False``."""
+    shown = clean_tool(tool, clean=clean)
 
     def call(**arguments: Any) -> _Called:
         return _Called(arguments, client.call_tool(tool.name, arguments))
@@ -71,10 +78,10 @@ def llama_index_tool(client: Client, tool: Tool) -> FunctionTool:
         )
 
     metadata = McpToolMetadata(
-        name=tool.name,
-        description=description_of(tool),
+        name=shown.name,
+        description=description_of(shown),
         fn_schema=None,
-        parameters=tool.input_schema,
+        parameters=shown.input_schema,
     )
     return FunctionTool(fn=call, metadata=metadata, callback=to_output)
 

@@ -34,21 +34,26 @@ from smolagents.tools import AUTHORIZED_TYPES  # type: ignore[import-untyped]
 from ..client import Client
 from ..errors import ToolError
 from ..protocol.types import CallToolResult, Tool
-from ._results import description_of, result_items, tools_of
+from ._results import clean_tool, description_of, result_items, tools_of
 
 __all__ = ["python_name", "smolagents_tool", "smolagents_tools"]
 
 
 def smolagents_tools(
-    client: Client, *, tools: list[Tool] | None = None, names: list[str] | None = None
+    client: Client,
+    *,
+    tools: list[Tool] | None = None,
+    names: list[str] | None = None,
+    clean: bool = True,
 ) -> list[SmolTool]:
     """The server's tools (or ``tools``, or those named in ``names``) as smolagents tools."""
-    return [smolagents_tool(client, tool) for tool in tools_of(client, tools, names)]
+    return [smolagents_tool(client, tool, clean=clean) for tool in tools_of(client, tools, names)]
 
 
-def smolagents_tool(client: Client, tool: Tool) -> SmolTool:
-    """One MCP tool as a smolagents ``Tool`` calling it through ``client``."""
-    return _McpTool(client, tool)
+def smolagents_tool(client: Client, tool: Tool, *, clean: bool = True) -> SmolTool:
+    """One MCP tool as a smolagents ``Tool`` calling it through ``client``; what the model
+    sees is cleaned by :func:`~mcp_sync.llm.clean_tool` unless ``clean=False``."""
+    return _McpTool(client, tool, clean_tool(tool, clean=clean))
 
 
 def python_name(name: str) -> str:
@@ -62,12 +67,12 @@ def python_name(name: str) -> str:
 class _McpTool(SmolTool):  # type: ignore[misc]  # smolagents ships no type hints
     skip_forward_signature_validation = True
 
-    def __init__(self, client: Client, tool: Tool) -> None:
+    def __init__(self, client: Client, tool: Tool, shown: Tool) -> None:
         self.client = client
         self.mcp_name = tool.name
-        self.name = python_name(tool.name)
-        self.description = description_of(tool)
-        self.inputs = _inputs(tool.input_schema)
+        self.name = python_name(shown.name)
+        self.description = description_of(shown)
+        self.inputs = _inputs(shown.input_schema)
         self.output_type = "object" if tool.output_schema else "any"
         self.output_schema = tool.output_schema
         self._optional = {k for k, v in self.inputs.items() if v.get("nullable")}
