@@ -38,6 +38,7 @@ from .errors import (
     ProtocolError,
     RequestTimeout,
     RpcError,
+    SandboxUnavailable,
     ServerConnectError,
     ServerStartError,
     ServerUnavailable,
@@ -65,6 +66,7 @@ from .transports import (
     Transport,
     in_memory_transport_pair,
 )
+from .transports.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from .auth import AuthProvider, BearerToken, UnauthorizedContext
@@ -116,6 +118,8 @@ __all__ = [
     "ProtocolError",
     "RequestTimeout",
     "RpcError",
+    "Sandbox",
+    "SandboxUnavailable",
     "ServerConnectError",
     "ServerStartError",
     "ServerUnavailable",
