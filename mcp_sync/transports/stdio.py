@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from ..errors import ConnectionClosed
+from ..redaction import is_secret_name
 from . import _process
 from ._lines import STDERR_DRAIN, LineTransport, fd_closer
 from ._process import ServerStartError
@@ -83,7 +84,9 @@ class StdioTransport(LineTransport):
       client's stderr; ``"devnull"`` drops it.
     - ``sandbox=True`` (or a :class:`~mcp_sync.transports.sandbox.Sandbox`) runs the server
       confined by bubblewrap: no network, a read-only system, a private ``/tmp`` and an empty
-      home, only the listed paths writable, optional limits (see ``docs/sandbox.md``). Where
+      home, only the listed paths writable, optional limits (see ``docs/sandbox.md``); the
+      client's environment variables named like credentials (``*TOKEN*``, ``*SECRET*``,
+      ``*API_KEY*``, ``*PASSWORD*``...) are left out unless given in ``env``. Where
       that cannot be set up, ``start()`` raises :class:`~mcp_sync.errors.SandboxUnavailable`
       and the server is not run.
     - When the server exits on its own, ``on_close`` gets a
@@ -204,7 +207,13 @@ class StdioTransport(LineTransport):
     def _sandboxed(self) -> tuple[list[str], dict[str, str]]:
         """The bwrap command line and environment that run the server in its sandbox."""
         assert self.sandbox is not None
-        env = self.server_environment()
+        given = self.env or {}
+        # credentials in the client's own environment stay out; the ones given with env= go in
+        env = {
+            key: value
+            for key, value in self.server_environment().items()
+            if key in given or not is_secret_name(key)
+        }
         command = self.command
         if os.sep not in command:  # resolved here, so that a missing one is a ServerStartError
             found = shutil.which(command, path=env.get("PATH", os.defpath))

@@ -7,6 +7,7 @@ then check on their side of the sandbox that nothing got through.
 - ``write(path, text)``: ``written``, or ``denied: <error>``
 - ``dial(port)``: opens a TCP connection to ``127.0.0.1:port`` and sends a line; ``sent`` or
   ``denied: <error>``
+- ``getenv(name)``, ``home()``: what this process's environment holds
 - ``spawn_sleeper()``: starts a child that sleeps, with this server's arguments (and leaves the process group with
   ``setsid``, as a daemonizing server would); returns its pid as this server sees it
 
@@ -68,6 +69,12 @@ def spawn_sleeper() -> str:
         start_new_session=True,
     )
     return str(child.pid)
+
+
+@server.tool()
+def getenv(name: str) -> str:
+    """An environment variable of this process, or ``unset``."""
+    return os.environ.get(name, "unset")
 
 
 @server.tool()

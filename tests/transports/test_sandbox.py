@@ -276,11 +276,23 @@ def test_recovery_starts_a_new_sandboxed_server(home):
         first = marked_processes(marker)
         for pid in first:
             os.kill(pid, signal.SIGKILL)
-        wait_until(lambda: not set(marked_processes(marker)) & set(first), timeout=15)
+        wait_until(lambda: client.state == "disconnected", timeout=15)
         # the next call reconnects, to a server in a sandbox again
         read = client.call_tool("read", {"path": str(home / ".ssh" / "id_rsa")}).text
         assert read.startswith("denied:")
         assert marked_processes(marker)
+
+
+def test_credentials_in_the_clients_environment_stay_out(home, monkeypatch):
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-value")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-value")
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    with probe(None) as client:  # unsandboxed, the server sees them
+        assert client.call_tool("getenv", {"name": "GITHUB_TOKEN"}).text == "ghp-value"
+    with probe(PYTHON_TREE, env={"GITHUB_TOKEN": "given-on-purpose"}) as client:
+        assert client.call_tool("getenv", {"name": "AWS_SECRET_ACCESS_KEY"}).text == "unset"
+        assert client.call_tool("getenv", {"name": "GITHUB_TOKEN"}).text == "given-on-purpose"
+        assert client.call_tool("getenv", {"name": "TZ"}).text == "Europe/Paris"
 
 
 def test_a_program_in_the_hidden_home_is_refused_with_a_hint(home):
