@@ -334,3 +334,25 @@ def test_the_sandbox_key_of_a_config_entry(home):
         assert client.call_tool("read", {"path": key}).text.startswith("denied:")
     with pytest.raises(mcp_sync.errors.ConfigError, match="'bad'.*network"):
         mcp_sync.config.resolve(bad)
+
+
+def test_the_cli_flag_runs_the_command_sandboxed(home):
+    import io
+
+    from mcp_sync.cli import main
+
+    def cli(*argv: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        return main(list(argv), out=out, err=err), out.getvalue(), err.getvalue()
+
+    script = PEERS / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+    code, out, err = cli("--sandbox", "tools", "--", str(NODE), str(script), str(SERVERS))
+    assert code == 0, err
+    assert "read_text_file" in out
+    hidden = home / "server"
+    hidden.write_text("#!/bin/sh\n")
+    hidden.chmod(0o755)
+    code, _, err = cli("--sandbox", "tools", "--", str(hidden))
+    assert code != 0 and "the sandbox hides" in err
+    code, _, err = cli("--sandbox", "--url", "http://127.0.0.1:9/mcp", "ping")
+    assert code == 2 and "--sandbox" in err
