@@ -78,8 +78,9 @@ class Sandbox:
       client's roots when it is empty; roots set later with ``set_roots`` are not visible until
       the server is started again (a recovery, a new connection).
     - ``max_memory`` (bytes of address space, ``RLIMIT_AS``), ``max_cpu_seconds``
-      (``RLIMIT_CPU``: SIGXCPU when spent), ``max_processes`` (``RLIMIT_NPROC``, counting every
-      process in the sandbox, bwrap's init included), ``max_open_files`` (``RLIMIT_NOFILE``).
+      (``RLIMIT_CPU``: SIGXCPU when spent, SIGKILL a second later), ``max_processes``
+      (``RLIMIT_NPROC``, counting every process in the sandbox, bwrap's init included),
+      ``max_open_files`` (``RLIMIT_NOFILE``).
       None: no limit. The kernel does not apply ``RLIMIT_NPROC`` to root, so with a client
       running as root ``max_processes`` raises :class:`SandboxUnavailable`.
     - ``bwrap``: the bubblewrap program (searched on the client's ``PATH``).
@@ -161,7 +162,9 @@ _SHIM = r"""
 import os, resource, sys
 for item in sys.argv[1].split(","):
     name, value = item.split("=")
-    resource.setrlimit(getattr(resource, "RLIMIT_" + name), (int(value), int(value)))
+    # CPU: SIGXCPU at the limit (a server may catch it and log), SIGKILL a second later
+    hard = int(value) + 1 if name == "CPU" else int(value)
+    resource.setrlimit(getattr(resource, "RLIMIT_" + name), (int(value), hard))
 try:
     os.execvp(sys.argv[2], sys.argv[2:])
 except OSError as exc:

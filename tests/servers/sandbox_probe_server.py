@@ -7,6 +7,7 @@ then check on their side of the sandbox that nothing got through.
 - ``write(path, text)``: ``written``, or ``denied: <error>``
 - ``dial(port)``: opens a TCP connection to ``127.0.0.1:port`` and sends a line; ``sent`` or
   ``denied: <error>``
+- ``exhaust(resource)``: allocates 4 GiB (``"memory"``) or opens 1000 files (``"files"``)
 - ``getenv(name)``, ``home()``: what this process's environment holds
 - ``spawn_sleeper()``: starts a child that sleeps, with this server's arguments (and leaves the process group with
   ``setsid``, as a daemonizing server would); returns its pid as this server sees it
@@ -69,6 +70,25 @@ def spawn_sleeper() -> str:
         start_new_session=True,
     )
     return str(child.pid)
+
+
+@server.tool()
+def exhaust(resource: str) -> str:
+    """Allocate 4 GiB (``memory``) or open 1000 files (``files``)."""
+    held = []
+    try:
+        if resource == "memory":
+            held.append(bytearray(4 << 30))
+        else:
+            for _ in range(1000):
+                held.append(open(os.devnull))  # noqa: SIM115
+    except (OSError, MemoryError) as exc:
+        return f"denied: {type(exc).__name__}: {exc} after {len(held)}"
+    finally:
+        for item in held:
+            if not isinstance(item, bytearray):
+                item.close()
+    return "done"
 
 
 @server.tool()

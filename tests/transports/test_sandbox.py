@@ -215,6 +215,31 @@ def test_a_fork_bomb_stops_at_its_process_limit():
     assert "Resource temporarily unavailable" in report["error"]
 
 
+def test_memory_open_files_and_cpu_limits_hold(home):
+    with probe(None) as client:  # unsandboxed, both work
+        assert client.call_tool("exhaust", {"resource": "files"}).text == "done"
+    limited = Sandbox(read_only=PYTHON_TREE.read_only, max_memory=2 << 30, max_open_files=100)
+    with probe(limited) as client:
+        memory = client.call_tool("exhaust", {"resource": "memory"}).text
+        assert memory.startswith("denied: MemoryError"), memory
+        files = client.call_tool("exhaust", {"resource": "files"}).text
+        assert files.startswith("denied: OSError: [Errno 24]"), files
+        assert client.call_tool("home", {}).text == str(home)  # still serving
+    spin = StdioTransport(
+        sys.executable,
+        ["-I", "-S", "-c", "while True: pass"],
+        sandbox=Sandbox(read_only=PYTHON_TREE.read_only, max_cpu_seconds=1),
+    )
+    spin.on_message(lambda message: None)
+    spin.start()
+    try:
+        wait_until(lambda: spin.pid is None, timeout=60)
+    finally:
+        spin.close()
+    # bwrap reports a child killed by signal N as exit status 128 + N
+    assert spin.exit_status == 128 + signal.SIGXCPU
+
+
 def test_killing_the_client_leaves_nothing_behind(home):
     marker = f"mcp-sync-sandbox-{os.getpid()}-kill"
     code = textwrap.dedent(
