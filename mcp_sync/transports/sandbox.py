@@ -70,9 +70,10 @@ class Sandbox:
     - ``network``: ``"none"`` (default: a network namespace of its own, with only its own
       loopback; it cannot reach the host's ``127.0.0.1`` nor the internet) or ``"host"`` (no
       network isolation, for a server that must fetch; the filesystem rules still hold).
-    - ``read_write``, ``read_only``: paths the server may use, beyond the read-only system.
-      Everything else under ``/`` is read-only; ``/tmp`` is a private empty directory; the
-      home directory is private and empty unless a path inside it is listed here.
+    - ``read_write``, ``read_only``: paths the server may use, beyond the read-only system
+      (stored as tuples of absolute paths). Everything else under ``/`` is read-only;
+      ``/tmp`` is a private empty directory; the home directory is private and empty unless
+      a path inside it is listed here.
     - ``roots``: the client's roots, bound read-write (read-only with
       ``roots_writable=False``). ``connect(..., roots=..., sandbox=...)`` fills it in from the
       client's roots when it is empty; roots set later with ``set_roots`` are not visible until
@@ -87,9 +88,9 @@ class Sandbox:
     """
 
     network: Network = "none"
-    read_write: tuple[str, ...] = ()
-    read_only: tuple[str, ...] = ()
-    roots: tuple[str, ...] = ()
+    read_write: Sequence[str] = ()
+    read_only: Sequence[str] = ()
+    roots: Sequence[str] = ()
     roots_writable: bool = True
     max_memory: int | None = None
     max_cpu_seconds: int | None = None
