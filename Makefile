@@ -49,12 +49,17 @@ $(RAY_STAMP): $(PEERS)/ray-requirements.txt pyproject.toml | $(STAMP)
 venv: $(STAMP)
 peers: $(NODE_STAMP) $(TASKS_STAMP) $(MCP1_STAMP) $(RAY_STAMP)
 
-# Programs the tests start themselves: redis-server (the fleet OAuth store's tests).
+# Programs the tests start themselves: redis-server (the fleet OAuth store's tests), bwrap
+# (the stdio sandbox's tests).
 services:
 	@command -v redis-server >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -qq && apt-get install -y -qq redis-server; \
 	  else echo "make test needs redis-server: sudo apt-get install redis-server" >&2; exit 1; fi; }
+	@command -v bwrap >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && apt-get install -y -qq bubblewrap; \
+	  else echo "make test needs bwrap (the stdio sandbox's tests): sudo apt-get install bubblewrap" >&2; exit 1; fi; }
 
 lint: venv
 	$(VENV)/bin/ruff check mcp_sync tests examples bench

@@ -39,6 +39,7 @@ from .errors import (
     ProtocolError,
     RequestTimeout,
     RpcError,
+    SandboxUnavailable,
     ServerConnectError,
     ServerStartError,
     ServerUnavailable,
@@ -69,6 +70,7 @@ from .transports import (
     Transport,
     in_memory_transport_pair,
 )
+from .transports.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from .auth import AuthProvider, BearerToken, UnauthorizedContext
@@ -122,6 +124,8 @@ __all__ = [
     "ProtocolError",
     "RequestTimeout",
     "RpcError",
+    "Sandbox",
+    "SandboxUnavailable",
     "ServerConnectError",
     "ServerStartError",
     "ServerUnavailable",

@@ -13,6 +13,7 @@ from .config import Config, resolve
 from .pins import PinSource
 from .protocol.types import Root
 from .protocol.versions import LATEST_HANDSHAKE
+from .transports.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from .auth import AuthProvider
@@ -31,6 +32,7 @@ def connect(
     on_stderr: Callable[[str], None] | None = None,
     timeout: float | None = None,
     config: Config | str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    sandbox: Sandbox | bool | None = None,
     # The Client's options, as Client() takes them (a test keeps the two in step).
     name: str = "mcp_sync",
     version: str = __version__,
@@ -77,6 +79,10 @@ def connect(
     :class:`mcp_sync.config.Config`), ``target`` is the name of a server in it::
 
         client = mcp_sync.connect("time", config="mcp.json")
+
+    ``sandbox=True`` (or a :class:`~mcp_sync.Sandbox`) runs a command's server in a sandbox
+    (see ``docs/sandbox.md``), its roots being the local paths among ``roots``; a config
+    entry's ``sandbox`` key does the same.
     """
     if config is not None:
         if not isinstance(target, str):
@@ -110,4 +116,5 @@ def connect(
         on_stderr=on_stderr,
         timeout=timeout,
         client_options=client_options,
+        sandbox=sandbox,
     )

@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from urllib.parse import unquote, urlsplit
 
 from typing_extensions import Unpack
 
@@ -28,6 +29,7 @@ from .pins import PinSource
 from .protocol.types import Root
 from .transports._stdout_watch import StdoutWatch
 from .transports.base import Transport
+from .transports.sandbox import Sandbox
 from .transports.stdio import StdioTransport
 
 if TYPE_CHECKING:
@@ -36,6 +38,11 @@ if TYPE_CHECKING:
 __all__ = ["ClientOptions", "Kind", "ServerConfig", "Target", "open_client", "transport_for"]
 
 Kind = Literal["stdio", "http", "sse"]
+RootsOption = (
+    Sequence[Root | str | os.PathLike[str]]
+    | Callable[[], Sequence[Root | str | os.PathLike[str]]]
+    | None
+)
 
 
 class ClientOptions(TypedDict, total=False):
@@ -85,6 +92,8 @@ class ServerConfig:
     headers: Mapping[str, str] = field(default_factory=dict)
     #: ``type`` as written, or None when the entry had none.
     declared_type: str | None = None
+    #: The ``sandbox`` key of a stdio entry: None (not sandboxed) or how it is confined.
+    sandbox: Sandbox | None = None
 
     def transport(
         self, *, on_stderr: Callable[[str], None] | None = None, auth: AuthProvider | None = None
@@ -126,13 +135,27 @@ def transport_for(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     on_stderr: Callable[[str], None] | None = None,
+    sandbox: Sandbox | bool | None = None,
+    roots: RootsOption = None,
 ) -> Transport:
     """The transport ``connect()`` would use first for ``target`` (a URL: Streamable HTTP).
 
     ``headers`` and ``auth`` apply to HTTP, ``env`` (merged over this process's environment),
     ``cwd`` and ``on_stderr`` to a command; for a :class:`ServerConfig` they are merged over
-    the entry's own.
+    the entry's own. ``sandbox`` (or the entry's) confines a command, with the file paths
+    among ``roots`` (the client's) as its roots; a sandbox for a target that is not a command
+    raises ``ValueError``.
     """
+    wanted = Sandbox.of(sandbox)
+    if isinstance(target, ServerConfig) and target.sandbox is not None:
+        # the entry's own sandbox says more than a bare True (the CLI's --sandbox)
+        wanted = target.sandbox if not isinstance(sandbox, Sandbox) else wanted
+    if wanted is not None:
+        wanted = wanted.with_roots(_root_paths(roots))
+        if not isinstance(target, ServerConfig) and (
+            not isinstance(target, (str, Sequence)) or (isinstance(target, str) and _is_url(target))
+        ):
+            raise ValueError("sandbox= applies to a server started from a command only")
     if isinstance(target, Transport):
         return target
     if isinstance(target, ServerConfig):
@@ -143,8 +166,11 @@ def transport_for(
                 {**target.env, **(env or {})} or None,
                 cwd or target.cwd,
                 on_stderr,
+                wanted,
             )
         assert target.url is not None
+        if wanted is not None:
+            raise ValueError(f"server {target.name!r} is not a command: it cannot be sandboxed")
         return _http(target.url, target.kind, {**target.headers, **(headers or {})}, auth)
     if callable(target):
         made: Transport = target()
@@ -163,7 +189,23 @@ def transport_for(
     argv = shlex.split(target) if isinstance(target, str) else list(target)
     if not argv:
         raise ValueError("connect() needs a command to run or a URL")
-    return _stdio(argv, env, cwd, on_stderr)
+    return _stdio(argv, env, cwd, on_stderr, wanted)
+
+
+def _root_paths(roots: RootsOption) -> list[str]:
+    """The local paths among the client's roots (paths and ``file://`` URIs)."""
+    if roots is None:
+        return []
+    items = roots() if callable(roots) else roots
+    paths = []
+    for root in items:
+        text = root.uri if isinstance(root, Root) else os.fspath(root)
+        if text.startswith("file://"):
+            text = unquote(urlsplit(text).path)
+        elif "://" in text:
+            continue
+        paths.append(text)
+    return paths
 
 
 def open_client(
@@ -176,6 +218,7 @@ def open_client(
     on_stderr: Callable[[str], None] | None = None,
     timeout: float | None = None,
     client_options: ClientOptions,
+    sandbox: Sandbox | bool | None = None,
 ) -> Client:
     """A new :class:`Client` with ``client_options``, connected to ``target``.
 
@@ -192,7 +235,14 @@ def open_client(
 
     def make() -> Transport:
         transport = transport_for(
-            target, headers=headers, auth=auth, env=env, cwd=cwd, on_stderr=on_stderr
+            target,
+            headers=headers,
+            auth=auth,
+            env=env,
+            cwd=cwd,
+            on_stderr=on_stderr,
+            sandbox=sandbox,
+            roots=client_options.get("roots"),
         )
         if not watches and isinstance(transport, StdioTransport):
             watches.append(StdoutWatch(transport))
@@ -262,5 +312,6 @@ def _stdio(
     env: Mapping[str, str] | None,
     cwd: str | None,
     on_stderr: Callable[[str], None] | None,
+    sandbox: Sandbox | None = None,
 ) -> Transport:
-    return StdioTransport(argv[0], argv[1:], env=env, cwd=cwd, on_stderr=on_stderr)
+    return StdioTransport(argv[0], argv[1:], env=env, cwd=cwd, on_stderr=on_stderr, sandbox=sandbox)

@@ -54,6 +54,7 @@ from ._targets import ClientOptions, Kind, ServerConfig
 from .errors import ConfigError, ServerConnectError
 from .group import ClientGroup
 from .redaction import Secret, hold, is_secret_name
+from .transports.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from .auth import AuthProvider
@@ -183,6 +184,14 @@ class _UnsetVariable(ConfigError):
     """A ``${VAR}`` without a default whose variable is not set."""
 
 
+def _sandbox(value: Any, fail: Callable[[str], ConfigError]) -> Sandbox | None:
+    """The ``sandbox`` key of a stdio entry (see :meth:`Sandbox.from_config`)."""
+    try:
+        return Sandbox.from_config(value)
+    except (TypeError, ValueError) as exc:
+        raise fail(str(exc)) from None
+
+
 def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> ServerConfig:
     where = f"{source}: server {name!r}"
 
@@ -246,6 +255,7 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
             env=env,
             cwd=text("cwd"),
             declared_type=declared,
+            sandbox=_sandbox(entry.get("sandbox"), fail),
         )
         # a key the server is given (GITHUB_TOKEN) may come back in its stderr or its errors:
         # held while the entry lives (by name only: TZ=Europe/Paris is no secret)

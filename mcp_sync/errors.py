@@ -16,6 +16,7 @@ they come back as results with ``result.is_error`` set.
     ├── TransportError              I/O failed
     │   ├── WriteTimeout            a message could not be written in time (also TimeoutError)
     │   ├── ServerStartError        a stdio server could not be started
+    │   │   └── SandboxUnavailable  the sandbox asked for cannot be set up here
     │   ├── HttpError               an HTTP status the transport could not use
     │   ├── InvalidHeaderValue      a header value that cannot be sent (a token ending in a
     │   │                           newline); also a builtin ValueError
@@ -81,6 +82,7 @@ __all__ = [
     "RequestTimeout",
     "RpcError",
     "ServerConnectError",
+    "SandboxUnavailable",
     "ServerStartError",
     "ServerUnavailable",
     "SessionExpired",
@@ -318,6 +320,13 @@ class ServerStartError(TransportError):
     def __init__(self, message: str, *, command: str) -> None:
         super().__init__(message)
         self.command = command
+
+
+class SandboxUnavailable(ServerStartError):
+    """A stdio server was asked to run in a sandbox that cannot be set up on this machine
+    (no ``bwrap``, user namespaces not allowed, another OS, a limit the kernel would not
+    enforce). The message says what to install or to allow; the server was not started.
+    """
 
 
 class HttpError(TransportError):

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .auth import AuthProvider
     from .client import Client
     from .config import Config
+    from .transports.sandbox import Sandbox
 
 __all__ = ["McpClientFactory", "mcp_client", "mcp_client_module", "mcp_client_session"]
 
@@ -67,6 +68,7 @@ class McpClientFactory:
         on_stderr: Callable[[str], None] | None = None,
         timeout: float | None = None,
         config: Config | str | os.PathLike[str] | Mapping[str, Any] | None = None,
+        sandbox: Sandbox | bool | None = None,
         **client_options: Unpack[ClientOptions],
     ) -> Client:
         """Connect to ``target`` as :func:`mcp_sync.connect` does (a command, a URL, a server
@@ -85,6 +87,7 @@ class McpClientFactory:
             on_stderr=stderr.write,
             timeout=timeout,
             config=config,
+            sandbox=sandbox,
             **client_options,
         )
         self.clients.append(client)

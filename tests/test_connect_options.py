@@ -15,7 +15,17 @@ from mcp_sync.auth import AuthProvider
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 # connect()'s own: where and how to reach the server.
-CONNECT_ONLY = {"target", "headers", "auth", "env", "cwd", "on_stderr", "timeout", "config"}
+CONNECT_ONLY = {
+    "target",
+    "headers",
+    "auth",
+    "env",
+    "cwd",
+    "on_stderr",
+    "timeout",
+    "config",
+    "sandbox",
+}
 
 
 def _hints(function: typing.Callable[..., object]) -> dict[str, object]:
@@ -96,6 +106,7 @@ def test_the_pytest_factory_takes_what_connect_takes():
         "ClientOptions": ClientOptions,
         "Unpack": Unpack,
         "Target": object,
+        "Sandbox": mcp_sync.Sandbox,
     }
     factory_hints = typing.get_type_hints(McpClientFactory.__call__, localns=localns)
     connect_hints = _hints(mcp_sync.connect)

@@ -142,17 +142,27 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
             entry = config[name]
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
-        return connect_target(entry, headers=headers or None, on_stderr=on_stderr, **options)
+        return connect_target(
+            entry,
+            headers=headers or None,
+            on_stderr=on_stderr,
+            sandbox=True if args.sandbox else None,
+            **options,
+        )
     if args.url:
         auth = None
         if not any(name.lower() == "authorization" for name in headers):
             from ._login import auth_for
 
             auth = auth_for(args.url)
+        if args.sandbox:
+            raise UsageError("--sandbox runs a command's server: it does not apply to --url")
         return connect_target(args.url, headers=headers or None, auth=auth, **options)
     # connect() watches the command's stdout while connecting: an HTTP server given as a
     # command fails at once with StdioServerError naming its URL
-    return connect_target(args.command, on_stderr=on_stderr, **options)
+    return connect_target(
+        args.command, on_stderr=on_stderr, sandbox=True if args.sandbox else None, **options
+    )
 
 
 # -- verbs ----------------------------------------------------------------------------------

@@ -117,6 +117,12 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
         help="send a request even if the server does not advertise the capability it needs",
     )
     group.add_argument(
+        "--sandbox",
+        action="store_true",
+        default=default(False),
+        help="run a command's server in the bubblewrap sandbox (Linux; see docs/sandbox.md)",
+    )
+    group.add_argument(
         "-v",
         "--verbose",
         action="count",

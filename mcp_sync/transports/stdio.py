@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import threading
 import time
@@ -19,10 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from ..errors import ConnectionClosed
+from ..redaction import is_secret_name
 from . import _process
 from ._lines import STDERR_DRAIN, LineTransport, fd_closer
 from ._process import ServerStartError
 from ._stderr import StderrListener
+from .sandbox import Sandbox, sandboxed_argv
 
 __all__ = [
     "DEFAULT_ENV_KEYS",
@@ -79,6 +82,13 @@ class StdioTransport(LineTransport):
     - ``stderr="pipe"`` (default) keeps the last ``max_stderr_bytes`` in :attr:`stderr_tail`
       and passes each chunk, as text, to ``on_stderr``; ``"inherit"`` leaves it on the
       client's stderr; ``"devnull"`` drops it.
+    - ``sandbox=True`` (or a :class:`~mcp_sync.transports.sandbox.Sandbox`) runs the server
+      confined by bubblewrap: no network, a read-only system, a private ``/tmp`` and an empty
+      home, only the listed paths writable, optional limits (see ``docs/sandbox.md``); the
+      client's environment variables named like credentials (``*TOKEN*``, ``*SECRET*``,
+      ``*API_KEY*``, ``*PASSWORD*``...) are left out unless given in ``env``. Where
+      that cannot be set up, ``start()`` raises :class:`~mcp_sync.errors.SandboxUnavailable`
+      and the server is not run.
     - When the server exits on its own, ``on_close`` gets a
       :class:`~mcp_sync.errors.ConnectionClosed` with ``exit_status`` and ``stderr_tail``.
     - ``close()`` closes stdin, waits 0.5 s, SIGTERMs the server's process group, waits
@@ -102,6 +112,7 @@ class StdioTransport(LineTransport):
         max_message_bytes: int = 16 * 1024 * 1024,
         max_stderr_bytes: int = 64 * 1024,
         close_timeout: float = 2.0,
+        sandbox: Sandbox | bool | None = None,
     ) -> None:
         super().__init__(
             on_stderr=on_stderr,
@@ -109,6 +120,7 @@ class StdioTransport(LineTransport):
             max_stderr_bytes=max_stderr_bytes,
             close_timeout=close_timeout,
         )
+        self.sandbox = Sandbox.of(sandbox)
         if stderr not in ("pipe", "inherit", "devnull"):
             raise ValueError(f"stderr must be 'pipe', 'inherit' or 'devnull', not {stderr!r}")
         if isinstance(args, (str, bytes)):
@@ -160,6 +172,9 @@ class StdioTransport(LineTransport):
         if self._started or self._closing:
             raise RuntimeError("transport already started")
         env = None if self.inherit_env and not self.env else self.server_environment()
+        argv: Sequence[str] = (self.command, *self.args)
+        if self.sandbox is not None:
+            argv, env = self._sandboxed()
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         stderr_r = stderr_w = -1
@@ -168,7 +183,7 @@ class StdioTransport(LineTransport):
         child_stderr = {"pipe": stderr_w, "inherit": None, "devnull": subprocess.DEVNULL}
         try:
             self._proc = _process.spawn_group(
-                (self.command, *self.args),
+                argv,
                 cwd=self.cwd,
                 env=env,
                 stdin=stdin_r,
@@ -188,6 +203,34 @@ class StdioTransport(LineTransport):
         self._started = True
         stderr = (stderr_r, fd_closer(stderr_r)) if stderr_r >= 0 else None
         self._attach(stdout_r, fd_closer(stdout_r), stdin_w, fd_closer(stdin_w), stderr, owned=True)
+
+    def _sandboxed(self) -> tuple[list[str], dict[str, str]]:
+        """The bwrap command line and environment that run the server in its sandbox."""
+        assert self.sandbox is not None
+        given = self.env or {}
+        # credentials in the client's own environment stay out; the ones given with env= go in
+        env = {
+            key: value
+            for key, value in self.server_environment().items()
+            if key in given or not is_secret_name(key)
+        }
+        command = self.command
+        if os.sep not in command:  # resolved here, so that a missing one is a ServerStartError
+            found = shutil.which(command, path=env.get("PATH", os.defpath))
+            if found is None:
+                missing = FileNotFoundError(2, "No such file or directory", command)
+                raise ServerStartError(
+                    _process._start_failure(missing, command, None, env), command=command
+                )
+            command = found
+        if self.cwd is not None and not os.path.isdir(self.cwd):
+            missing = FileNotFoundError(2, "No such file or directory", self.cwd)
+            raise ServerStartError(
+                _process._start_failure(missing, command, self.cwd, env), command=self.command
+            )
+        env["TMPDIR"] = "/tmp"  # the client's may be hidden; the private one is there
+        argv = sandboxed_argv(self.sandbox, (command, *self.args), env=env, cwd=self.cwd)
+        return argv, env
 
     def _stop_peer(self, exit_deadline: float) -> None:
         proc = self._proc
