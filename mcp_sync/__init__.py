@@ -23,6 +23,7 @@ from .abort import AbortController, AbortSignal
 from .backoff import Backoff
 from .client import Client, ClientState, HandlerContext, Subscription
 from .config import connect_all
+from .functions import Functions
 from .errors import (
     Aborted,
     CapabilityError,
@@ -92,6 +93,7 @@ __all__ = [
     "ClientGroup",
     "ClientState",
     "ConnectionClosed",
+    "Functions",
     "HandlerContext",
     "HttpError",
     "InMemoryTransport",

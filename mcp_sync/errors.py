@@ -38,7 +38,10 @@ they come back as results with ``result.is_error`` set.
     ├── TaskCancelled               the result of a task that was cancelled was asked for
     ├── UnknownName                 a name or URI nobody offers (also a builtin KeyError)
     ├── ToolError                   a tool result with isError, raised where a framework's
-    │                               tools signal failure by raising (mcp_sync.integrations)
+    │                               tools signal failure by raising (mcp_sync.integrations,
+    │                               client.functions)
+    ├── ToolArgumentError           a typed tool function's arguments do not fit the tool's
+    │                               inputSchema (also a builtin TypeError and ValueError)
     └── OAuthError                  the OAuth client's errors: their own subtree in
                                     mcp_sync.oauth.errors (loaded with mcp_sync.oauth)
 
@@ -79,6 +82,7 @@ __all__ = [
     "SkillVerificationError",
     "StdioServerError",
     "TaskCancelled",
+    "ToolArgumentError",
     "ToolError",
     "TransportError",
     "UnknownName",
@@ -524,8 +528,8 @@ class SkillVerificationError(McpError):
 
 
 class ToolError(McpError):
-    """A tool's result had ``isError`` set, raised only where an agent framework expects a
-    failing tool to raise (:mod:`mcp_sync.integrations`); ``result`` is the
+    """A tool's result had ``isError`` set, raised only where a failing tool is expected to
+    raise (:mod:`mcp_sync.integrations`, ``client.functions``); ``result`` is the
     :class:`~mcp_sync.CallToolResult`, the message its text."""
 
     def __init__(self, tool: str, result: Any) -> None:
@@ -533,6 +537,22 @@ class ToolError(McpError):
         super().__init__(f"tool {tool!r} failed: {text}")
         self.tool = tool
         self.result = result
+
+
+class ToolArgumentError(McpError, TypeError, ValueError):
+    """The arguments given to a typed tool function (``client.functions``) do not fit the
+    tool: a misspelt, missing or extra argument, or a value its ``inputSchema`` refuses.
+    Nothing was sent. ``tool`` is the tool's name, ``parameter`` the Python name of the
+    argument at fault (None when the fault is not one argument's), ``path`` where in its value
+    (a JSON pointer into the arguments, ``/person/age``)."""
+
+    def __init__(
+        self, tool: str, message: str, *, parameter: str | None = None, path: str = ""
+    ) -> None:
+        super().__init__(f"tool {tool!r}: {message}")
+        self.tool = tool
+        self.parameter = parameter
+        self.path = path
 
 
 class TaskCancelled(McpError):
