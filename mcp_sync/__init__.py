@@ -23,7 +23,6 @@ from .abort import AbortController, AbortSignal
 from .backoff import Backoff
 from .client import Client, ClientState, HandlerContext, Subscription
 from .config import connect_all
-from .functions import Functions
 from .errors import (
     Aborted,
     CapabilityError,
@@ -51,6 +50,7 @@ from .errors import (
     UrlElicitationRequired,
     WriteTimeout,
 )
+from .functions import Functions
 from .group import BreakerStatus, CircuitBreaker, ClientGroup
 from .llm import to_llm_content, to_llm_text
 from .protocol.jsonrpc import Notification

@@ -201,7 +201,9 @@ class Typer:
             return Type("literal", values=(schema["const"],))
         enum = schema.get("enum")
         if isinstance(enum, list) and enum and all(_literal_value(v) for v in enum):
-            return Type("literal", values=tuple(dict.fromkeys(enum)))
+            # by type and value: 1 == True, and both may be listed
+            unique = {(type(v), v): v for v in enum}
+            return Type("literal", values=tuple(unique.values()))
         for key in ("anyOf", "oneOf"):
             options = schema.get(key)
             if isinstance(options, list) and options:
@@ -279,7 +281,9 @@ class Typer:
                         annotation,
                         pydantic.Field(value, alias=key, description=text or None),
                     )
-                config = pydantic.ConfigDict(extra="allow", populate_by_name=True)
+                config = pydantic.ConfigDict(
+                    extra="allow", populate_by_name=True, protected_namespaces=()
+                )
                 cls.runtime = pydantic.create_model(
                     cls.name, __config__=config, __doc__=cls.doc or None, **fields
                 )
@@ -302,7 +306,9 @@ class Typer:
                 lines.append(f"class {cls.name}(pydantic.BaseModel):")
                 lines.extend(_doc_lines(cls.doc, "    "))
                 lines.append(
-                    '    model_config = pydantic.ConfigDict(extra="allow", populate_by_name=True)'
+                    "    model_config = pydantic.ConfigDict(\n"
+                    '        extra="allow", populate_by_name=True, protected_namespaces=()\n'
+                    "    )"
                 )
                 for key, name, kind, required, default, text in cls.fields:
                     annotation = kind.source() if required else kind.optional().source()

@@ -81,7 +81,9 @@ class _Plan:
                     key in required,
                     sub.get("default", ...),
                     text if isinstance(text, str) else "",
-                    kind.kind in ("any", "none") or any(a.kind == "none" for a in kind.args),
+                    kind.kind in ("any", "none")
+                    or any(a.kind == "none" for a in kind.args)
+                    or (kind.kind == "literal" and None in kind.values),
                 )
             )
         output = tool.output_schema
@@ -244,10 +246,12 @@ def _check(
     try:
         validate_structured(tool, schema, arguments)
     except OutputValidationError as exc:
-        text = str(exc).split(": ", 2)[-1] if not exc.in_schema else str(exc).split(": ", 1)[-1]
+        # the validator speaks of output; the words after the tool's name are the detail
         if exc.in_schema:
+            text = "its inputSchema" + str(exc).split("its outputSchema", 1)[-1]
             text = text.replace("outputSchema", "inputSchema")
             raise ToolArgumentError(tool, f"{text} (client.call_tool sends unchecked)") from None
+        text = str(exc).split(" is invalid: ", 1)[-1]
         key = exc.path.split("/")[1].replace("~1", "/").replace("~0", "~") if exc.path else ""
         names = {p[0]: p[1] for p in wire.values()}
         parameter = names.get(key)
