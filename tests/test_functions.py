@@ -353,3 +353,11 @@ def test_the_functions_notebook_shows_the_signature_in_help(tmp_path, monkeypatc
     assert temperature == "21.5"
     assert misspelt == "tool 'add': no parameter 'bb' (did you mean 'b'?)\n"
     assert closed == "'closed'"
+
+
+def test_completion_on_a_client_not_yet_connected_shows_the_methods_and_does_not_raise():
+    functions = Client("functions-test", "1.0").functions
+    assert {"refresh", "invalidate", "tools"} <= set(dir(functions))
+    assert repr(functions) == "<mcp_sync.Functions (not listed yet)>"
+    with pytest.raises(mcp_sync.McpError):
+        functions.forecast  # noqa: B018 - listing needs a connection
