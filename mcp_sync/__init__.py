@@ -54,6 +54,7 @@ from .errors import (
     UrlElicitationRequired,
     WriteTimeout,
 )
+from .functions import Functions
 from .group import BreakerStatus, CircuitBreaker, ClientGroup
 from .llm import clean_tool, to_llm_content, to_llm_text
 from .pins import Pins, ToolChange
@@ -98,6 +99,7 @@ __all__ = [
     "ClientGroup",
     "ClientState",
     "ConnectionClosed",
+    "Functions",
     "HandlerContext",
     "HttpError",
     "InMemoryTransport",

@@ -40,6 +40,7 @@ from ._version import __version__
 from .abort import AbortSignal
 from .backoff import Backoff
 from .errors import InvalidStateError
+from .functions import Functions
 from .protocol import versions
 from .protocol.jsonrpc import Notification
 from .protocol.types import (
@@ -172,6 +173,8 @@ class Client:
         self.tasks = Tasks(self._connection)
         #: The skills extension (``list``, ``get``, ``load``): see :class:`~mcp_sync.skills.Skills`.
         self.skills = Skills(self._connection)
+        #: Each tool as a typed function (``client.functions.get_time(zone="UTC")``).
+        self.functions = Functions(self)
         self._handlers = ClientHandlers(roots, capabilities)
         self._resources = ResourceSubscriptions(self._connection)
         self._tools = Tools(self._connection, pin)

@@ -40,7 +40,10 @@ they come back as results with ``result.is_error`` set.
     ├── TaskCancelled               the result of a task that was cancelled was asked for
     ├── UnknownName                 a name or URI nobody offers (also a builtin KeyError)
     ├── ToolError                   a tool result with isError, raised where a framework's
-    │                               tools signal failure by raising (mcp_sync.integrations)
+    │                               tools signal failure by raising (mcp_sync.integrations,
+    │                               client.functions)
+    ├── ToolArgumentError           a typed tool function's arguments do not fit the tool's
+    │                               inputSchema (also a builtin TypeError and ValueError)
     ├── ToolChanged                 a tool's definition is not the one pinned (mcp_sync.pins)
     └── OAuthError                  the OAuth client's errors: their own subtree in
                                     mcp_sync.oauth.errors (loaded with mcp_sync.oauth)
@@ -61,6 +64,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ._stderr_text import shown_stderr
 from .redaction import redact, scrub
 
 __all__ = [
@@ -89,6 +93,7 @@ __all__ = [
     "SkillVerificationError",
     "StdioServerError",
     "TaskCancelled",
+    "ToolArgumentError",
     "ToolChanged",
     "ToolError",
     "TransportError",
@@ -212,54 +217,6 @@ class ConnectionClosed(McpError):
         if cause is not None:
             scrub(cause)
             self.__cause__ = cause
-
-
-#: Characters of a server's stderr tail that an error message shows.
-STDERR_SHOWN = 2000
-
-_PROBE_COMPLAINT = "Failed to validate request:"
-
-
-def shown_stderr(tail: str, limit: int = STDERR_SHOWN) -> str:
-    """The end of a server's stderr for an error message: whole lines only, at most ``limit``
-    characters, without the complaint an mcp 1.x server logs about the ``server/discover``
-    probe (thirty lines of validation errors that pushed the real cause out of view)."""
-    lines = _without_probe_complaints(tail.rstrip().splitlines())
-    kept: list[str] = []
-    size = 0
-    for line in reversed(lines):
-        if size + len(line) + 1 > limit:
-            if not kept:  # one line longer than the limit: its end
-                kept.append("..." + line[len(line) - limit + 3 :])
-            break
-        kept.append(line)
-        size += len(line) + 1
-    return "\n".join(reversed(kept))
-
-
-def _without_probe_complaints(lines: list[str]) -> list[str]:
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        if not lines[i].startswith(_PROBE_COMPLAINT):
-            out.append(lines[i])
-            i += 1
-            continue
-        end = i + 1  # the block: indented lines and "SomeRequest.field" headings
-        while end < len(lines) and (
-            lines[end][:1].isspace() or lines[end].split(".")[0].endswith("Request")
-        ):
-            end += 1
-        block = lines[i:end]
-        if any("server/discover" in line for line in block):
-            out.append(
-                f"[{len(block)} lines of the server's complaint about the"
-                " server/discover probe left out]"
-            )
-        else:
-            out.extend(block)
-        i = end
-    return out
 
 
 class CrashLoop(ConnectionClosed):
@@ -566,8 +523,8 @@ class SkillVerificationError(McpError):
 
 
 class ToolError(McpError):
-    """A tool's result had ``isError`` set, raised only where an agent framework expects a
-    failing tool to raise (:mod:`mcp_sync.integrations`); ``result`` is the
+    """A tool's result had ``isError`` set, raised only where a failing tool is expected to
+    raise (:mod:`mcp_sync.integrations`, ``client.functions``); ``result`` is the
     :class:`~mcp_sync.CallToolResult`, the message its text."""
 
     def __init__(self, tool: str, result: Any) -> None:
@@ -575,6 +532,22 @@ class ToolError(McpError):
         super().__init__(f"tool {tool!r} failed: {text}")
         self.tool = tool
         self.result = result
+
+
+class ToolArgumentError(McpError, TypeError, ValueError):
+    """The arguments given to a typed tool function (``client.functions``) do not fit the
+    tool: a misspelt, missing or extra argument, or a value its ``inputSchema`` refuses.
+    Nothing was sent. ``tool`` is the tool's name, ``parameter`` the Python name of the
+    argument at fault (None when the fault is not one argument's), ``path`` where in its value
+    (a JSON pointer into the arguments, ``/person/age``)."""
+
+    def __init__(
+        self, tool: str, message: str, *, parameter: str | None = None, path: str = ""
+    ) -> None:
+        super().__init__(f"tool {tool!r}: {message}")
+        self.tool = tool
+        self.parameter = parameter
+        self.path = path
 
 
 class TaskCancelled(McpError):

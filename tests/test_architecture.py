@@ -21,11 +21,11 @@ MAX_LINES = 620  # about 600
 #: Modules allowed to be longer, how much longer, and why.
 LONG_FOR_A_REASON = {
     "mcp_sync.client": (
-        682,
-        "the public facade: 39 public methods and properties, each a typed signature and a "
+        685,
+        "the public facade: 40 public methods and properties, each a typed signature and a "
         "docstring over a body of a few lines (135 lines of bodies in all, 202 of signatures); "
         "an extension's requests live on an object of their own (client.tasks, "
-        "client.skills), so the facade does not grow with each extension",
+        "client.skills, client.functions), so the facade does not grow with each extension",
     ),
 }
 

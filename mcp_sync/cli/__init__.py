@@ -374,6 +374,13 @@ class Runner:
             self.out.write(f"{_render.safe(value)}\n")
         return EXIT_OK
 
+    def stubs(self) -> int:
+        from ..functions import stubs
+
+        info = self.client.server_info
+        self.out.write(stubs(self.client, server=info.name if info else None))
+        return EXIT_OK
+
     def ping(self) -> int:
         started = time.perf_counter()
         self.client.ping(timeout=self.timeout)

@@ -50,6 +50,7 @@ NO_POSITIONALS = (
     "templates",
     "prompts",
     "ping",
+    "stubs",
     "info",
     "login",
     "logout",
@@ -177,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
         "words", nargs="*", metavar="key=value", help="arguments already filled in (context)"
     )
     verb("ping", "check that the server answers")
+    verb("stubs", "print a typed Python module of the server's tools (client.functions)")
     login = verb("login", "sign in to a remote server with OAuth (opens the browser)")
     login.add_argument(
         "--no-browser",
