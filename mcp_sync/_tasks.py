@@ -67,8 +67,14 @@ class Tasks:
     methods reach tasks by id.
     """
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        before_call: Callable[[str, float | None, AbortSignal | None], None] | None = None,
+    ) -> None:
         self._connection = connection
+        #: Run before a tool call is sent (the client's pin check, ``Client(pin=)``).
+        self._before_call = before_call
         #: The 2026 tasks this client started (id -> when its ttl ends, monotonic, or None),
         #: oldest first: what :meth:`list` lists there, since the extension has no
         #: tasks/list. At most MAX_TRACKED_TASKS; expired ones are swept as tasks start.
@@ -94,6 +100,8 @@ class Tasks:
         already done, with an empty ``task_id`` (``ttl`` is not sent).
         """
         connection = self._connection
+        if self._before_call is not None:  # a changed tool is stopped before anything is sent
+            self._before_call(name, timeout, signal)
         connection.require("tools/call", "tools")
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
         if not connection.is_stateless:

@@ -56,9 +56,11 @@ class Tools:
         self._verified = set()
         return tools
 
-    def _check_pinned(self, name: str, timeout: float | None, signal: AbortSignal | None) -> None:
-        """Raise (or warn, or re-pin) before calling ``name`` if it differs from its pin."""
-        assert self._pins is not None
+    def check_pinned(self, name: str, timeout: float | None, signal: AbortSignal | None) -> None:
+        """Raise (or warn, or re-pin) before calling ``name`` if it differs from its pin (no
+        pins: nothing to check)."""
+        if self._pins is None:
+            return
         # A lost connection is healed by the listing, which then comes from the new server
         if not self._fresh or self._connection.state != "connected":
             self._fetch(timeout, signal, None)
@@ -92,7 +94,7 @@ class Tools:
         """``tools/call`` with ``params``; ``validate`` checks the structured content."""
         connection = self._connection
         if self._pins is not None:
-            self._check_pinned(params["name"], timeout, signal)
+            self.check_pinned(params["name"], timeout, signal)
         for attempt in (1, 2):
             try:
                 result = _calls.call(

@@ -168,16 +168,16 @@ class Client:
             recovery=recovery if isinstance(recovery, Backoff) else None,
             on_close=on_close,
         )
+        self._tools = Tools(self._connection, pin)
         #: The task operations by task id (``get``, ``result``, ``list``, ``cancel``,
         #: ``update``) and ``call_tool`` to start one: see :class:`~mcp_sync.Tasks`.
-        self.tasks = Tasks(self._connection)
+        self.tasks = Tasks(self._connection, self._tools.check_pinned)
         #: The skills extension (``list``, ``get``, ``load``): see :class:`~mcp_sync.skills.Skills`.
         self.skills = Skills(self._connection)
         #: Each tool as a typed function (``client.functions.get_time(zone="UTC")``).
         self.functions = Functions(self)
         self._handlers = ClientHandlers(roots, capabilities)
         self._resources = ResourceSubscriptions(self._connection)
-        self._tools = Tools(self._connection, pin)
 
     @property
     def max_input_rounds(self) -> int:

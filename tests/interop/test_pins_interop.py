@@ -77,6 +77,18 @@ def test_a_description_changed_after_list_changed_is_stopped_before_the_call_is_
         assert json.loads(pins.read_text())["tools"] == pinned  # "raise" keeps the pins
 
 
+def test_a_tool_call_as_a_task_is_checked_against_the_pins_too(tmp_path):
+    """``client.tasks.call_tool`` calls the tool too: a changed one is stopped before
+    anything is sent (before: the task call went out unchecked)."""
+    state, pins = tmp_path / "state", tmp_path / "pins.json"
+    with Client(pin=pins, protocol="handshake").connect(rug_pull_transport(state)) as client:
+        client.list_tools()
+        pull(client)
+        with pytest.raises(ToolChanged, match="'greet' changed"):
+            client.tasks.call_tool("greet", {"name": "b"})
+        assert greets(state) == []
+
+
 def test_a_tool_changed_between_runs_is_caught_by_the_pin_file(tmp_path):
     state, pins = tmp_path / "state", tmp_path / "pins.json"
     with Client(pin=pins, protocol="handshake").connect(rug_pull_transport(state)) as client:
