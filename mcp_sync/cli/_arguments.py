@@ -6,7 +6,13 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["ArgumentError", "parse_arguments", "parse_json_object", "unknown_arguments"]
+__all__ = [
+    "ArgumentError",
+    "effective_schema",
+    "parse_arguments",
+    "parse_json_object",
+    "unknown_arguments",
+]
 
 
 class ArgumentError(ValueError):
@@ -24,10 +30,69 @@ def parse_json_object(text: str, what: str = "--arguments") -> dict[str, Any]:
     return value
 
 
-def _types_of(schema: Any) -> list[str]:
+#: How far ``$ref`` and ``allOf`` are followed for one parameter, and how many sub-schemas
+#: are looked at: a schema comes from a server and may loop or fan out without end.
+MAX_DEPTH = 16
+MAX_NODES = 200
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = MAX_NODES
+
+    def spend(self) -> bool:
+        """False once the budget is spent."""
+        self.left -= 1
+        return self.left >= 0
+
+
+def _pointer(root: Any, ref: str) -> Any:
+    """The sub-schema of ``root`` that a local ``$ref`` (``#/$defs/X``) names; ``None`` for
+    a ref into another document (never fetched) or one that points nowhere."""
+    if not ref.startswith("#"):
+        return None
+    node = root
+    for part in ref[1:].split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def effective_schema(
+    schema: Any, root: Any, budget: _Budget | None = None, depth: int = 0
+) -> dict[str, Any]:
+    """``schema`` with its local ``$ref`` followed and its ``allOf`` merged in (its own keys
+    win); ``{}`` (untyped) where the depth or node budget runs out."""
+    budget = budget or _Budget()
+    if not isinstance(schema, dict) or depth > MAX_DEPTH or not budget.spend():
+        return {}
+    out = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
+    parts: list[dict[str, Any]] = []
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        parts.append(effective_schema(_pointer(root, ref), root, budget, depth + 1))
+    members = schema.get("allOf")
+    for member in members if isinstance(members, list) else []:
+        parts.append(effective_schema(member, root, budget, depth + 1))
+    for part in parts:
+        for key, value in part.items():
+            mine = out.get(key)
+            if key == "properties" and isinstance(mine, dict) and isinstance(value, dict):
+                out[key] = {**value, **mine}
+            else:
+                out.setdefault(key, value)
+    return out
+
+
+def _types_of(schema: Any, root: Any = None, budget: _Budget | None = None) -> list[str]:
     """The JSON types a schema allows, in the order to try them (string last)."""
-    if not isinstance(schema, dict):
-        return []
+    budget = budget or _Budget()
+    schema = effective_schema(schema, root, budget)
     kinds: list[str] = []
     kind = schema.get("type")
     if isinstance(kind, str):
@@ -35,8 +100,9 @@ def _types_of(schema: Any) -> list[str]:
     elif isinstance(kind, list):
         kinds.extend(k for k in kind if isinstance(k, str))
     for key in ("anyOf", "oneOf"):
-        for option in schema.get(key) or []:
-            kinds.extend(_types_of(option))
+        options = schema.get(key)
+        for option in options if isinstance(options, list) else []:
+            kinds.extend(_types_of(option, root, budget))
     if not kinds:
         if "enum" in schema and isinstance(schema["enum"], list):
             kinds.extend(_json_type(v) for v in schema["enum"])
@@ -122,21 +188,72 @@ _NAMES = {
 }
 
 
-def coerce(name: str, raw: str, schema: Any) -> Any:
-    """``raw`` converted to the first type ``schema`` allows that it parses as."""
-    kinds = _types_of(schema)
+def _array_items(schema: dict[str, Any], root: Any, budget: _Budget) -> Any:
+    """The ``items`` schema of the array option of ``schema`` (itself or an ``anyOf``)."""
+    if "items" in schema:
+        return schema["items"]
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        for option in options if isinstance(options, list) else []:
+            resolved = effective_schema(option, root, budget)
+            if "array" in _types_of(resolved, root, budget) and "items" in resolved:
+                return resolved["items"]
+    return None
+
+
+def _in_enum(value: Any, schema: dict[str, Any]) -> bool:
+    enum = schema.get("enum")
+    if not isinstance(enum, list):
+        return True
+    return any(
+        value == v
+        and isinstance(value, (bool, str)) == isinstance(v, (bool, str))
+        and isinstance(value, bool) == isinstance(v, bool)
+        for v in enum
+    )
+
+
+def _read(raw: str, schema: Any, root: Any, budget: _Budget, *, wrap: bool) -> tuple[bool, Any]:
+    """(ok, value): ``raw`` as the first type ``schema`` allows that it parses as (and that
+    its ``enum`` lists); with ``wrap``, failing that, as a one-item list of an array's item."""
+    resolved = effective_schema(schema, root, budget)
+    kinds = _types_of(resolved, root, budget)
     if not kinds:
         # No type to go by: JSON if it parses (numbers, true, {...}), else the text.
         try:
-            return json.loads(raw)
+            value = json.loads(raw)
         except json.JSONDecodeError:
-            return raw
+            value = raw
+        return _in_enum(value, resolved), value
     for kind in kinds:
         ok, value = _convert(kind, raw)
+        if ok and _in_enum(value, resolved):
+            return True, value
+    if wrap and "array" in kinds:
+        # files=a.txt for an array of strings: a list of one
+        ok, item = _read(raw, _array_items(resolved, root, budget), root, budget, wrap=False)
         if ok:
-            return value
-    expected = " or ".join(_NAMES.get(k, k) for k in kinds)
-    raise ArgumentError(f"argument {name!r}: expected {expected}, got {raw!r}")
+            return True, [item]
+    return False, None
+
+
+def coerce(name: str, raw: str, schema: Any, root: Any = None) -> Any:
+    """``raw`` converted to the first type ``schema`` allows that it parses as; ``root`` is
+    the document its local ``$ref`` point into (the tool's input schema)."""
+    budget = _Budget()
+    ok, value = _read(raw, schema, root, budget, wrap=True)
+    if ok:
+        return value
+    resolved = effective_schema(schema, root, _Budget())
+    kinds = _types_of(resolved, root, _Budget())
+    enum = resolved.get("enum")
+    if isinstance(enum, list) and enum:
+        shown = ", ".join(json.dumps(v) for v in enum[:10]) + (", ..." if len(enum) > 10 else "")
+        expected = f"one of {shown}"
+    else:
+        expected = " or ".join(_NAMES.get(k, k) for k in kinds)
+    hint = f" (a list is written as JSON: {name}='[...]')" if "array" in kinds else ""
+    raise ArgumentError(f"argument {name!r}: expected {expected}, got {raw!r}{hint}")
 
 
 def parse_arguments(
@@ -168,7 +285,7 @@ def parse_arguments(
             except json.JSONDecodeError as exc:
                 raise ArgumentError(f"argument {key!r}: not valid JSON ({exc.msg})") from None
             continue
-        arguments[key] = coerce(key, raw, properties.get(key))
+        arguments[key] = coerce(key, raw, properties.get(key), schema)
     unknown = unknown_arguments(arguments, schema)
     if unknown and closed:
         known = ", ".join(properties) or "none"
