@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EnvFileError", "parse_env_file", "strip_jsonc"]
+from .errors import ConfigError
+
+__all__ = ["parse_env_file", "strip_jsonc"]
 
 
 def strip_jsonc(text: str) -> str:
@@ -51,10 +53,6 @@ def strip_jsonc(text: str) -> str:
     return "".join(out)
 
 
-class EnvFileError(ValueError):
-    """A line of a dotenv file that is not ``KEY=VALUE`` (the message names the line)."""
-
-
 _ASSIGNMENT = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)$")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "$": "$"}
 
@@ -63,7 +61,8 @@ def parse_env_file(text: str, name: str) -> dict[str, str]:
     """The variables of a dotenv file: ``KEY=VALUE`` lines, ``export KEY=VALUE``, ``#``
     comments (whole lines, or after a value and a space), ``'single'`` quotes taken
     literally and ``"double"`` quotes with ``\\n``, ``\\t``, ``\\"`` and ``\\\\`` escapes.
-    Nothing is expanded: ``$HOME`` stays ``$HOME``. ``name`` is the file, for errors."""
+    Nothing is expanded: ``$HOME`` stays ``$HOME``. ``name`` is the file, for errors: a line
+    that is not an assignment raises :class:`ConfigError` naming it."""
     found: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
@@ -71,7 +70,7 @@ def parse_env_file(text: str, name: str) -> dict[str, str]:
             continue
         match = _ASSIGNMENT.match(stripped)
         if match is None:
-            raise EnvFileError(f"{name} line {number}: expected KEY=VALUE, not {stripped[:60]!r}")
+            raise ConfigError(f"{name} line {number}: expected KEY=VALUE, not {stripped[:60]!r}")
         key, raw = match.groups()
         found[key] = _value(raw, f"{name} line {number}")
     return found
@@ -89,9 +88,9 @@ def _value(raw: str, where: str) -> str:
             chars.append(raw[i])
             i += 1
         if i >= len(raw):
-            raise EnvFileError(f"{where}: the {quote} quote is not closed")
+            raise ConfigError(f"{where}: the {quote} quote is not closed")
         rest = raw[i + 1 :].strip()
         if rest and not rest.startswith("#"):
-            raise EnvFileError(f"{where}: unexpected text after the quoted value: {rest[:40]!r}")
+            raise ConfigError(f"{where}: unexpected text after the quoted value: {rest[:40]!r}")
         return "".join(chars)
     return re.split(r"\s#", raw, maxsplit=1)[0].strip()

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack
 
-from ._config_files import EnvFileError, parse_env_file, strip_jsonc
+from ._config_files import parse_env_file, strip_jsonc
 from ._targets import ClientOptions, Kind, ServerConfig
 from .errors import ConfigError, ServerConnectError
 from .group import ClientGroup
@@ -347,7 +347,7 @@ def _env_file(path: str | None, context: _Context, where: str, name: str) -> dic
         raise _EntryProblem(f"{where}: envFile {str(full)!r} is not UTF-8", server=name) from None
     try:
         found = parse_env_file(text, str(full))
-    except EnvFileError as exc:
+    except ConfigError as exc:
         raise _EntryProblem(f"{where}: {exc}", server=name) from None
     return {key: Secret(value, [value]) if value else value for key, value in found.items()}
 
