@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from .. import tool_parameters
-from .._repr import schema_type
 
 __all__ = ["Progress", "render_result", "safe", "table", "terminal_width"]
 
@@ -148,13 +147,18 @@ def param_lines(input_schema: Any) -> list[str]:
         if isinstance(schema, dict):
             resolved = effective_schema(schema, input_schema)
             if "enum" in resolved or "const" in resolved or _ref_name(schema) is None:
-                kind = schema_type(resolved)
+                kind = _type_name(resolved)
             default = resolved.get("default")
             if default is not None:
                 shown = json.dumps(default, ensure_ascii=False)
                 kind += f" = {shown if len(shown) <= 30 else shown[:27] + '...'}"
         lines.append(f"{p.name}{'*' if p.required else ''}: {kind}")
     return lines or ["-"]
+
+
+def _type_name(schema: dict[str, Any]) -> str:
+    """The short type name :func:`mcp_sync.tool_parameters` gives ``schema``."""
+    return tool_parameters({"properties": {"p": schema}})[0].type
 
 
 def _ref_name(schema: dict[str, Any]) -> str | None:

@@ -131,6 +131,13 @@ def test_structured_content_the_text_leaves_out_is_shown(typed, sdk):
     assert weather.out.count('"city"') == 1 and "structured content" not in weather.out
 
 
+def test_structured_content_shown_after_the_text_is_escaped(typed):
+    run = run_cli("call", "read_bytes", "data=\x1b]0;owned\x07\u202e", "--", *typed)
+    assert run.code == 0, run.err
+    assert "\x1b" not in run.out and "\x07" not in run.out and "\u202e" not in run.out
+    assert '"data": "\\u001b]0;owned\\u0007\\u202e"' in run.out, run.out
+
+
 # -- arrays ------------------------------------------------------------------------------
 
 

@@ -63,9 +63,9 @@ def files(paths: list[str], counts: list[int] | None = None) -> str:
 
 
 @server.tool()
-def read_bytes(offset: int = 0) -> types.CallToolResult:
+def read_bytes(offset: int = 0, data: str = "JVBE") -> types.CallToolResult:
     """Read some bytes: the text is a summary, the data is in the structured content."""
-    chunk = {"offset": offset, "length": 4, "total": 596, "data": "JVBE"}
+    chunk = {"offset": offset, "length": 4, "total": 596, "data": data}
     summary = types.TextContent(type="text", text=f"4 bytes at {offset}/596")
     return types.CallToolResult(content=[summary], structured_content=chunk)
 
