@@ -17,7 +17,8 @@ targets (one of):
   URL, --url URL           a remote server (Streamable HTTP, falling back to HTTP+SSE)
   --config FILE [--server NAME]
                            a server from an mcpServers JSON file (Claude Desktop, Cursor,
-                           VS Code); --server may be left out if the file has one server
+                           VS Code); --server may be left out if the file has one server;
+                           --input ID=VALUE gives a VS Code ${input:ID}
   options may stand before or after the URL and the verb
 
 arguments of call and prompt:
@@ -189,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         words = f" {words}" if words else ""
         sub = verbs.add_parser(
             name,
-            help=help,
+            help=f"{help}: {name}{words}" if words else help,
             description=help,
             usage=f"mcp-sync {name}{words} [options] TARGET",
             epilog=targets,
@@ -246,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     login = verb(
         "login",
         "sign in to a remote server with OAuth (opens the browser)",
+        "URL",
         only=SIGN_IN_OPTIONS,
         targets=SIGN_IN_TARGETS,
     )
@@ -269,6 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     logout = verb(
         "logout",
         "revoke and forget the OAuth tokens stored for a remote server",
+        "URL",
         only=SIGN_IN_OPTIONS - {"--timeout"},
         targets=SIGN_IN_TARGETS,
     )
