@@ -34,6 +34,8 @@ def parse_json_object(text: str, what: str = "--arguments") -> dict[str, Any]:
 #: are looked at: a schema comes from a server and may loop or fan out without end.
 MAX_DEPTH = 16
 MAX_NODES = 200
+#: The order in which to try the types a value may have: text is the last resort.
+_ORDER = ["null", "boolean", "integer", "number", "object", "array", "string"]
 
 
 class _Budget:
@@ -110,8 +112,7 @@ def _types_of(schema: Any, root: Any = None, budget: _Budget | None = None) -> l
             kinds.append(_json_type(schema["const"]))
         elif "properties" in schema:
             kinds.append("object")
-    order = ["null", "boolean", "integer", "number", "object", "array", "string"]
-    return sorted(dict.fromkeys(kinds), key=lambda k: order.index(k) if k in order else 99)
+    return sorted(dict.fromkeys(kinds), key=lambda k: _ORDER.index(k) if k in _ORDER else 99)
 
 
 def _json_type(value: Any) -> str:
@@ -213,9 +214,32 @@ def _in_enum(value: Any, schema: dict[str, Any]) -> bool:
     )
 
 
-def _read(raw: str, schema: Any, root: Any, budget: _Budget, *, wrap: bool) -> tuple[bool, Any]:
+def _options(
+    schema: dict[str, Any], root: Any, budget: _Budget, *, ranked: bool = True
+) -> list[dict[str, Any]]:
+    """The ``anyOf``/``oneOf`` options of a schema that has no type of its own, resolved;
+    ``ranked``: in the order to try them (the one whose type comes first in ``_ORDER``)."""
+    if "type" in schema or "enum" in schema or "const" in schema:
+        return []
+    found = []
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        for option in options if isinstance(options, list) else []:
+            found.append(effective_schema(option, root, budget))
+
+    def rank(option: dict[str, Any]) -> int:
+        kinds = _types_of(option, root, budget)
+        return min((_ORDER.index(k) for k in kinds if k in _ORDER), default=len(_ORDER))
+
+    return sorted(found, key=rank) if ranked else found
+
+
+def _read(
+    raw: str, schema: Any, root: Any, budget: _Budget, *, wrap: bool, depth: int = 0
+) -> tuple[bool, Any]:
     """(ok, value): ``raw`` as the first type ``schema`` allows that it parses as (and that
-    its ``enum`` lists); with ``wrap``, failing that, as a one-item list of an array's item."""
+    its ``enum`` lists, an option's own enum included); with ``wrap``, failing that, as a
+    one-item list of an array's item."""
     resolved = effective_schema(schema, root, budget)
     kinds = _types_of(resolved, root, budget)
     if not kinds:
@@ -225,10 +249,17 @@ def _read(raw: str, schema: Any, root: Any, budget: _Budget, *, wrap: bool) -> t
         except json.JSONDecodeError:
             value = raw
         return _in_enum(value, resolved), value
-    for kind in kinds:
-        ok, value = _convert(kind, raw)
-        if ok and _in_enum(value, resolved):
-            return True, value
+    options = _options(resolved, root, budget) if depth < MAX_DEPTH else []
+    if options:
+        for option in options:
+            ok, value = _read(raw, option, root, budget, wrap=False, depth=depth + 1)
+            if ok:
+                return True, value
+    else:
+        for kind in kinds:
+            ok, value = _convert(kind, raw)
+            if ok and _in_enum(value, resolved):
+                return True, value
     if wrap and "array" in kinds:
         # files=a.txt for an array of strings: a list of one
         ok, item = _read(raw, _array_items(resolved, root, budget), root, budget, wrap=False)
@@ -237,21 +268,28 @@ def _read(raw: str, schema: Any, root: Any, budget: _Budget, *, wrap: bool) -> t
     return False, None
 
 
-def coerce(name: str, raw: str, schema: Any, root: Any = None) -> Any:
-    """``raw`` converted to the first type ``schema`` allows that it parses as; ``root`` is
-    the document its local ``$ref`` point into (the tool's input schema)."""
-    budget = _Budget()
-    ok, value = _read(raw, schema, root, budget, wrap=True)
-    if ok:
-        return value
-    resolved = effective_schema(schema, root, _Budget())
-    kinds = _types_of(resolved, root, _Budget())
+def _expected(schema: Any, root: Any, budget: _Budget, depth: int = 0) -> list[str]:
+    """What ``schema`` takes, in words: ``one of "a", "b"``, ``an integer``, ``null``."""
+    resolved = effective_schema(schema, root, budget)
     enum = resolved.get("enum")
     if isinstance(enum, list) and enum:
         shown = ", ".join(json.dumps(v) for v in enum[:10]) + (", ..." if len(enum) > 10 else "")
-        expected = f"one of {shown}"
-    else:
-        expected = " or ".join(_NAMES.get(k, k) for k in kinds)
+        return [f"one of {shown}"]
+    options = _options(resolved, root, budget, ranked=False) if depth < MAX_DEPTH else []
+    if options:
+        words = [w for option in options for w in _expected(option, root, budget, depth + 1)]
+        return list(dict.fromkeys(words))
+    return [_NAMES.get(k, k) for k in _types_of(resolved, root, budget)]
+
+
+def coerce(name: str, raw: str, schema: Any, root: Any = None) -> Any:
+    """``raw`` converted to the first type ``schema`` allows that it parses as; ``root`` is
+    the document its local ``$ref`` point into (the tool's input schema)."""
+    ok, value = _read(raw, schema, root, _Budget(), wrap=True)
+    if ok:
+        return value
+    expected = " or ".join(_expected(schema, root, _Budget())) or "a value"
+    kinds = _types_of(effective_schema(schema, root, _Budget()), root, _Budget())
     hint = f" (a list is written as JSON: {name}='[...]')" if "array" in kinds else ""
     raise ArgumentError(f"argument {name!r}: expected {expected}, got {raw!r}{hint}")
 

@@ -53,6 +53,16 @@ def test_a_wrong_value_behind_a_ref_is_caught_before_sending(typed):
     assert json.loads(ok.out)["extras"] == [{"name": "ink", "qty": 1}]
 
 
+def test_an_optional_enum_is_checked_too(typed):
+    """pydantic writes ``Color | None`` as ``anyOf: [{$ref}, {type: null}]``."""
+    run = run_cli("call", "paint", "color=red", "code=10", "trim=blue", "--", *typed)
+    assert run.code == 2, (run.out, run.err)
+    assert "argument 'trim': expected one of \"red\", \"green\" or null, got 'blue'" in run.err
+    ok = run_cli("call", "paint", "color=red", "code=20", "trim=green", "--", *typed)
+    assert ok.code == 0, ok.err
+    assert json.loads(ok.out) == {"color": "red", "code": "20", "shade": 3, "trim": "green"}
+
+
 def test_allof_and_definitions_refs_type_a_parameter():
     schema = {
         "type": "object",

@@ -45,9 +45,10 @@ server = MCPServer("sdk-cli-fixture")
 
 
 @server.tool()
-def paint(color: Color, code: Code, shade: int = 3) -> str:
+def paint(color: Color, code: Code, shade: int = 3, trim: Color | None = None) -> str:
     """Echo the arguments."""
-    return json.dumps({"color": color.value, "code": code.value, "shade": shade})
+    echo = {"color": color.value, "code": code.value, "shade": shade}
+    return json.dumps({**echo, "trim": trim.value} if trim else echo)
 
 
 @server.tool()
