@@ -79,7 +79,7 @@ def effective_schema(
     if isinstance(ref, str):
         parts.append(effective_schema(_pointer(root, ref), root, budget, depth + 1))
     members = schema.get("allOf")
-    for member in members if isinstance(members, list) else []:
+    for member in members[:MAX_NODES] if isinstance(members, list) else []:
         parts.append(effective_schema(member, root, budget, depth + 1))
     for part in parts:
         for key, value in part.items():
@@ -103,7 +103,7 @@ def _types_of(schema: Any, root: Any = None, budget: _Budget | None = None) -> l
         kinds.extend(k for k in kind if isinstance(k, str))
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
-        for option in options if isinstance(options, list) else []:
+        for option in options[:MAX_NODES] if isinstance(options, list) else []:
             kinds.extend(_types_of(option, root, budget))
     if not kinds:
         if "enum" in schema and isinstance(schema["enum"], list):
@@ -195,7 +195,7 @@ def _array_items(schema: dict[str, Any], root: Any, budget: _Budget) -> Any:
         return schema["items"]
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
-        for option in options if isinstance(options, list) else []:
+        for option in options[:MAX_NODES] if isinstance(options, list) else []:
             resolved = effective_schema(option, root, budget)
             if "array" in _types_of(resolved, root, budget) and "items" in resolved:
                 return resolved["items"]
@@ -224,7 +224,7 @@ def _options(
     found = []
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
-        for option in options if isinstance(options, list) else []:
+        for option in options[:MAX_NODES] if isinstance(options, list) else []:
             found.append(effective_schema(option, root, budget))
 
     def rank(option: dict[str, Any]) -> int:

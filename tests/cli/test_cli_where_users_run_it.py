@@ -92,16 +92,18 @@ def test_hostile_schemas_are_resolved_within_bounds():
             "wide": {"$ref": "#/$defs/Wide"},
             "remote": {"$ref": "http://127.0.0.1:9/schema.json#/Remote"},
             "dangling": {"$ref": "#/$defs/Nowhere"},
+            "huge": {"anyOf": [{"$ref": "#/$defs/Wide"}] * 100_000},
         },
     }
     started = time.monotonic()
-    words = ["loop=1", "chain=2", "wide=3", "remote=4", "dangling=x"]
+    words = ["loop=1", "chain=2", "wide=3", "remote=4", "dangling=x", "huge=5"]
     assert parse_arguments(words, schema) == {
         "loop": 1,
         "chain": 2,
         "wide": 3,
         "remote": 4,
         "dangling": "x",
+        "huge": 5,
     }
     assert time.monotonic() - started < 5
 
