@@ -39,6 +39,7 @@ entry lives.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -50,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack
 
+from ._config_files import parse_env_file, strip_jsonc
 from ._targets import ClientOptions, Kind, ServerConfig
 from .errors import ConfigError, ServerConnectError
 from .group import ClientGroup
@@ -79,7 +81,35 @@ _TYPES: dict[str, Kind] = {
     "streamablehttp": "http",
     "sse": "sse",
 }
-_VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_VAR = re.compile(
+    r"\$\{(?:input:(?P<input>[^}\s]+)"
+    r"|(?P<env>env:)?(?P<var>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?)\}"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Context:
+    """What a config's variables are filled in from."""
+
+    environ: Mapping[str, str]
+    workspace: str | None
+    inputs: Mapping[str, str]
+
+    def predefined(self, var: str) -> str | None:
+        """VS Code's predefined variables (``${env:NAME}`` is the way to reach an environment
+        variable of the same name)."""
+        if var in ("workspaceFolder", "workspaceFolderBasename"):
+            if self.workspace is None:
+                return None
+            return self.workspace if var == "workspaceFolder" else os.path.basename(self.workspace)
+        if var == "userHome":
+            return os.path.expanduser("~")
+        if var == "pathSeparator":
+            return os.sep
+        return None
+
+
+_PREDEFINED = frozenset({"workspaceFolder", "workspaceFolderBasename", "userHome", "pathSeparator"})
 
 
 class Config(Mapping[str, ServerConfig]):
@@ -139,10 +169,19 @@ class Config(Mapping[str, ServerConfig]):
         return self[name].connect(timeout=timeout, auth=auth, on_stderr=on_stderr, **client_options)
 
 
-def load(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Config:
-    """Read a config file (``mcpServers`` or ``servers`` format); see the module docstring.
+def load(
+    path: str | os.PathLike[str],
+    *,
+    environ: Mapping[str, str] | None = None,
+    inputs: Mapping[str, str] | None = None,
+) -> Config:
+    """Read a config file (``mcpServers`` or ``servers`` format, JSON with comments and
+    trailing commas allowed); see the module docstring.
 
-    Raises :class:`ConfigError` naming the file and the entry at fault.
+    ``${workspaceFolder}`` is the folder that holds ``.vscode/`` for a ``.vscode/mcp.json``,
+    else the config file's folder. ``inputs`` gives the values of VS Code's ``${input:ID}``
+    (which VS Code prompts for). Raises :class:`ConfigError` naming the file and the entry at
+    fault.
     """
     source = os.fspath(path)
     try:
@@ -150,19 +189,32 @@ def load(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = No
     except OSError as exc:
         raise ConfigError(f"{source}: cannot read the config: {exc.strerror or exc}") from None
     try:
-        data = json.loads(text)
+        data = json.loads(strip_jsonc(text))
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{source}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
-    return parse(data, source=source, environ=environ)
+    folder = Path(source).resolve().parent
+    workspace = folder.parent if folder.name == ".vscode" else folder
+    return parse(data, source=source, environ=environ, inputs=inputs, workspace=str(workspace))
 
 
 def parse(
-    data: Any, *, source: str = "<config>", environ: Mapping[str, str] | None = None
+    data: Any,
+    *,
+    source: str = "<config>",
+    environ: Mapping[str, str] | None = None,
+    inputs: Mapping[str, str] | None = None,
+    workspace: str | os.PathLike[str] | None = None,
 ) -> Config:
-    """Build a :class:`Config` from an already parsed JSON value."""
-    env = os.environ if environ is None else environ
+    """Build a :class:`Config` from an already parsed JSON value; ``workspace`` is what
+    ``${workspaceFolder}`` stands for (and what a relative ``envFile`` is found in), ``inputs``
+    the values of ``${input:ID}``."""
+    env = _Context(
+        os.environ if environ is None else environ,
+        None if workspace is None else os.fspath(workspace),
+        dict(inputs or {}),
+    )
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the config must be a JSON object")
     key = "mcpServers" if "mcpServers" in data else "servers" if "servers" in data else None
@@ -174,13 +226,18 @@ def parse(
     builders: dict[str, Callable[[], ServerConfig]] = {}
     for name, entry in entries.items():
         # The entry's shape is checked now; its variables when it is used.
-        with contextlib.suppress(_UnsetVariable):
+        with contextlib.suppress(_EntryProblem):
             _server(name, entry, source, env)
         builders[name] = functools.partial(_server, name, entry, source, env)
     return Config._deferred(builders, source=source)
 
 
-class _UnsetVariable(ConfigError):
+class _EntryProblem(ConfigError):
+    """A problem with what an entry takes from outside the file (an unset variable, an
+    unreadable ``envFile``): an error of that entry, raised when it is used."""
+
+
+class _UnsetVariable(_EntryProblem):
     """A ``${VAR}`` without a default whose variable is not set."""
 
 
@@ -192,13 +249,27 @@ def _sandbox(value: Any, fail: Callable[[str], ConfigError]) -> Sandbox | None:
         raise fail(str(exc)) from None
 
 
-def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> ServerConfig:
+def _server(name: str, entry: Any, source: str, environ: _Context) -> ServerConfig:
     where = f"{source}: server {name!r}"
 
     def fail(problem: str) -> ConfigError:
         return ConfigError(f"{where}: {problem}", server=name)
 
     def unset(var: str, key: str) -> ConfigError:
+        if var.startswith("input:"):
+            ident = var[len("input:") :]
+            return _UnsetVariable(
+                f"{where}: ${{{var}}} in {key} is a VS Code input, which VS Code prompts "
+                f"for: give its value with load(..., inputs={{{ident!r}: ...}}) "
+                f"(mcp-sync: --input {ident}=VALUE), or use ${{env:NAME}}",
+                server=name,
+            )
+        if var in _PREDEFINED:
+            return _UnsetVariable(
+                f"{where}: ${{{var}}} in {key} has no value: no workspace folder (load() "
+                "a file, or pass workspace= to parse())",
+                server=name,
+            )
         return _UnsetVariable(f"{where}: ${{{var}}} in {key} is not set", server=name)
 
     if not isinstance(entry, dict):
@@ -246,7 +317,7 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
     if kind == "stdio":
         if not command:
             raise fail('a stdio server needs "command"')
-        env = table("env")
+        env = {**_env_file(text("envFile"), environ, where, name), **table("env")}
         server = ServerConfig(
             name,
             "stdio",
@@ -261,6 +332,8 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
         # held while the entry lives (by name only: TZ=Europe/Paris is no secret)
         hold(server, *(value for key, value in env.items() if is_secret_name(key)))
         return server
+    if entry.get("envFile") is not None:
+        raise fail('"envFile" applies to stdio servers (a remote server takes "headers")')
     if not url:
         raise fail(f'a {kind} server needs "url"')
     if not url.startswith(("http://", "https://")):
@@ -268,28 +341,59 @@ def _server(name: str, entry: Any, source: str, environ: Mapping[str, str]) -> S
     return ServerConfig(name, kind, url=url, headers=table("headers"), declared_type=declared)
 
 
-def _secret_if_taken(value: str, environ: Mapping[str, str], missing: Any) -> str:
+def _env_file(path: str | None, context: _Context, where: str, name: str) -> dict[str, str]:
+    """The variables of an entry's ``envFile`` (a relative path is in the workspace folder),
+    secret like every value taken from outside the config."""
+    if path is None:
+        return {}
+    full = Path(context.workspace or os.getcwd(), os.path.expanduser(path))
+    try:
+        text = full.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise _EntryProblem(
+            f"{where}: cannot read envFile {str(full)!r}: {exc.strerror or exc}", server=name
+        ) from None
+    except UnicodeDecodeError:
+        raise _EntryProblem(f"{where}: envFile {str(full)!r} is not UTF-8", server=name) from None
+    try:
+        found = parse_env_file(text, str(full))
+    except ConfigError as exc:
+        raise _EntryProblem(f"{where}: {exc}", server=name) from None
+    return {key: Secret(value, [value]) if value else value for key, value in found.items()}
+
+
+def _secret_if_taken(value: str, environ: _Context, missing: Any) -> str:
     """``value`` expanded, as a :class:`Secret` if it took a variable from ``environ``."""
     parts: list[str] = []
     text = _expand(value, environ, missing, parts)
     return Secret(text, parts) if parts else text
 
 
-def _expand(
-    value: str, environ: Mapping[str, str], missing: Any, taken: list[str] | None = None
-) -> str:
-    """``value`` with its variables replaced; the values taken from ``environ`` are appended
-    to ``taken``."""
+def _expand(value: str, context: _Context, missing: Any, taken: list[str] | None = None) -> str:
+    """``value`` with its variables replaced; the values taken from the environment or the
+    inputs are appended to ``taken``."""
 
     def replace(match: re.Match[str]) -> str:
-        var, default = match.group(1), match.group(2)
-        if var in environ:
-            if taken is not None:
-                taken.append(environ[var])
-            return environ[var]
-        if default is not None:
-            return default
-        raise missing(var)
+        ident = match.group("input")
+        if ident is not None:
+            if ident not in context.inputs:
+                raise missing(f"input:{ident}")
+            found = context.inputs[ident]
+        else:
+            var, default = match.group("var"), match.group("default")
+            if match.group("env") is None and var in _PREDEFINED:
+                known = context.predefined(var)
+                if known is None:
+                    raise missing(var)
+                return known
+            if var not in context.environ:
+                if default is not None:
+                    return default
+                raise missing(var)
+            found = context.environ[var]
+        if taken is not None:
+            taken.append(found)
+        return found
 
     return _VAR.sub(replace, value)
 

@@ -35,6 +35,7 @@ from ..errors import (
     TransportError,
     UnsupportedProtocolVersion,
 )
+from ..protocol.jsonrpc import METHOD_NOT_FOUND
 from ..redaction import RedactingWriter
 from . import _render
 from ._arguments import ArgumentError, parse_arguments, parse_json_object, unknown_arguments
@@ -107,6 +108,16 @@ def _headers(raw: Sequence[str]) -> dict[str, str]:
     return headers
 
 
+def _inputs(raw: Sequence[str]) -> dict[str, str]:
+    inputs: dict[str, str] = {}
+    for item in raw:
+        ident, sep, value = item.partition("=")
+        if not sep or not ident:
+            raise UsageError(f"--input must look like ID=VALUE, not {item!r}")
+        inputs[ident] = value
+    return inputs
+
+
 def connect(args: argparse.Namespace, err: IO[str]) -> Client:
     from .. import ClientOptions
     from .. import connect as connect_target
@@ -130,7 +141,7 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
         from ..config import ConfigError, load
 
         try:
-            config = load(args.config)
+            config = load(args.config, inputs=_inputs(args.input))
             name = args.server
             if name is None:
                 if len(config) != 1:
@@ -421,8 +432,10 @@ class Runner:
 
 def _capability(name: str, value: Any) -> str:
     if isinstance(value, dict) and value:
-        flags = [k for k, v in value.items() if v not in (None, False, {})] or list(value)
-        return f"{name} ({', '.join(flags)})"
+        # a false flag is a "no": only the ones set are shown ({} marks a sub-feature as on)
+        flags = [k for k, v in value.items() if v is not None and v is not False]
+        if flags:
+            return f"{name} ({', '.join(flags)})"
     return name
 
 
@@ -475,7 +488,7 @@ def _sign_in_or_out(args: argparse.Namespace, err: IO[str]) -> int:
         from ..config import ConfigError, load
 
         try:
-            config = load(args.config)
+            config = load(args.config, inputs=_inputs(args.input))
             entry = config[args.server] if args.server else next(iter(config.values()))
         except (ConfigError, StopIteration) as exc:
             raise UsageError(str(exc) or "the config has no servers") from None
@@ -548,6 +561,8 @@ def _run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
                 f"the server does not advertise the {exc.capability!r} capability needed by "
                 f"{exc.method} (add --ignore-capabilities to send the request anyway)"
             )
+        elif isinstance(exc, RpcError) and exc.code == METHOD_NOT_FOUND and client is not None:
+            message = _refused(args.verb, client) or message
         err.write(f"mcp-sync: {kind}: {_render.safe(message, lines=True)}\n")
         if code == EXIT_AUTH and args.verb not in ("login", "logout"):
             err.write("mcp-sync: sign in with `mcp-sync login URL`\n")
@@ -558,6 +573,31 @@ def _run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
                 client.close()
         with contextlib.suppress(Exception):
             out.flush()
+
+
+#: The capability a verb's request needs, and the method it sends.
+_VERB_METHODS = {
+    "tools": ("tools", "tools/list"),
+    "call": ("tools", "tools/call"),
+    "resources": ("resources", "resources/list"),
+    "templates": ("resources", "resources/templates/list"),
+    "read": ("resources", "resources/read"),
+    "prompts": ("prompts", "prompts/list"),
+    "prompt": ("prompts", "prompts/get"),
+    "complete": ("completions", "completion/complete"),
+}
+
+
+def _refused(verb: str, client: Client) -> str | None:
+    """What the server did when it answers "method not found" to a method of a capability
+    it advertises (the SDKs' low-level servers advertise resources without templates)."""
+    capability, method = _VERB_METHODS.get(verb, (None, None))
+    if capability is None or capability not in client.server_capabilities.to_wire():
+        return None
+    return (
+        f"the server advertises the {capability!r} capability but refused {method} "
+        "(JSON-RPC error -32601, method not found): it does not implement that part"
+    )
 
 
 class _EscapingFormatter(logging.Formatter):

@@ -6,7 +6,13 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["ArgumentError", "parse_arguments", "parse_json_object", "unknown_arguments"]
+__all__ = [
+    "ArgumentError",
+    "effective_schema",
+    "parse_arguments",
+    "parse_json_object",
+    "unknown_arguments",
+]
 
 
 class ArgumentError(ValueError):
@@ -24,10 +30,71 @@ def parse_json_object(text: str, what: str = "--arguments") -> dict[str, Any]:
     return value
 
 
-def _types_of(schema: Any) -> list[str]:
+#: How far ``$ref`` and ``allOf`` are followed for one parameter, and how many sub-schemas
+#: are looked at: a schema comes from a server and may loop or fan out without end.
+MAX_DEPTH = 16
+MAX_NODES = 200
+#: The order in which to try the types a value may have: text is the last resort.
+_ORDER = ["null", "boolean", "integer", "number", "object", "array", "string"]
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = MAX_NODES
+
+    def spend(self) -> bool:
+        """False once the budget is spent."""
+        self.left -= 1
+        return self.left >= 0
+
+
+def _pointer(root: Any, ref: str) -> Any:
+    """The sub-schema of ``root`` that a local ``$ref`` (``#/$defs/X``) names; ``None`` for
+    a ref into another document (never fetched) or one that points nowhere."""
+    if not ref.startswith("#"):
+        return None
+    node = root
+    for part in ref[1:].split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def effective_schema(
+    schema: Any, root: Any, budget: _Budget | None = None, depth: int = 0
+) -> dict[str, Any]:
+    """``schema`` with its local ``$ref`` followed and its ``allOf`` merged in (its own keys
+    win); ``{}`` (untyped) where the depth or node budget runs out."""
+    budget = budget or _Budget()
+    if not isinstance(schema, dict) or depth > MAX_DEPTH or not budget.spend():
+        return {}
+    out = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
+    parts: list[dict[str, Any]] = []
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        parts.append(effective_schema(_pointer(root, ref), root, budget, depth + 1))
+    members = schema.get("allOf")
+    for member in members[:MAX_NODES] if isinstance(members, list) else []:
+        parts.append(effective_schema(member, root, budget, depth + 1))
+    for part in parts:
+        for key, value in part.items():
+            mine = out.get(key)
+            if key == "properties" and isinstance(mine, dict) and isinstance(value, dict):
+                out[key] = {**value, **mine}
+            else:
+                out.setdefault(key, value)
+    return out
+
+
+def _types_of(schema: Any, root: Any = None, budget: _Budget | None = None) -> list[str]:
     """The JSON types a schema allows, in the order to try them (string last)."""
-    if not isinstance(schema, dict):
-        return []
+    budget = budget or _Budget()
+    schema = effective_schema(schema, root, budget)
     kinds: list[str] = []
     kind = schema.get("type")
     if isinstance(kind, str):
@@ -35,8 +102,9 @@ def _types_of(schema: Any) -> list[str]:
     elif isinstance(kind, list):
         kinds.extend(k for k in kind if isinstance(k, str))
     for key in ("anyOf", "oneOf"):
-        for option in schema.get(key) or []:
-            kinds.extend(_types_of(option))
+        options = schema.get(key)
+        for option in options[:MAX_NODES] if isinstance(options, list) else []:
+            kinds.extend(_types_of(option, root, budget))
     if not kinds:
         if "enum" in schema and isinstance(schema["enum"], list):
             kinds.extend(_json_type(v) for v in schema["enum"])
@@ -44,8 +112,7 @@ def _types_of(schema: Any) -> list[str]:
             kinds.append(_json_type(schema["const"]))
         elif "properties" in schema:
             kinds.append("object")
-    order = ["null", "boolean", "integer", "number", "object", "array", "string"]
-    return sorted(dict.fromkeys(kinds), key=lambda k: order.index(k) if k in order else 99)
+    return sorted(dict.fromkeys(kinds), key=lambda k: _ORDER.index(k) if k in _ORDER else 99)
 
 
 def _json_type(value: Any) -> str:
@@ -122,21 +189,109 @@ _NAMES = {
 }
 
 
-def coerce(name: str, raw: str, schema: Any) -> Any:
-    """``raw`` converted to the first type ``schema`` allows that it parses as."""
-    kinds = _types_of(schema)
+def _array_items(schema: dict[str, Any], root: Any, budget: _Budget) -> Any:
+    """The ``items`` schema of the array option of ``schema`` (itself or an ``anyOf``)."""
+    if "items" in schema:
+        return schema["items"]
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        for option in options[:MAX_NODES] if isinstance(options, list) else []:
+            resolved = effective_schema(option, root, budget)
+            if "array" in _types_of(resolved, root, budget) and "items" in resolved:
+                return resolved["items"]
+    return None
+
+
+def _in_enum(value: Any, schema: dict[str, Any]) -> bool:
+    enum = schema.get("enum")
+    if not isinstance(enum, list):
+        return True
+    return any(
+        value == v
+        and isinstance(value, (bool, str)) == isinstance(v, (bool, str))
+        and isinstance(value, bool) == isinstance(v, bool)
+        for v in enum
+    )
+
+
+def _options(
+    schema: dict[str, Any], root: Any, budget: _Budget, *, ranked: bool = True
+) -> list[dict[str, Any]]:
+    """The ``anyOf``/``oneOf`` options of a schema that has no type of its own, resolved;
+    ``ranked``: in the order to try them (the one whose type comes first in ``_ORDER``)."""
+    if "type" in schema or "enum" in schema or "const" in schema:
+        return []
+    found = []
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        for option in options[:MAX_NODES] if isinstance(options, list) else []:
+            found.append(effective_schema(option, root, budget))
+
+    def rank(option: dict[str, Any]) -> int:
+        kinds = _types_of(option, root, budget)
+        return min((_ORDER.index(k) for k in kinds if k in _ORDER), default=len(_ORDER))
+
+    return sorted(found, key=rank) if ranked else found
+
+
+def _read(
+    raw: str, schema: Any, root: Any, budget: _Budget, *, wrap: bool, depth: int = 0
+) -> tuple[bool, Any]:
+    """(ok, value): ``raw`` as the first type ``schema`` allows that it parses as (and that
+    its ``enum`` lists, an option's own enum included); with ``wrap``, failing that, as a
+    one-item list of an array's item."""
+    resolved = effective_schema(schema, root, budget)
+    kinds = _types_of(resolved, root, budget)
     if not kinds:
         # No type to go by: JSON if it parses (numbers, true, {...}), else the text.
         try:
-            return json.loads(raw)
+            value = json.loads(raw)
         except json.JSONDecodeError:
-            return raw
-    for kind in kinds:
-        ok, value = _convert(kind, raw)
+            value = raw
+        return _in_enum(value, resolved), value
+    options = _options(resolved, root, budget) if depth < MAX_DEPTH else []
+    if options:
+        for option in options:
+            ok, value = _read(raw, option, root, budget, wrap=False, depth=depth + 1)
+            if ok:
+                return True, value
+    else:
+        for kind in kinds:
+            ok, value = _convert(kind, raw)
+            if ok and _in_enum(value, resolved):
+                return True, value
+    if wrap and "array" in kinds:
+        # files=a.txt for an array of strings: a list of one
+        ok, item = _read(raw, _array_items(resolved, root, budget), root, budget, wrap=False)
         if ok:
-            return value
-    expected = " or ".join(_NAMES.get(k, k) for k in kinds)
-    raise ArgumentError(f"argument {name!r}: expected {expected}, got {raw!r}")
+            return True, [item]
+    return False, None
+
+
+def _expected(schema: Any, root: Any, budget: _Budget, depth: int = 0) -> list[str]:
+    """What ``schema`` takes, in words: ``one of "a", "b"``, ``an integer``, ``null``."""
+    resolved = effective_schema(schema, root, budget)
+    enum = resolved.get("enum")
+    if isinstance(enum, list) and enum:
+        shown = ", ".join(json.dumps(v) for v in enum[:10]) + (", ..." if len(enum) > 10 else "")
+        return [f"one of {shown}"]
+    options = _options(resolved, root, budget, ranked=False) if depth < MAX_DEPTH else []
+    if options:
+        words = [w for option in options for w in _expected(option, root, budget, depth + 1)]
+        return list(dict.fromkeys(words))
+    return [_NAMES.get(k, k) for k in _types_of(resolved, root, budget)]
+
+
+def coerce(name: str, raw: str, schema: Any, root: Any = None) -> Any:
+    """``raw`` converted to the first type ``schema`` allows that it parses as; ``root`` is
+    the document its local ``$ref`` point into (the tool's input schema)."""
+    ok, value = _read(raw, schema, root, _Budget(), wrap=True)
+    if ok:
+        return value
+    expected = " or ".join(_expected(schema, root, _Budget())) or "a value"
+    kinds = _types_of(effective_schema(schema, root, _Budget()), root, _Budget())
+    hint = f" (a list is written as JSON: {name}='[...]')" if "array" in kinds else ""
+    raise ArgumentError(f"argument {name!r}: expected {expected}, got {raw!r}{hint}")
 
 
 def parse_arguments(
@@ -168,7 +323,7 @@ def parse_arguments(
             except json.JSONDecodeError as exc:
                 raise ArgumentError(f"argument {key!r}: not valid JSON ({exc.msg})") from None
             continue
-        arguments[key] = coerce(key, raw, properties.get(key))
+        arguments[key] = coerce(key, raw, properties.get(key), schema)
     unknown = unknown_arguments(arguments, schema)
     if unknown and closed:
         known = ", ".join(properties) or "none"

@@ -5,6 +5,7 @@ the target URL stand anywhere (``mcp-sync --json URL tools``, ``call NAME --argu
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
@@ -16,7 +17,8 @@ targets (one of):
   URL, --url URL           a remote server (Streamable HTTP, falling back to HTTP+SSE)
   --config FILE [--server NAME]
                            a server from an mcpServers JSON file (Claude Desktop, Cursor,
-                           VS Code); --server may be left out if the file has one server
+                           VS Code); --server may be left out if the file has one server;
+                           --input ID=VALUE gives a VS Code ${input:ID}
   options may stand before or after the URL and the verb
 
 arguments of call and prompt:
@@ -43,6 +45,22 @@ examples:
   mcp-sync login https://example.com/mcp       (then any command against that URL)
 """
 
+TARGETS = """\
+TARGET (one of):
+  -- COMMAND [ARGS...]     run a stdio server (the rest of the line is its command)
+  URL, --url URL           a remote server: http://... or https://...
+  --config FILE [--server NAME]
+                           a server from an mcpServers config file
+  options may stand before or after the URL and the verb; see mcp-sync --help
+"""
+
+SIGN_IN_TARGETS = """\
+the server (one of):
+  URL, --url URL           the remote server's URL: http://... or https://...
+  --config FILE [--server NAME]
+                           a remote server (an entry with "url") from a config file
+"""
+
 #: Verbs that take no words of their own: a URL after them is the target.
 NO_POSITIONALS = (
     "tools",
@@ -67,19 +85,43 @@ class UsageError(Exception):
 # -- command line ---------------------------------------------------------------------------
 
 
-def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
-    """Options accepted before and after the verb (after: defaults suppressed)."""
+#: The options that mean something to ``login`` and ``logout`` (no request is sent).
+SIGN_IN_OPTIONS = frozenset({"--url", "--config", "--server", "--input", "--timeout", "--verbose"})
+
+
+def _common(
+    parser: argparse.ArgumentParser, *, top: bool, only: frozenset[str] | None = None
+) -> None:
+    """Options accepted before and after the verb (after: defaults suppressed); ``only``
+    keeps those its verb uses."""
 
     def default(value: Any) -> Any:
         return value if top else argparse.SUPPRESS
 
-    group = parser.add_argument_group("connection and output")
+    class Group:
+        def __init__(self, group: Any) -> None:
+            self.group = group
+
+        def add_argument(self, *names: str, **kwargs: Any) -> None:
+            if only is not None and "--timeout" in names:
+                kwargs["help"] = "how long to wait for the sign-in (default: 300)"
+            if only is None or any(name in only for name in names):
+                self.group.add_argument(*names, **kwargs)
+
+    group = Group(parser.add_argument_group("connection and output"))
     group.add_argument("--url", default=default(None), help="a remote server's URL")
     group.add_argument(
         "--config", default=default(None), metavar="FILE", help="an mcpServers JSON config file"
     )
     group.add_argument(
         "--server", default=default(None), metavar="NAME", help="the server to use from --config"
+    )
+    group.add_argument(
+        "--input",
+        action="append",
+        default=default([]),
+        metavar="ID=VALUE",
+        help="the value of ${input:ID} in a VS Code config (repeatable)",
     )
     group.add_argument(
         "-H",
@@ -147,39 +189,82 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
     verbs.required = True
 
-    def verb(name: str, help: str) -> argparse.ArgumentParser:
-        sub = verbs.add_parser(name, help=help, description=help)
+    def verb(
+        name: str,
+        help: str,
+        words: str = "",
+        *,
+        only: frozenset[str] | None = None,
+        targets: str = TARGETS,
+    ) -> argparse.ArgumentParser:
+        words = f" {words}" if words else ""
+        sub = verbs.add_parser(
+            name,
+            help=f"{help}: {name}{words}" if words else help,
+            description=help,
+            usage=f"mcp-sync {name}{words} [options] TARGET",
+            epilog=targets,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         sub.error = _fail  # type: ignore[method-assign]
-        _common(sub, top=False)
+        _common(sub, top=False, only=only)
         return sub
 
+    def arguments_of(sub: argparse.ArgumentParser, what: str) -> None:
+        sub.add_argument(
+            "words",
+            nargs="*",
+            metavar="key=value",
+            help=f"the {what}'s arguments, each converted to the type its schema gives it "
+            "(key:=JSON for a raw JSON value)",
+        )
+        sub.add_argument(
+            "--arguments",
+            metavar="JSON",
+            help="the arguments as a JSON object ('-' reads stdin); key=value words override it",
+        )
+
     verb("tools", "list the server's tools and their parameters")
-    call = verb("call", "call a tool: call NAME [key=value ...]")
-    call.add_argument("name", metavar="NAME")
-    call.add_argument("words", nargs="*", metavar="key=value")
-    call.add_argument("--arguments", metavar="JSON", help="the arguments as a JSON object")
+    call = verb("call", "call a tool", "NAME [key=value ...]")
+    call.add_argument("name", metavar="NAME", help="the tool's name (see the tools verb)")
+    arguments_of(call, "tool")
     verb("resources", "list the server's resources")
     verb("templates", "list the server's resource templates")
-    read = verb("read", "read a resource: read URI")
-    read.add_argument("uri", metavar="URI")
+    read = verb("read", "read a resource", "URI")
+    read.add_argument("uri", metavar="URI", help="the resource's URI (see resources, templates)")
     verb("prompts", "list the server's prompts")
-    prompt = verb("prompt", "get a prompt: prompt NAME [key=value ...]")
-    prompt.add_argument("name", metavar="NAME")
-    prompt.add_argument("words", nargs="*", metavar="key=value")
-    prompt.add_argument("--arguments", metavar="JSON", help="the arguments as a JSON object")
+    prompt = verb("prompt", "get a prompt", "NAME [key=value ...]")
+    prompt.add_argument("name", metavar="NAME", help="the prompt's name (see the prompts verb)")
+    arguments_of(prompt, "prompt")
     complete = verb(
         "complete",
-        "complete an argument: complete prompt:NAME|resource:URI ARGUMENT [VALUE] [key=value]",
+        "complete an argument of a prompt or a resource template",
+        "prompt:NAME|resource:URI ARGUMENT [VALUE] [key=value ...]",
     )
-    complete.add_argument("ref", metavar="prompt:NAME|resource:URI")
-    complete.add_argument("argument", metavar="ARGUMENT")
-    complete.add_argument("value", nargs="?", default="", metavar="VALUE")
+    complete.add_argument(
+        "ref",
+        metavar="prompt:NAME|resource:URI",
+        help="what the argument belongs to: a prompt, or a resource template's URI template",
+    )
+    complete.add_argument("argument", metavar="ARGUMENT", help="the argument to complete")
+    complete.add_argument(
+        "value", nargs="?", default="", metavar="VALUE", help="what is typed so far"
+    )
     complete.add_argument(
         "words", nargs="*", metavar="key=value", help="arguments already filled in (context)"
     )
     verb("ping", "check that the server answers")
     verb("stubs", "print a typed Python module of the server's tools (client.functions)")
-    login = verb("login", "sign in to a remote server with OAuth (opens the browser)")
+    login = verb(
+        "login",
+        "sign in to a remote server with OAuth (opens the browser)",
+        "URL",
+        only=SIGN_IN_OPTIONS,
+        targets=SIGN_IN_TARGETS,
+    )
+    login.usage = (
+        "mcp-sync login URL [options]\n       mcp-sync login --config FILE [--server NAME]"
+    )
     login.add_argument(
         "--no-browser",
         action="store_true",
@@ -194,7 +279,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="the loopback port for the redirect (default: any free port)",
     )
-    verb("logout", "revoke and forget the OAuth tokens stored for a remote server")
+    logout = verb(
+        "logout",
+        "revoke and forget the OAuth tokens stored for a remote server",
+        "URL",
+        only=SIGN_IN_OPTIONS - {"--timeout"},
+        targets=SIGN_IN_TARGETS,
+    )
+    logout.usage = (
+        "mcp-sync logout URL [options]\n       mcp-sync logout --config FILE [--server NAME]"
+    )
     verb("info", "server name, version, protocol, capabilities and instructions")
     verb("pin", "record or refresh FILE, the pins of the server's tools").add_argument("file")
     return parser
@@ -227,6 +321,7 @@ VALUE_OPTIONS = frozenset(
         "--url",
         "--config",
         "--server",
+        "--input",
         "-H",
         "--header",
         "--protocol",
@@ -301,10 +396,26 @@ def _positionals_first(words: list[str]) -> list[str]:
     return [*words[: verb + 1], *positionals, *options]
 
 
+#: ``127.0.0.1:8000/mcp``, ``localhost:3000``, ``example.com:443/mcp``: a URL without its scheme.
+_HOST_PORT = re.compile(r"^(localhost|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}(/\S*)?$")
+
+
+def _schemeless_url(words: Sequence[str]) -> str | None:
+    """A word where the target URL stands that is a URL without ``http://``."""
+    verb = _verb_at(words)
+    for i, word in _positionals(words):
+        if (verb is None or i < verb or words[verb] in NO_POSITIONALS) and _HOST_PORT.match(word):
+            return word
+    return None
+
+
 def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
     words, command = _split(argv)
     words = _rewrite_json_arguments(words)
     url = _take_url(words)
+    bare = _schemeless_url(words) if url is None else None
+    if bare is not None:
+        raise UsageError(f"{bare!r} is not a URL: write http://{bare} (or https://{bare})")
     words = _positionals_first(words)
     args = build_parser().parse_args(words)
     args.command = command

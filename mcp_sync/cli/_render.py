@@ -135,20 +135,74 @@ def describe(text: str | None) -> str:
 
 
 def param_lines(input_schema: Any) -> list[str]:
-    """One line per parameter: ``name*: type`` (``*`` = required)."""
-    return [
-        f"{p.name}{'*' if p.required else ''}: {p.type}" for p in tool_parameters(input_schema)
-    ] or ["-"]
+    """One line per parameter: ``name*: type = default`` (``*`` = required). A ``$ref`` or
+    ``allOf`` (pydantic's enums and models) is followed: an enum shows its values."""
+    from ._arguments import effective_schema
+
+    properties = input_schema.get("properties") if isinstance(input_schema, dict) else None
+    lines = []
+    for p in tool_parameters(input_schema):
+        schema = properties.get(p.name) if isinstance(properties, dict) else None
+        kind = p.type
+        if isinstance(schema, dict):
+            resolved = effective_schema(schema, input_schema)
+            if "enum" in resolved or "const" in resolved or _ref_name(schema) is None:
+                kind = _type_name(resolved)
+            default = resolved.get("default")
+            if default is not None:
+                shown = json.dumps(default, ensure_ascii=False)
+                kind += f" = {shown if len(shown) <= 30 else shown[:27] + '...'}"
+        lines.append(f"{p.name}{'*' if p.required else ''}: {kind}")
+    return lines or ["-"]
+
+
+def _type_name(schema: dict[str, Any]) -> str:
+    """The short type name :func:`mcp_sync.tool_parameters` gives ``schema``."""
+    return tool_parameters({"properties": {"p": schema}})[0].type
+
+
+def _ref_name(schema: dict[str, Any]) -> str | None:
+    """The ``$ref`` a parameter names, itself or as the one member of its ``allOf``."""
+    members = schema.get("allOf")
+    if isinstance(members, list) and len(members) == 1 and isinstance(members[0], dict):
+        schema = members[0]
+    ref = schema.get("$ref")
+    return ref if isinstance(ref, str) else None
 
 
 def render_result(result: Any, out: IO[str]) -> None:
-    """A tool result or a resource read for people: text as is, other content summarised,
-    structured content as JSON when there is no content."""
+    """A tool result or a resource read for people: text as is, other content summarised.
+    Structured content follows as JSON unless the text already is that JSON (as the SDKs
+    write it): a server may summarise in the text and keep the data for machines."""
     from .. import to_llm_text
 
     text = to_llm_text(result)
     if text:
         write_lines(text, out)
+    structured = getattr(result, "structured_content", None)
+    if structured is not None and text and not _text_is(result, text, structured):
+        out.write("structured content:\n")
+        dump_json(structured, out)
+
+
+def _text_is(result: Any, text: str, structured: Any) -> bool:
+    """Whether the text (all of it, or one text block) is the structured content as JSON,
+    or the one value the SDKs wrap a plain return in (``{"result": 42}`` for ``42``)."""
+    texts = [text] + [
+        block.text for block in getattr(result, "content", None) or [] if hasattr(block, "text")
+    ]
+    wanted = [structured]
+    if isinstance(structured, dict) and len(structured) == 1:
+        wanted.extend(structured.values())
+    for candidate in texts:
+        if candidate in wanted:
+            return True
+        try:
+            if json.loads(candidate) in wanted:
+                return True
+        except (ValueError, TypeError):
+            continue
+    return False
 
 
 def write_lines(text: str, out: IO[str]) -> None:
