@@ -168,6 +168,9 @@ class RedisStateStore(StateStore):
         except TypeError:  # redis-py before 5.3 wants the command's name
             conn = pool.get_connection(args[0])
         try:
+            own = getattr(conn, "socket_timeout", None)  # (the client's own, if shorter)
+            if isinstance(own, (int, float)) and 0 < own < budget:
+                budget = own
             conn.send_command(*args)
             # (on a timeout redis-py drops the connection: a late answer is never misread)
             return conn.read_response(timeout=budget)

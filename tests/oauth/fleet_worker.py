@@ -1,6 +1,7 @@
 """One worker of a fleet sharing one OAuth state store, run as its own process.
 
     fleet_worker.py signin STORE MCP_URL   # "ready", wait for "go", sign in (headless), call add
+    fleet_worker.py hold STORE MCP_URL     # take the state lock, say "locked", block
 
 ``STORE`` is a Redis URL (``redis://...``) or the path of a FileStateStore file. Prints one
 JSON line: the result text or the error.
@@ -14,6 +15,7 @@ import time
 
 import mcp_sync
 from mcp_sync.oauth import FileStateStore, OAuthProvider, StateStore, headless_redirect
+from mcp_sync.oauth.discovery import canonical_resource
 
 
 def store_for(where: str) -> StateStore:
@@ -26,7 +28,11 @@ def store_for(where: str) -> StateStore:
 
 def main() -> None:
     mode, where, mcp_url = sys.argv[1:4]
-    assert mode == "signin"
+    if mode == "hold":
+        with store_for(where).lock(canonical_resource(mcp_url)):
+            print("locked", flush=True)
+            sys.stdin.read()  # until killed
+        return
     provider = OAuthProvider(
         mcp_url,
         "http://127.0.0.1:1/callback",

@@ -22,6 +22,7 @@ redis = pytest.importorskip("redis", reason="the redis extra is not installed")
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)  # the OAuth test server
 
 from fastmcp.server.auth.providers import in_memory  # noqa: E402
+from fleet_worker import store_for  # noqa: E402
 from oauth_fastmcp_server import serve  # noqa: E402
 from redis_server import free_port, redis_process  # noqa: E402
 from tls_certs import make_certificates  # noqa: E402
@@ -97,29 +98,80 @@ def test_a_call_timeout_bounds_its_authentication_while_redis_is_frozen(tmp_path
 
 def test_a_lock_set_by_a_timed_out_attempt_is_not_waited_out(tmp_path):
     with redis_process(tmp_path) as store_server:
-        # a worker whose Redis commands give up after 1 s, and another worker
-        mine = RedisStateStore(
-            redis.Redis.from_url(store_server.url, socket_timeout=1.0), lock_ttl=15.0
-        )
+        # two workers whose Redis commands give up after 1 s: one asks again later, the other
+        # never does; and a third worker
+        def impatient() -> RedisStateStore:
+            client = redis.Redis.from_url(store_server.url, socket_timeout=1.0)
+            return RedisStateStore(client, lock_ttl=15.0)
+
+        mine, gone = impatient(), impatient()
         other = RedisStateStore(store_server.url, lock_ttl=15.0, lock_wait=30.0)
-        assert mine.load("k") is None and other.load("k") is None  # (connected before)
+        for store in (mine, gone, other):
+            assert store.load("k") is None  # (each connected before the freeze)
         store_server.freeze()
         try:
-            for key in ("k", "j"):
-                with pytest.raises(Exception), mine.lock(key):  # noqa: B017 - a timeout
+            for store, key in ((mine, "k"), (gone, "j")):
+                with pytest.raises(Exception), store.lock(key):  # noqa: B017 - a timeout
                     pass
         finally:
             store_server.thaw()
-        # Redis applied those SETs when it thawed: both locks hold a token of ``mine``.
-        started = time.monotonic()
-        with other.lock("j"):
-            taken_by_other = time.monotonic() - started
-        started = time.monotonic()
-        with mine.lock("k"):
-            taken_by_mine = time.monotonic() - started
+        # Redis applied those SETs when it thawed: "k" holds a token of mine, "j" of gone's.
+        # (both at once: each lock's ttl runs from the thaw)
+        taken: dict[str, float] = {}
+
+        def take(store: RedisStateStore, key: str) -> None:
+            started = time.monotonic()
+            with store.lock(key):
+                taken[key] = time.monotonic() - started
+
+        threads = [
+            threading.Thread(target=take, args=(mine, "k")),
+            threading.Thread(target=take, args=(other, "j")),
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(40)
+        taken_by_mine, taken_by_other = taken["k"], taken["j"]
         # Before: each waited out lock_ttl (15 s) for a lock no live process held.
-        assert taken_by_other < 8, f"another worker waited {taken_by_other:.1f} s"
-        assert taken_by_mine < 8, f"the same worker waited {taken_by_mine:.1f} s"
+        waited = f"the same worker waited {taken_by_mine:.1f} s, another {taken_by_other:.1f} s"
+        assert max(taken_by_mine, taken_by_other) < 8, waited
+
+
+@pytest.mark.parametrize("kind", ["redis", "file"])
+def test_a_call_timeout_bounds_its_wait_for_a_lock_another_worker_holds(
+    tmp_path, short_tokens, kind
+):
+    with serve() as server, redis_process(tmp_path) as store_server:
+        where = store_server.url if kind == "redis" else str(tmp_path / "oauth.json")
+        provider = OAuthProvider(
+            server.url,
+            REDIRECT,
+            on_redirect=headless_redirect(),
+            store=store_for(where),
+            refresh_margin=1.0,
+        )
+        with mcp_sync.connect(server.url, auth=provider) as client:
+            assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
+            expires_at = provider.tokens.expires_at
+            holder = start_worker("hold", where, server.url)
+            # (bounded: old code waited for the lock until this kills its holder)
+            release = threading.Timer(25, holder.kill)
+            release.start()
+            try:
+                assert holder.stdout.readline() == "locked\n", holder.stderr.read()
+                wait_until(lambda: time.time() > expires_at + 0.05, timeout=10)
+                started = time.monotonic()
+                with pytest.raises(McpError):
+                    client.call_tool("add", {"a": 1, "b": 2}, timeout=5)
+                elapsed = time.monotonic() - started
+            finally:
+                release.cancel()
+                holder.kill()
+                holder.wait(10)
+            # Before: Redis waited for lock_wait (60 s), the file lock for ever.
+            assert elapsed < 9, f"a call with timeout=5 took {elapsed:.1f} s"
+            assert client.call_tool("add", {"a": 1, "b": 3}, timeout=30).text == "4"
 
 
 def start_worker(*args: str) -> subprocess.Popen[str]:
