@@ -28,7 +28,7 @@ from redis_server import free_port, redis_process  # noqa: E402
 from tls_certs import make_certificates  # noqa: E402
 
 import mcp_sync  # noqa: E402
-from mcp_sync import McpError  # noqa: E402
+from mcp_sync import McpError, RequestTimeout  # noqa: E402
 from mcp_sync.oauth import OAuthProvider, StateStoreError, headless_redirect  # noqa: E402
 from mcp_sync.oauth.redis_store import RedisStateStore  # noqa: E402
 
@@ -84,7 +84,7 @@ def test_a_call_timeout_bounds_its_authentication_while_redis_is_frozen(tmp_path
             thaw.start()
             try:
                 started = time.monotonic()
-                with pytest.raises(McpError):
+                with pytest.raises(RequestTimeout):
                     client.call_tool("add", {"a": 1, "b": 2}, timeout=5)
                 elapsed = time.monotonic() - started
             finally:
@@ -162,7 +162,7 @@ def test_a_call_timeout_bounds_its_wait_for_a_lock_another_worker_holds(
                 assert holder.stdout.readline() == "locked\n", holder.stderr.read()
                 wait_until(lambda: time.time() > expires_at + 0.05, timeout=10)
                 started = time.monotonic()
-                with pytest.raises(McpError):
+                with pytest.raises(RequestTimeout):
                     client.call_tool("add", {"a": 1, "b": 2}, timeout=5)
                 elapsed = time.monotonic() - started
             finally:
