@@ -25,10 +25,11 @@ def limits_for(timeout: float, ctx: RequestContext | UnauthorizedContext) -> Lim
     return Limits(timeout, ctx.cancelled, ctx.interactive, getattr(ctx, "deadline", None))
 
 
-def inherited(timeout: float) -> Limits:
-    """Limits with ``timeout`` per exchange that keep this thread's abort and deadline."""
+def inherited(timeout: float, *, deadline: bool = True) -> Limits:
+    """Limits with ``timeout`` per exchange that keep this thread's abort and (unless
+    ``deadline`` is False) its deadline."""
     outer = current_limits()
-    return Limits(timeout, outer.cancelled, outer.interactive, outer.deadline)
+    return Limits(timeout, outer.cancelled, outer.interactive, outer.deadline if deadline else None)
 
 
 def lock_deadline(wait: float | None) -> float | None:

@@ -224,7 +224,10 @@ def _exchange(
     bound = current_limits()
     bound.check()
     budget = bound.budget()
-    deadline = time.monotonic() + budget
+    # A POST that was sent (a token or registration request) is read within the exchange's
+    # own limit, not the request's deadline: cut, it would waste a rotated refresh token.
+    read = budget if method == "GET" else bound.timeout
+    deadline = time.monotonic() + read
     for attempt in (1, 2):
         try:
             response = session.request(
@@ -237,7 +240,7 @@ def _exchange(
                     "Accept-Encoding": "gzip, deflate",
                     **(headers or {}),
                 },
-                timeout=(budget, budget),
+                timeout=(budget, read),
                 allow_redirects=False,
                 stream=True,
             )

@@ -15,6 +15,7 @@ from .flow import TokenSet
 from .registration import ClientInfo
 
 __all__ = [
+    "fresher_tokens",
     "initial_scope",
     "stored_client",
     "stored_server",
@@ -29,6 +30,18 @@ def stored_tokens(state: Mapping[str, Any]) -> TokenSet | None:
         return TokenSet.from_json(value) if isinstance(value, dict) else None
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def fresher_tokens(
+    state: Mapping[str, Any], stale: str | None, scope: str | None
+) -> TokenSet | None:
+    """The stored tokens if they are not ``stale`` (the rejected ones) and cover ``scope``."""
+    current = stored_tokens(state)
+    if current is None or current.access_token == stale:
+        return None
+    if scope is not None and not set(scope.split()) <= set((current.scope or "").split()):
+        return None
+    return current
 
 
 def stored_server(state: Mapping[str, Any], issuer: str) -> ServerMetadata | None:

@@ -30,10 +30,10 @@ from typing import Any
 import requests
 
 from ..auth import AuthProvider, RequestContext, UnauthorizedContext
+from . import _state
 from ._deadline import inherited, limits_for, waited
 from ._egress import Egress, guard_session
 from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, require_secure
-from ._state import initial_scope, stored_client, stored_server, stored_tokens, with_offline_access
 from ._store_guard import guarded
 from .discovery import Discovery, ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, note_nonce, supported_by, take_nonce
@@ -149,7 +149,7 @@ class OAuthProvider(AuthProvider):
         self.session = guard_session(session or requests.Session(), Egress(server_url, allow_hosts))
         self._key = canonical_resource(server_url)
         self._lock = threading.RLock()
-        self._tokens: TokenSet | None = stored_tokens(self.store.load(self._key) or {})
+        self._tokens: TokenSet | None = _state.stored_tokens(self.store.load(self._key) or {})
 
     def __repr__(self) -> str:
         signed_in = "signed in" if self._tokens is not None else "not signed in"
@@ -169,7 +169,12 @@ class OAuthProvider(AuthProvider):
             except (InvalidGrantError, InvalidClientError) as exc:
                 logger.info("refreshing the token for %s failed (%s)", self.server_url, exc.error)
                 return None
-            except Exception as exc:  # the 401 that follows will try again and report it
+            except Exception as exc:
+                if tokens.expires_within(0):
+                    # Sent, an expired token is only refused (and a server may revoke its
+                    # refresh token on seeing it): this failure is the request's.
+                    raise
+                # still valid: sent, and a 401 that follows tries again and reports it
                 logger.warning(
                     "refreshing the token for %s failed: %s", self.server_url, type(exc).__name__
                 )
@@ -208,7 +213,7 @@ class OAuthProvider(AuthProvider):
         with limits(limits_for(self.timeout, ctx)) as bound, waited(self._lock, _WHAT):
             bound.check()
             state = self._load()
-            current = stored_tokens(state)
+            current = _state.stored_tokens(state)
             self._tokens = current
             if ctx.insufficient_scope:
                 return self._step_up(ctx, state, current)
@@ -306,9 +311,9 @@ class OAuthProvider(AuthProvider):
         and forget them."""
         with self._lock, self.store.lock(self._key), limits(Limits(self.timeout)):
             state = self._load()
-            tokens = stored_tokens(state)
+            tokens = _state.stored_tokens(state)
             if tokens is not None and tokens.issuer is not None:
-                server = stored_server(state, tokens.issuer)
+                server = _state.stored_server(state, tokens.issuer)
                 client = self._client(state, server) if server is not None else None
                 if server is not None and client is not None:
                     revoke(self.session, server, client, tokens)
@@ -365,6 +370,7 @@ class OAuthProvider(AuthProvider):
     def _set_tokens(
         self, tokens: TokenSet | None, *, extra: Mapping[str, Any] | None = None
     ) -> None:
+        self._tokens = tokens  # (kept here even if the store fails: they are the newest)
         with self.store.lock(self._key):
             state = self._load()
             if tokens is None:
@@ -385,7 +391,7 @@ class OAuthProvider(AuthProvider):
             self._save(state)
 
     def _client(self, state: Mapping[str, Any], server: ServerMetadata) -> ClientInfo | None:
-        stored = stored_client(state, server.issuer)
+        stored = _state.stored_client(state, server.issuer)
         if stored is not None:
             return stored
         pre = self._pre_registered
@@ -414,7 +420,7 @@ class OAuthProvider(AuthProvider):
     def _client_for(self, server: ServerMetadata) -> ClientInfo:
         # one registration for everything sharing the store: read and written in one turn
         with self.store.sign_in_lock(self._key):
-            kept = stored_client(self._load(), server.issuer)
+            kept = _state.stored_client(self._load(), server.issuer)
             client = select_client(
                 self.session,
                 server,
@@ -432,7 +438,7 @@ class OAuthProvider(AuthProvider):
         return client
 
     def _initial_scope(self, challenged: str | None, discovery: Discovery) -> str | None:
-        return initial_scope(self.scope, challenged, discovery, self._offline())
+        return _state.initial_scope(self.scope, challenged, discovery, self._offline())
 
     def _offline(self) -> bool:
         return self.offline_access and "refresh_token" in self.client_metadata.grant_types
@@ -465,7 +471,7 @@ class OAuthProvider(AuthProvider):
         self._remember(discovery)
         if target is not None:
             target = " ".join(
-                with_offline_access(target.split(), discovery.server, self._offline())
+                _state.with_offline_access(target.split(), discovery.server, self._offline())
             )
         return self._authorize(discovery, target, step_up=True, stale=ctx.token)
 
@@ -509,7 +515,9 @@ class OAuthProvider(AuthProvider):
         (by their deadline) and use its tokens."""
         current_limits().check_interactive(self.server_url)  # a notification opens no browser
         with self.store.sign_in_lock(self._key):
-            if self._signed_in_meanwhile(stale, scope if step_up else None):
+            fresher = _state.fresher_tokens(self._load(), stale, scope if step_up else None)
+            if fresher is not None:  # another worker signed in while this one waited
+                self._tokens = fresher
                 return True
             pending = self._new_pending(discovery, scope, step_up)
             current_limits().check()  # an aborted request opens no browser
@@ -524,17 +532,6 @@ class OAuthProvider(AuthProvider):
                 else:
                     self._finish(CallbackResult.from_url(answer), answer)
             return True
-
-    def _signed_in_meanwhile(self, stale: str | None, scope: str | None) -> bool:
-        """True (and the tokens taken) if the store has tokens other than ``stale`` that
-        cover ``scope``: another worker signed in while this one waited for its turn."""
-        current = stored_tokens(self._load())
-        if current is None or current.access_token == stale:
-            return False
-        if scope is not None and not set(scope.split()) <= set((current.scope or "").split()):
-            return False
-        self._tokens = current
-        return True
 
     def _finish(self, result: CallbackResult, landed_url: str | None = None) -> TokenSet:
         """Exchange the redirect's code; ``landed_url`` (a pasted redirect URL) must be on the
@@ -555,7 +552,7 @@ class OAuthProvider(AuthProvider):
                 self._save(state)
             pending = PendingAuthorization.from_json(raw)
             code = check_callback(pending, result)
-            server = stored_server(state, pending.issuer)
+            server = _state.stored_server(state, pending.issuer)
             if server is None:
                 raise OAuthError(
                     f"no metadata stored for the authorization server {pending.issuer}"
@@ -581,7 +578,7 @@ class OAuthProvider(AuthProvider):
         """Refresh once across threads and processes; None when there is nothing to refresh."""
         with waited(self._lock, _WHAT), self.store.lock(self._key):
             state = self._load()
-            tokens = stored_tokens(state)
+            tokens = _state.stored_tokens(state)
             if tokens is None:
                 self._tokens = None
                 return None
@@ -594,7 +591,7 @@ class OAuthProvider(AuthProvider):
                 return tokens
             if not tokens.refresh_token or tokens.issuer is None:
                 return None
-            server = stored_server(state, tokens.issuer)
+            server = _state.stored_server(state, tokens.issuer)
             client = self._client(state, server) if server is not None else None
             if server is None or client is None:
                 return None
@@ -613,6 +610,9 @@ class OAuthProvider(AuthProvider):
                 self._set_tokens(None)
                 self._forget_client(server.issuer)
                 raise
-            self._set_tokens(fresh)
+            # The refresh token is spent: what replaced it is saved even past the request's
+            # deadline (else the store keeps a used one, and the fleet signs in again).
+            with limits(inherited(self.timeout, deadline=False)):
+                self._set_tokens(fresh)
             logger.info("refreshed the token for %s", self.server_url)
             return fresh

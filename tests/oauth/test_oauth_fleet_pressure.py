@@ -6,7 +6,6 @@ once, and a store that is down, behind TLS or an ACL says so by name."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import threading
 import time
@@ -22,6 +21,7 @@ redis = pytest.importorskip("redis", reason="the redis extra is not installed")
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)  # the OAuth test server
 
 from fastmcp.server.auth.providers import in_memory  # noqa: E402
+from fleet_support import counted, start_worker  # noqa: E402
 from fleet_worker import store_for  # noqa: E402
 from oauth_fastmcp_server import serve  # noqa: E402
 from redis_server import free_port, redis_process  # noqa: E402
@@ -32,32 +32,9 @@ from mcp_sync import McpError, RequestTimeout  # noqa: E402
 from mcp_sync.oauth import OAuthProvider, StateStoreError, headless_redirect  # noqa: E402
 from mcp_sync.oauth.redis_store import RedisStateStore  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
-WORKER = HERE / "fleet_worker.py"
 REDIRECT = "http://127.0.0.1:1/callback"
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def counted(server) -> dict[str, int]:
-    """Count what the authorization server is asked for: registrations, authorizations,
-    code and refresh grants."""
-    counts = {"register": 0, "authorize": 0, "code": 0, "refresh": 0}
-    names = {
-        "register": "register_client",
-        "authorize": "authorize",
-        "code": "exchange_authorization_code",
-        "refresh": "exchange_refresh_token",
-    }
-    for what, name in names.items():
-        original = getattr(server.provider, name)
-
-        def wrapper(*args, _what=what, _original=original, **kwargs):  # type: ignore[no-untyped-def]
-            counts[_what] += 1
-            return _original(*args, **kwargs)
-
-        setattr(server.provider, name, wrapper)
-    return counts
 
 
 @pytest.fixture
@@ -172,16 +149,6 @@ def test_a_call_timeout_bounds_its_wait_for_a_lock_another_worker_holds(
             # Before: Redis waited for lock_wait (60 s), the file lock for ever.
             assert elapsed < 9, f"a call with timeout=5 took {elapsed:.1f} s"
             assert client.call_tool("add", {"a": 1, "b": 3}, timeout=30).text == "4"
-
-
-def start_worker(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, str(WORKER), *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def run_fleet(where: str, mcp_url: str, processes: int = 8) -> list[dict]:
