@@ -19,13 +19,20 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import requests
 
-__all__ = ["AuthProvider", "BearerToken", "UnauthorizedContext", "parse_www_authenticate"]
+__all__ = [
+    "AuthProvider",
+    "BearerToken",
+    "RequestContext",
+    "UnauthorizedContext",
+    "parse_www_authenticate",
+]
 
 _PARAM = re.compile(r'([A-Za-z0-9_.~+/-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))')
 
@@ -49,6 +56,29 @@ def parse_www_authenticate(header: str | None) -> dict[str, str]:
         value = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else bare
         params.setdefault(name, value)
     return params
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """What a provider knows about the request it authorizes (see ``AuthProvider.headers_for``).
+
+    ``deadline`` is the request's own (``time.monotonic()``), None for a request without one;
+    a provider that refreshes a token or waits for a lock stops by then, so that the caller's
+    ``timeout=`` also bounds authentication.
+    """
+
+    #: When the request times out (``time.monotonic()``), or None.
+    deadline: float | None = None
+    #: Set when the request is aborted (its signal, Ctrl-C, close): stop authorizing then.
+    cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
+    #: False for a message nobody waits for (see ``UnauthorizedContext.interactive``).
+    interactive: bool = True
+
+    def time_left(self) -> float | None:
+        """Seconds until ``deadline`` (0 once passed), or None without a deadline."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
 
 
 @dataclass(frozen=True)
@@ -77,6 +107,9 @@ class UnauthorizedContext:
     #: an answer to the server): refresh a token if you can, but start no interactive sign-in
     #: (no browser); raise instead, and the message is dropped and reported.
     interactive: bool = True
+    #: When the rejected request times out (``time.monotonic()``), or None: handle the
+    #: challenge by then.
+    deadline: float | None = None
 
     @property
     def params(self) -> dict[str, str]:
@@ -130,6 +163,15 @@ class AuthProvider(ABC):
         """
         token = self.token()
         return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def headers_for(self, method: str, url: str, ctx: RequestContext) -> dict[str, str]:
+        """The headers for one request, knowing its deadline and abort signal (``ctx``).
+
+        What the transports call. By default :meth:`authorization`, which knows neither: a
+        provider written for an earlier version keeps working. A provider that may block (a
+        refresh, a shared lock) overrides this to stop by ``ctx.deadline``.
+        """
+        return self.authorization(method, url)
 
     def on_response(self, url: str, headers: Mapping[str, str]) -> None:  # noqa: B027
         """Called with the headers of every response from the server at ``url``; by default

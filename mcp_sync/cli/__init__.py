@@ -40,6 +40,7 @@ from ..redaction import RedactingWriter
 from . import _render
 from ._arguments import ArgumentError, parse_arguments, parse_json_object, unknown_arguments
 from ._command_line import UsageError, build_parser, parse_command_line
+from ._connecting import connect, inputs
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -77,104 +78,6 @@ EXIT_TIMEOUT = 5
 EXIT_AUTH = 6
 #: Interrupted with Ctrl-C (SIGINT); the request was cancelled on the wire.
 EXIT_INTERRUPTED = 130
-
-# -- connecting -----------------------------------------------------------------------------
-
-
-class _LinePrefixer:
-    """Writes chunks of a server's stderr to ours, each line prefixed."""
-
-    def __init__(self, stream: IO[str], prefix: str) -> None:
-        self.stream, self.prefix = stream, prefix
-        self._pending = ""
-        self._lock = threading.Lock()
-
-    def __call__(self, text: str) -> None:
-        with self._lock:
-            self._pending += text
-            *lines, self._pending = self._pending.split("\n")
-            for line in lines:
-                self.stream.write(f"{self.prefix}{_render.safe(line, lines=True)}\n")
-            self.stream.flush()
-
-
-def _headers(raw: Sequence[str]) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for item in raw:
-        name, sep, value = item.partition(":")
-        if not sep or not name.strip():
-            raise UsageError(f"--header must look like 'Name: value', not {item!r}")
-        headers[name.strip()] = value.strip()
-    return headers
-
-
-def _inputs(raw: Sequence[str]) -> dict[str, str]:
-    inputs: dict[str, str] = {}
-    for item in raw:
-        ident, sep, value = item.partition("=")
-        if not sep or not ident:
-            raise UsageError(f"--input must look like ID=VALUE, not {item!r}")
-        inputs[ident] = value
-    return inputs
-
-
-def connect(args: argparse.Namespace, err: IO[str]) -> Client:
-    from .. import ClientOptions
-    from .. import connect as connect_target
-
-    on_stderr = _LinePrefixer(err, "[server stderr] ") if args.verbose else None
-    options: ClientOptions = {"name": "mcp-sync-cli"}
-    if args.timeout is not None:
-        options["request_timeout"] = args.timeout
-    if args.timeout is not None:
-        # The server/discover probe waits 2 s (a 2026-era server slower than that to start is
-        # still recognised from its answer to the handshake); never longer than --timeout.
-        options["probe_timeout"] = min(2.0, args.timeout)
-    if args.ignore_capabilities:
-        options["strict_capabilities"] = False
-    if args.protocol is not None:
-        options["protocol"] = args.protocol
-    if args.pin and args.verb != "pin":  # docs/pins.md
-        options["pin"] = args.pin
-    headers = _headers(args.header)
-    if args.config:
-        from ..config import ConfigError, load
-
-        try:
-            config = load(args.config, inputs=_inputs(args.input))
-            name = args.server
-            if name is None:
-                if len(config) != 1:
-                    raise UsageError(
-                        f"{args.config} has {len(config)} servers: choose one with --server "
-                        f"({', '.join(config) or 'none'})"
-                    )
-                name = next(iter(config))
-            entry = config[name]
-        except ConfigError as exc:
-            raise UsageError(str(exc)) from None
-        return connect_target(
-            entry,
-            headers=headers or None,
-            on_stderr=on_stderr,
-            sandbox=True if args.sandbox else None,
-            **options,
-        )
-    if args.url:
-        auth = None
-        if not any(name.lower() == "authorization" for name in headers):
-            from ._login import auth_for
-
-            auth = auth_for(args.url)
-        if args.sandbox:
-            raise UsageError("--sandbox runs a command's server: it does not apply to --url")
-        return connect_target(args.url, headers=headers or None, auth=auth, **options)
-    # connect() watches the command's stdout while connecting: an HTTP server given as a
-    # command fails at once with StdioServerError naming its URL
-    return connect_target(
-        args.command, on_stderr=on_stderr, sandbox=True if args.sandbox else None, **options
-    )
-
 
 # -- verbs ----------------------------------------------------------------------------------
 
@@ -488,7 +391,7 @@ def _sign_in_or_out(args: argparse.Namespace, err: IO[str]) -> int:
         from ..config import ConfigError, load
 
         try:
-            config = load(args.config, inputs=_inputs(args.input))
+            config = load(args.config, inputs=inputs(args.input))
             entry = config[args.server] if args.server else next(iter(config.values()))
         except (ConfigError, StopIteration) as exc:
             raise UsageError(str(exc) or "the config has no servers") from None

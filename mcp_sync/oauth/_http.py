@@ -51,11 +51,24 @@ _CHUNK = 16384
 class Limits:
     """How long one OAuth exchange may take, the event that aborts the whole flow, and
     whether the flow may start an interactive sign-in (False for a message nobody waits for:
-    see ``UnauthorizedContext.interactive``)."""
+    see ``UnauthorizedContext.interactive``). ``deadline`` (``time.monotonic()``) is that of
+    the request being authorized: no exchange or store lock of the flow outlasts it."""
 
     timeout: float = DEFAULT_TIMEOUT
     cancelled: threading.Event = field(default_factory=threading.Event)
     interactive: bool = True
+    deadline: float | None = None
+
+    def budget(self, cap: float | None = None) -> float:
+        """Seconds the next step may take: ``cap`` (default ``timeout``), less if the
+        deadline is nearer; raises :class:`ExchangeTimeout` once the deadline has passed."""
+        cap = self.timeout if cap is None else cap
+        if self.deadline is None:
+            return cap
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise ExchangeTimeout("the request that needed authorization timed out")
+        return min(cap, left)
 
     def check(self) -> None:
         """Raise :class:`~mcp_sync.errors.Aborted` if the flow was aborted."""
@@ -210,7 +223,11 @@ def _exchange(
     require_secure(url, what)
     bound = current_limits()
     bound.check()
-    deadline = time.monotonic() + bound.timeout
+    budget = bound.budget()
+    # A POST that was sent (a token or registration request) is read within the exchange's
+    # own limit, not the request's deadline: cut, it would waste a rotated refresh token.
+    read = budget if method == "GET" else bound.timeout
+    deadline = time.monotonic() + read
     for attempt in (1, 2):
         try:
             response = session.request(
@@ -223,7 +240,7 @@ def _exchange(
                     "Accept-Encoding": "gzip, deflate",
                     **(headers or {}),
                 },
-                timeout=(bound.timeout, bound.timeout),
+                timeout=(budget, read),
                 allow_redirects=False,
                 stream=True,
             )

@@ -15,8 +15,9 @@ from collections.abc import Mapping
 
 import requests
 
-from ..auth import AuthProvider, UnauthorizedContext
-from ._http import Limits, limits, origin
+from ..auth import AuthProvider, RequestContext, UnauthorizedContext
+from ._deadline import inherited, limits_for, waited
+from ._http import limits, origin
 from ._secrets import watch_provider
 from ._store_guard import guarded
 from .discovery import ServerMetadata, canonical_resource, discover
@@ -104,11 +105,16 @@ class MachineProvider(AuthProvider):
         tokens = self._tokens
         if tokens is not None and tokens.refresh_due(self.refresh_margin) and self._server:
             try:
-                with limits(Limits(self.timeout)):
+                with limits(inherited(self.timeout)):  # (the request's deadline, if any)
                     return self._fetch(self._scope(None)).access_token
             except Exception as exc:
                 logger.warning("the %s grant failed: %s", self.kind, type(exc).__name__)
         return tokens.access_token if tokens is not None else None
+
+    def headers_for(self, method: str, url: str, ctx: RequestContext) -> dict[str, str]:
+        """:meth:`authorization`, fetching a new token (if due) by the request's deadline."""
+        with limits(limits_for(self.timeout, ctx)):
+            return self.authorization(method, url)
 
     def authorization(self, method: str, url: str) -> dict[str, str]:
         """``Authorization: Bearer``, or ``DPoP`` with a fresh proof for a DPoP-bound token."""
@@ -127,7 +133,10 @@ class MachineProvider(AuthProvider):
         self.check_url(ctx.url)
         if ctx.params.get("error") == "use_dpop_nonce":
             return take_nonce(self._proof_key, ctx)
-        with self._lock, limits(Limits(self.timeout, ctx.cancelled)) as bound:
+        with (
+            limits(limits_for(self.timeout, ctx)) as bound,
+            waited(self._lock, "the provider's lock"),
+        ):
             bound.check()
             current = self._tokens
             if current is not None and current.access_token != ctx.token:
@@ -183,7 +192,7 @@ class MachineProvider(AuthProvider):
         return self._proof_key
 
     def _fetch(self, scope: str | None) -> TokenSet:
-        with self._lock:
+        with waited(self._lock, "the provider's lock"):
             server = self._server
             assert server is not None
             tokens = self._grant(server, scope, self._resource, self._dpop_for(server))

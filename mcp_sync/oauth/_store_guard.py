@@ -53,9 +53,15 @@ class GuardedStore(StateStore):
     def save(self, key: str, value: dict[str, Any] | None) -> None:
         self._call("save the state", lambda: self.inner.save(key, value))
 
+    def lock(self, key: str) -> contextlib.AbstractContextManager[None]:
+        return self._held(lambda: self.inner.lock(key))
+
+    def sign_in_lock(self, key: str) -> contextlib.AbstractContextManager[None]:
+        return self._held(lambda: self.inner.sign_in_lock(key))
+
     @contextlib.contextmanager
-    def lock(self, key: str) -> Iterator[None]:
-        manager = self._call("take its lock", lambda: self.inner.lock(key))
+    def _held(self, make: Callable[[], contextlib.AbstractContextManager[None]]) -> Iterator[None]:
+        manager = self._call("take its lock", make)
         self._call("take its lock", manager.__enter__)
         try:
             yield

@@ -29,12 +29,13 @@ from typing import Any
 
 import requests
 
-from ..auth import AuthProvider, UnauthorizedContext
+from ..auth import AuthProvider, RequestContext, UnauthorizedContext
+from . import _state
+from ._deadline import inherited, limits_for, waited
 from ._egress import Egress, guard_session
 from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, require_secure
 from ._secrets import held, watch_provider
 from ._store_guard import guarded
-from ._stored import stored_client, stored_server, stored_tokens
 from .discovery import Discovery, ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, note_nonce, supported_by, take_nonce
 from .errors import (
@@ -67,6 +68,7 @@ logger = logging.getLogger("mcp_sync.oauth")
 RedirectHandler = Callable[[str], "CallbackResult | str | None"]
 
 _PENDING_TTL = 900.0
+_WHAT = "the OAuth provider's lock"
 _MAX_PENDING = 8
 
 
@@ -148,7 +150,7 @@ class OAuthProvider(AuthProvider):
         self.session = guard_session(session or requests.Session(), Egress(server_url, allow_hosts))
         self._key = canonical_resource(server_url)
         self._lock = threading.RLock()
-        self._tokens: TokenSet | None = stored_tokens(self.store.load(self._key) or {})
+        self._tokens: TokenSet | None = _state.stored_tokens(self.store.load(self._key) or {})
         watch_provider(self)  # no error or log record shows its tokens, secrets or key
 
     def __repr__(self) -> str:
@@ -164,12 +166,17 @@ class OAuthProvider(AuthProvider):
             return None
         if tokens.refresh_token and tokens.refresh_due(self.refresh_margin):
             try:
-                with limits(Limits(self.timeout)):
+                with limits(inherited(self.timeout)):  # (the request's deadline, if any)
                     fresh = self._refresh(tokens.access_token)
             except (InvalidGrantError, InvalidClientError) as exc:
                 logger.info("refreshing the token for %s failed (%s)", self.server_url, exc.error)
                 return None
-            except Exception as exc:  # the 401 that follows will try again and report it
+            except Exception as exc:
+                if tokens.expires_within(0):
+                    # Sent, an expired token is only refused (and a server may revoke its
+                    # refresh token on seeing it): this failure is the request's.
+                    raise
+                # still valid: sent, and a 401 that follows tries again and reports it
                 logger.warning(
                     "refreshing the token for %s failed: %s", self.server_url, type(exc).__name__
                 )
@@ -180,6 +187,11 @@ class OAuthProvider(AuthProvider):
     def bind(self, url: str) -> None:
         """Refuse a server on another origin than ``server_url`` (see :meth:`check_url`)."""
         self.check_url(url)
+
+    def headers_for(self, method: str, url: str, ctx: RequestContext) -> dict[str, str]:
+        """:meth:`authorization`, refreshing (if due) by the request's deadline."""
+        with limits(limits_for(self.timeout, ctx)):
+            return self.authorization(method, url)
 
     def authorization(self, method: str, url: str) -> dict[str, str]:
         """The headers for one request to the MCP server: ``Authorization: Bearer``, or for a
@@ -200,10 +212,10 @@ class OAuthProvider(AuthProvider):
         self.check_url(ctx.url)
         if ctx.params.get("error") == "use_dpop_nonce":
             return take_nonce(self._proof_key, ctx)
-        with self._lock, limits(Limits(self.timeout, ctx.cancelled, ctx.interactive)) as bound:
+        with limits(limits_for(self.timeout, ctx)) as bound, waited(self._lock, _WHAT):
             bound.check()
             state = self._load()
-            current = stored_tokens(state)
+            current = _state.stored_tokens(state)
             self._tokens = current
             if ctx.insufficient_scope:
                 return self._step_up(ctx, state, current)
@@ -233,7 +245,7 @@ class OAuthProvider(AuthProvider):
                         self.server_url,
                     )
             scope = self._initial_scope(ctx.scope, discovery)
-            return self._authorize(discovery, scope)
+            return self._authorize(discovery, scope, stale=ctx.token)
 
     # The names these had before OAuth providers were AuthProviders.
     authorization_headers = authorization
@@ -301,9 +313,9 @@ class OAuthProvider(AuthProvider):
         and forget them."""
         with self._lock, self.store.lock(self._key), limits(Limits(self.timeout)):
             state = self._load()
-            tokens = stored_tokens(state)
+            tokens = _state.stored_tokens(state)
             if tokens is not None and tokens.issuer is not None:
-                server = stored_server(state, tokens.issuer)
+                server = _state.stored_server(state, tokens.issuer)
                 client = self._client(state, server) if server is not None else None
                 if server is not None and client is not None:
                     revoke(self.session, server, client, tokens)
@@ -328,7 +340,7 @@ class OAuthProvider(AuthProvider):
         return self._dpop_key()
 
     def _dpop_key(self) -> DPoPKey:
-        with self._lock:
+        with waited(self._lock, _WHAT):
             if self._proof_key is None:
                 with self.store.lock(self._key):
                     state = self._load()
@@ -350,9 +362,7 @@ class OAuthProvider(AuthProvider):
         )
 
     def _load(self) -> dict[str, Any]:
-        state = self.store.load(self._key) or {}
-        state["serverUrl"] = self.server_url
-        return state
+        return {**(self.store.load(self._key) or {}), "serverUrl": self.server_url}
 
     def _save(self, state: dict[str, Any]) -> None:
         self.store.save(self._key, state)
@@ -360,6 +370,7 @@ class OAuthProvider(AuthProvider):
     def _set_tokens(
         self, tokens: TokenSet | None, *, extra: Mapping[str, Any] | None = None
     ) -> None:
+        self._tokens = tokens  # (kept here even if the store fails: they are the newest)
         with self.store.lock(self._key):
             state = self._load()
             if tokens is None:
@@ -380,7 +391,7 @@ class OAuthProvider(AuthProvider):
             self._save(state)
 
     def _client(self, state: Mapping[str, Any], server: ServerMetadata) -> ClientInfo | None:
-        stored = held(self, stored_client(state, server.issuer))
+        stored = held(self, _state.stored_client(state, server.issuer))
         if stored is not None:
             return stored
         pre = self._pre_registered
@@ -407,45 +418,31 @@ class OAuthProvider(AuthProvider):
                 self._save(state)
 
     def _client_for(self, server: ServerMetadata) -> ClientInfo:
-        stored = stored_client(self._load(), server.issuer)
-        client = select_client(
-            self.session,
-            server,
-            pre_registered=self._pre_registered,
-            stored=stored,
-            metadata_url=self.client_metadata_url,
-            metadata=self.client_metadata,
-            redirect_url=self.redirect_url,
-        )
-        held(self, client)
-        if client.source != "pre-registered" and client is not stored:
-            with self.store.lock(self._key):
-                state = self._load()
-                state.setdefault("clients", {})[server.issuer] = client.to_json()
-                self._save(state)
+        # one registration for everything sharing the store: read and written in one turn
+        with self.store.sign_in_lock(self._key):
+            kept = _state.stored_client(self._load(), server.issuer)
+            client = select_client(
+                self.session,
+                server,
+                pre_registered=self._pre_registered,
+                stored=kept,
+                metadata_url=self.client_metadata_url,
+                metadata=self.client_metadata,
+                redirect_url=self.redirect_url,
+            )
+            held(self, client)
+            if client.source != "pre-registered" and client is not kept:
+                with self.store.lock(self._key):
+                    state = self._load()
+                    state.setdefault("clients", {})[server.issuer] = client.to_json()
+                    self._save(state)
         return client
 
     def _initial_scope(self, challenged: str | None, discovery: Discovery) -> str | None:
-        if self.scope is not None:
-            scopes = self.scope.split()
-        elif challenged:
-            scopes = challenged.split()
-        elif discovery.resource_metadata and discovery.resource_metadata.scopes_supported:
-            scopes = list(discovery.resource_metadata.scopes_supported)
-        else:
-            return None
-        return " ".join(self._with_offline_access(scopes, discovery.server)) or None
+        return _state.initial_scope(self.scope, challenged, discovery, self._offline())
 
-    def _with_offline_access(self, scopes: list[str], server: ServerMetadata) -> list[str]:
-        wanted = self.offline_access and "refresh_token" in self.client_metadata.grant_types
-        if (
-            wanted
-            and scopes
-            and "offline_access" in (server.scopes_supported or ())
-            and "offline_access" not in scopes
-        ):
-            return [*scopes, "offline_access"]
-        return scopes
+    def _offline(self) -> bool:
+        return self.offline_access and "refresh_token" in self.client_metadata.grant_types
 
     def _step_up(
         self, ctx: UnauthorizedContext, state: dict[str, Any], current: TokenSet | None
@@ -474,8 +471,10 @@ class OAuthProvider(AuthProvider):
         discovery = self._discover(ctx.resource_metadata)
         self._remember(discovery)
         if target is not None:
-            target = " ".join(self._with_offline_access(target.split(), discovery.server))
-        return self._authorize(discovery, target, step_up=True)
+            target = " ".join(
+                _state.with_offline_access(target.split(), discovery.server, self._offline())
+            )
+        return self._authorize(discovery, target, step_up=True, stale=ctx.token)
 
     def _new_pending(
         self, discovery: Discovery, scope: str | None, step_up: bool = False
@@ -505,26 +504,40 @@ class OAuthProvider(AuthProvider):
             self._save(state)
         return pending
 
-    def _authorize(self, discovery: Discovery, scope: str | None, step_up: bool = False) -> bool:
+    def _authorize(
+        self,
+        discovery: Discovery,
+        scope: str | None,
+        step_up: bool = False,
+        *,
+        stale: str | None = None,
+    ) -> bool:
+        """Sign in, once for everything sharing the store: the others wait for that sign-in
+        (by their deadline) and use its tokens."""
         current_limits().check_interactive(self.server_url)  # a notification opens no browser
-        pending = self._new_pending(discovery, scope, step_up)
-        current_limits().check()  # an aborted request opens no browser
-        answer = self.on_redirect(pending.authorization_url) if self.on_redirect else None
-        if answer is None:
-            raise AuthorizationRequired(pending.authorization_url, pending.state)
-        # The user has answered: the code is exchanged even if the request that started the
-        # sign-in was aborted meanwhile (the next request uses the tokens; no second sign-in).
-        with limits(Limits(self.timeout)):
-            if isinstance(answer, CallbackResult):
-                self._finish(answer)
-            else:
-                self._finish(CallbackResult.from_url(answer), answer)
-        return True
+        with self.store.sign_in_lock(self._key):
+            fresher = _state.fresher_tokens(self._load(), stale, scope if step_up else None)
+            if fresher is not None:  # another worker signed in while this one waited
+                self._tokens = fresher
+                return True
+            pending = self._new_pending(discovery, scope, step_up)
+            current_limits().check()  # an aborted request opens no browser
+            answer = self.on_redirect(pending.authorization_url) if self.on_redirect else None
+            if answer is None:
+                raise AuthorizationRequired(pending.authorization_url, pending.state)
+            # The user has answered: the code is exchanged even if the request that started
+            # the sign-in was aborted meanwhile (the next request uses the tokens).
+            with limits(Limits(self.timeout)):
+                if isinstance(answer, CallbackResult):
+                    self._finish(answer)
+                else:
+                    self._finish(CallbackResult.from_url(answer), answer)
+            return True
 
     def _finish(self, result: CallbackResult, landed_url: str | None = None) -> TokenSet:
         """Exchange the redirect's code; ``landed_url`` (a pasted redirect URL) must be on the
         redirect URI's origin and path."""
-        with self._lock:
+        with waited(self._lock, _WHAT):
             with self.store.lock(self._key):
                 state = self._load()
                 pending_all = state.get("pending") or {}
@@ -540,7 +553,7 @@ class OAuthProvider(AuthProvider):
                 self._save(state)
             pending = PendingAuthorization.from_json(raw)
             code = check_callback(pending, result)
-            server = stored_server(state, pending.issuer)
+            server = _state.stored_server(state, pending.issuer)
             if server is None:
                 raise OAuthError(
                     f"no metadata stored for the authorization server {pending.issuer}"
@@ -564,9 +577,9 @@ class OAuthProvider(AuthProvider):
 
     def _refresh(self, stale: str | None, *, force: bool = False) -> TokenSet | None:
         """Refresh once across threads and processes; None when there is nothing to refresh."""
-        with self._lock, self.store.lock(self._key):
+        with waited(self._lock, _WHAT), self.store.lock(self._key):
             state = self._load()
-            tokens = stored_tokens(state)
+            tokens = _state.stored_tokens(state)
             if tokens is None:
                 self._tokens = None
                 return None
@@ -579,7 +592,7 @@ class OAuthProvider(AuthProvider):
                 return tokens
             if not tokens.refresh_token or tokens.issuer is None:
                 return None
-            server = stored_server(state, tokens.issuer)
+            server = _state.stored_server(state, tokens.issuer)
             client = self._client(state, server) if server is not None else None
             if server is None or client is None:
                 return None
@@ -598,6 +611,9 @@ class OAuthProvider(AuthProvider):
                 self._set_tokens(None)
                 self._forget_client(server.issuer)
                 raise
-            self._set_tokens(fresh)
+            # The refresh token is spent: what replaced it is saved even past the request's
+            # deadline (else the store keeps a used one, and the fleet signs in again).
+            with limits(inherited(self.timeout, deadline=False)):
+                self._set_tokens(fresh)
             logger.info("refreshed the token for %s", self.server_url)
             return fresh

@@ -17,6 +17,18 @@ expires, so a dead worker delays the fleet by at most ``lock_ttl``. A holder tha
 (paused for longer than ``lock_ttl``) cannot overwrite what the new holder saved: a save made
 while holding the lock checks, atomically in Redis, that the lock is still its own, and raises
 :class:`LockLost` otherwise.
+
+Deadlines: every Redis command and every lock wait ends by the deadline of the request being
+authorized (a call's ``timeout=``), and by ``command_timeout`` without one. A command that
+timed out may still be applied when Redis answers again (a frozen server thaws): the lock is
+then held by a token of this store's own. The store recognises its token when it asks again,
+and deletes it meanwhile, compare-and-delete, from a short-lived thread that gives up after
+``lock_ttl``, so no worker waits out a lock that no live process holds.
+
+Deployments: ``rediss://`` URLs (TLS) and ``redis://user:password@host`` (ACL) work as URLs,
+with ``client_options`` (``ssl_ca_certs=...``) passed on to ``redis.Redis.from_url``; for
+Sentinel pass ``Sentinel(...).master_for(name)``, for Cluster a ``redis.cluster.RedisCluster``
+(whose commands are bounded by its own ``socket_timeout``): see docs/oauth.md.
 """
 
 from __future__ import annotations
@@ -25,9 +37,11 @@ import contextlib
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ._deadline import lock_deadline
+from ._http import current_limits
 from .errors import LockLost, LockTimeout
 from .sealing import Sealer, StateCodec, default_sealer
 from .store import StateStore
@@ -37,6 +51,14 @@ if TYPE_CHECKING:
 
 __all__ = ["LockLost", "LockTimeout", "RedisStateStore"]
 
+# KEYS[1] the lock, ARGV[1] the holder's token, ARGV[2] milliseconds: take it if it is free or
+# already ours (a SET that timed out on our side and that Redis applied later).
+_ACQUIRE = """
+local holder = redis.call('get', KEYS[1])
+if holder == false then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
+if holder == ARGV[1] then redis.call('pexpire', KEYS[1], ARGV[2]) return 1 end
+return 0
+"""
 # KEYS[1] the lock, ARGV[1] the holder's token: delete it only if it is still ours.
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
@@ -53,6 +75,8 @@ if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then redis.call('del', KEYS[2]) else redis.call('set', KEYS[2], ARGV[2]) end
 return 1
 """
+#: The longest a best-effort release waits for Redis (it is retried until ``lock_ttl``).
+_RELEASE_TIMEOUT = 1.0
 
 
 class _Held:
@@ -68,10 +92,13 @@ class _Held:
 class RedisStateStore(StateStore):
     """Tokens, registrations and discovery in Redis, with a fleet-wide refresh lock.
 
-    ``client`` is a ``redis.Redis`` or a URL for ``redis.Redis.from_url``. Keys are
-    ``<prefix>state:<server URL>`` and ``<prefix>lock:<server URL>``. ``lock_ttl``: how long a
-    lock outlives a holder that died (seconds); ``lock_wait``: how long :meth:`lock` waits
-    before raising :class:`LockTimeout`.
+    ``client`` is a ``redis.Redis`` or a URL for ``redis.Redis.from_url`` (``redis://``,
+    ``rediss://``, ``unix://``; ``client_options`` go to ``from_url``). Keys are
+    ``<prefix>state:<server URL>``, ``<prefix>lock:<server URL>`` and
+    ``<prefix>sign-in:<server URL>``. ``lock_ttl``: how long a lock outlives a holder that
+    died (seconds); ``lock_wait``: how long :meth:`lock` waits before raising
+    :class:`LockTimeout`; ``command_timeout``: how long one Redis command may take when the
+    request being authorized has no nearer deadline.
 
     ``sealer``: encrypt each value at rest (:mod:`.sealing`; by default an ``AesGcmSealer``
     from ``$MCP_SYNC_OAUTH_KEYS`` when it is set). Without one, a DPoP private key is refused
@@ -89,13 +116,21 @@ class RedisStateStore(StateStore):
         sealer: Sealer | None = None,
         accept_plaintext: bool = False,
         allow_plaintext_dpop_key: bool = False,
+        command_timeout: float = 5.0,
+        client_options: Mapping[str, Any] | None = None,
     ) -> None:
+        if lock_ttl <= 0 or lock_wait <= 0 or command_timeout <= 0:
+            raise ValueError("lock_ttl, lock_wait and command_timeout must be positive")
         if isinstance(client, str):
             import redis as redis_module
 
-            client = redis_module.Redis.from_url(client)
-        if lock_ttl <= 0 or lock_wait <= 0:
-            raise ValueError("lock_ttl and lock_wait must be positive")
+            options: dict[str, Any] = {
+                # a new connection's handshake is bounded too (a frozen server accepts TCP)
+                "socket_timeout": command_timeout,
+                "socket_connect_timeout": command_timeout,
+            }
+            options.update(client_options or {})
+            client = redis_module.Redis.from_url(client, **options)
         self.client = client
         self.prefix = prefix
         self.lock_ttl = lock_ttl
@@ -107,13 +142,17 @@ class RedisStateStore(StateStore):
             shared=True,
             allow_plaintext_dpop_key=allow_plaintext_dpop_key,
         )
-        self._release = client.register_script(_RELEASE)
-        self._extend = client.register_script(_EXTEND)
-        self._fenced_save = client.register_script(_FENCED_SAVE)
+        self.command_timeout = command_timeout
         # Threads of this process queue here first, so that only one per key polls Redis.
         self._local_locks: dict[str, threading.RLock] = {}
         self._local_guard = threading.Lock()
         self._held = threading.local()
+        # One token per lock for the life of this store: a SET applied after its client gave
+        # up is then recognisably ours (the local lock keeps two threads from sharing it).
+        self._tokens: dict[str, str] = {}
+        # lock name -> when to give up releasing it
+        self._orphans: dict[str, float] = {}
+        self._sweeper: threading.Thread | None = None
 
     def __repr__(self) -> str:
         return f"<RedisStateStore prefix={self.prefix!r}>"
@@ -130,20 +169,48 @@ class RedisStateStore(StateStore):
             holds = self._held.by_key = {}
         return holds
 
+    # -- commands, bounded ------------------------------------------------------------------
+
+    def _run(self, *args: Any, cap: float | None = None) -> Any:
+        """One command, answered within the request's deadline and ``command_timeout``."""
+        budget = current_limits().budget(cap or self.command_timeout)
+        pool = getattr(self.client, "connection_pool", None)
+        if pool is None:  # (a cluster client routes commands itself; its own timeouts apply)
+            client: Any = self.client
+            return client.execute_command(*args)
+        try:
+            conn = pool.get_connection()
+        except TypeError:  # redis-py before 5.3 wants the command's name
+            conn = pool.get_connection(args[0])
+        try:
+            own = getattr(conn, "socket_timeout", None)  # (the client's own, if shorter)
+            if isinstance(own, (int, float)) and 0 < own < budget:
+                budget = own
+            conn.send_command(*args)
+            # (on a timeout redis-py drops the connection: a late answer is never misread)
+            return conn.read_response(timeout=budget)
+        finally:
+            pool.release(conn)
+
+    def _script(
+        self, source: str, keys: list[str], args: list[Any], cap: float | None = None
+    ) -> Any:
+        return self._run("EVAL", source, len(keys), *keys, *args, cap=cap)
+
     # -- state ------------------------------------------------------------------------------
 
     def load(self, key: str) -> dict[str, Any] | None:
-        raw = self.client.get(self._state_key(key))
+        raw = self._run("GET", self._state_key(key))
         if raw is None:
             return None
         return self._codec.from_text(key, raw)
 
     def save(self, key: str, value: dict[str, Any] | None) -> None:
         text = "" if value is None else self._codec.to_text(key, value)
-        held = self._holds().get(key)
+        held = self._holds().get(self._lock_key(key))
         if held is not None:
-            saved = self._fenced_save(
-                keys=[self._lock_key(key), self._state_key(key)], args=[held.token, text]
+            saved = self._script(
+                _FENCED_SAVE, [self._lock_key(key), self._state_key(key)], [held.token, text]
             )
             if not saved:
                 raise LockLost(
@@ -151,32 +218,42 @@ class RedisStateStore(StateStore):
                     "worker; this worker's update was not saved"
                 )
         elif value is None:
-            self.client.delete(self._state_key(key))
+            self._run("DEL", self._state_key(key))
         else:
-            self.client.set(self._state_key(key), text)
+            self._run("SET", self._state_key(key), text)
 
-    # -- the lock ---------------------------------------------------------------------------
+    # -- the locks --------------------------------------------------------------------------
 
     def lock(self, key: str) -> contextlib.AbstractContextManager[None]:
-        return self._locked(key)
+        return self._locked(self._lock_key(key), key)
+
+    def sign_in_lock(self, key: str) -> contextlib.AbstractContextManager[None]:
+        """The fleet-wide lock one sign-in to ``key`` runs under (see ``StateStore``)."""
+        return self._locked(f"{self.prefix}sign-in:{key}", key)
+
+    def _local(self, name: str) -> tuple[threading.RLock, str]:
+        with self._local_guard:
+            local = self._local_locks.setdefault(name, threading.RLock())
+            token = self._tokens.setdefault(name, secrets.token_hex(16))
+        return local, token
 
     @contextlib.contextmanager
-    def _locked(self, key: str) -> Iterator[None]:
-        with self._local_guard:
-            local = self._local_locks.setdefault(key, threading.RLock())
-        deadline = time.monotonic() + self.lock_wait
-        if not local.acquire(timeout=self.lock_wait):
-            raise LockTimeout(f"waited {self.lock_wait:g} s for the OAuth state lock of {key}")
+    def _locked(self, name: str, key: str) -> Iterator[None]:
+        local, token = self._local(name)
+        deadline = lock_deadline(self.lock_wait)
+        assert deadline is not None
+        if not local.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise LockTimeout(f"waited too long for the OAuth state lock of {key}")
         try:
             holds = self._holds()
-            held = holds.get(key)
+            held = holds.get(name)
             if held is None:
-                held = _Held(secrets.token_hex(16))
-                self._acquire(key, held.token, deadline)
-                holds[key] = held
+                held = _Held(token)
+                self._acquire(name, key, token, deadline)
+                holds[name] = held
                 held.watchdog = threading.Thread(
                     target=self._keep_alive,
-                    args=(key, held),
+                    args=(name, held),
                     name="mcp-sync-redis-lock",
                     daemon=True,
                 )
@@ -187,35 +264,85 @@ class RedisStateStore(StateStore):
             finally:
                 held.depth -= 1
                 if held.depth == 0:
-                    del holds[key]
+                    del holds[name]
                     held.released.set()
-                    self._release(keys=[self._lock_key(key)], args=[held.token])
+                    try:
+                        self._script(_RELEASE, [name], [held.token])
+                    except Exception:  # (the body's outcome stands; the lock goes later)
+                        self._orphaned(name)
                     if held.watchdog is not None:
                         held.watchdog.join()
         finally:
             local.release()
 
-    def _acquire(self, key: str, token: str, deadline: float) -> None:
+    def _acquire(self, name: str, key: str, token: str, deadline: float) -> None:
         """Take the Redis lock, polling (with backoff) until ``deadline``."""
-        name = self._lock_key(key)
         ttl_ms = max(1, int(self.lock_ttl * 1000))
         pause = 0.005
-        while not self.client.set(name, token, nx=True, px=ttl_ms):
+        while True:
+            try:
+                if self._script(_ACQUIRE, [name], [token, ttl_ms]):
+                    return
+            except Exception:
+                # Redis may still apply it: the lock would hold our token, and nobody here
+                # would release it.
+                self._orphaned(name)
+                raise
             left = deadline - time.monotonic()
             if left <= 0:
                 raise LockTimeout(
-                    f"waited {self.lock_wait:g} s for the OAuth state lock of {key} "
-                    "(another worker holds it)"
+                    f"waited too long for the OAuth state lock of {key} (another worker holds it)"
                 )
             time.sleep(min(pause, left))
             pause = min(pause * 2, 0.1, self.lock_ttl / 4)
 
-    def _keep_alive(self, key: str, held: _Held) -> None:
+    def _keep_alive(self, name: str, held: _Held) -> None:
         """Extend the lock's expiry while it is held (every third of ``lock_ttl``)."""
         ttl_ms = max(1, int(self.lock_ttl * 1000))
         while not held.released.wait(self.lock_ttl / 3):
             try:
-                if not self._extend(keys=[self._lock_key(key)], args=[held.token, ttl_ms]):
+                if not self._script(_EXTEND, [name], [held.token, ttl_ms]):
                     return  # lost: a save will say so
             except Exception:  # Redis unreachable for now: try again at the next tick
                 continue
+
+    # -- orphans ----------------------------------------------------------------------------
+
+    def _orphaned(self, name: str) -> None:
+        """Delete our token from lock ``name`` soon, unless a thread of ours takes it first."""
+        with self._local_guard:
+            self._orphans[name] = time.monotonic() + self.lock_ttl
+            if self._sweeper is None:
+                self._sweeper = threading.Thread(
+                    target=self._sweep, name="mcp-sync-redis-unlock", daemon=True
+                )
+                self._sweeper.start()
+
+    def _sweep(self) -> None:
+        pause = 0.05
+        idle = threading.Event()  # (never set: a pause that is not a busy wait)
+        while True:
+            with self._local_guard:
+                pending = list(self._orphans.items())
+                if not pending:
+                    self._sweeper = None
+                    return
+            for name, give_up in pending:
+                if self._release_orphan(name) or time.monotonic() > give_up:
+                    with self._local_guard:
+                        if self._orphans.get(name) == give_up:
+                            del self._orphans[name]
+            idle.wait(pause)
+            pause = min(pause * 2, 1.0)
+
+    def _release_orphan(self, name: str) -> bool:
+        local, token = self._local(name)
+        if not local.acquire(blocking=False):
+            return True  # a thread of ours is taking it or holds it: its token, its lock
+        try:
+            self._script(_RELEASE, [name], [token], cap=_RELEASE_TIMEOUT)
+            return True
+        except Exception:
+            return False  # still unreachable: later
+        finally:
+            local.release()

@@ -3,7 +3,10 @@
 A :class:`StateStore` maps a key (the canonical MCP server URL) to one JSON object. The
 provider reads and writes whole objects under :meth:`StateStore.lock`, which also
 serializes token refreshes: with a :class:`FileStateStore` two processes sharing the file
-refresh once, and the second one picks up the first one's tokens.
+refresh once, and the second one picks up the first one's tokens. A sign-in runs under
+:meth:`StateStore.sign_in_lock`: the workers sharing a store register and sign in once, the
+others wait for that sign-in and use its tokens. Lock waits end by the deadline of the request
+being authorized (a call's ``timeout=``).
 """
 
 from __future__ import annotations
@@ -13,11 +16,14 @@ import json
 import os
 import tempfile
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ._deadline import lock_deadline, waited
+from .errors import LockTimeout
 from .sealing import Sealer, StateCodec, default_sealer
 
 __all__ = ["FileStateStore", "MemoryStateStore", "StateStore"]
@@ -42,6 +48,13 @@ class StateStore(ABC):
     def lock(self, key: str) -> contextlib.AbstractContextManager[None]:
         """Exclusive access to ``key`` for a read-modify-write (reentrant per thread)."""
 
+    def sign_in_lock(self, key: str) -> contextlib.AbstractContextManager[None]:
+        """Exclusive for one sign-in (registration, authorization, code exchange) to ``key``,
+        across everything that shares this store; held while the user signs in, so kept apart
+        from :meth:`lock`. By default :meth:`lock` itself (a store written for an earlier
+        version is still correct, only coarser)."""
+        return self.lock(key)
+
 
 class MemoryStateStore(StateStore):
     """State kept in this process only (the default): sign in again after a restart."""
@@ -49,6 +62,7 @@ class MemoryStateStore(StateStore):
     def __init__(self) -> None:
         self._data: dict[str, dict[str, Any]] = {}
         self._lock = threading.RLock()
+        self._sign_in_locks: dict[str, threading.RLock] = {}
 
     def load(self, key: str) -> dict[str, Any] | None:
         with self._lock:
@@ -70,6 +84,11 @@ class MemoryStateStore(StateStore):
     def lock(self, key: str) -> contextlib.AbstractContextManager[None]:
         return self._locked()
 
+    def sign_in_lock(self, key: str) -> contextlib.AbstractContextManager[None]:
+        with self._lock:
+            lock = self._sign_in_locks.setdefault(key, threading.RLock())
+        return waited(lock, f"the sign-in to {key}")
+
     def __repr__(self) -> str:
         return f"<MemoryStateStore {len(self._data)} servers>"
 
@@ -79,7 +98,8 @@ class FileStateStore(StateStore):
 
     Writes are atomic (a temporary file in the same directory, then ``os.replace``), the file
     and its lock file are created with mode 0600, and :meth:`lock` takes an exclusive
-    ``flock`` on ``<path>.lock`` so that processes sharing the file take turns.
+    ``flock`` on ``<path>.lock`` so that processes sharing the file take turns (a sign-in,
+    on ``<path>.sign-in.lock``).
 
     ``sealer``: encrypt each server's entry (:mod:`.sealing`; by default an ``AesGcmSealer``
     from ``$MCP_SYNC_OAUTH_KEYS`` when it is set); ``accept_plaintext`` reads entries stored
@@ -99,37 +119,20 @@ class FileStateStore(StateStore):
             sealer if sealer is not None else default_sealer(),
             accept_plaintext=accept_plaintext,
         )
-        self._thread_lock = threading.RLock()
-        self._depth = 0
-        self._lock_fd: int | None = None
+        self._sign_in = _FileLock(Path(f"{self.path}.sign-in.lock"))
+        self._state = _FileLock(Path(f"{self.path}.lock"))
 
     def __repr__(self) -> str:
         return f"<FileStateStore {str(self.path)!r}>"
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        with self._thread_lock:
-            if self._depth == 0:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-                try:
-                    _flock(fd, True)
-                except BaseException:
-                    os.close(fd)
-                    raise
-                self._lock_fd = fd
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0 and self._lock_fd is not None:
-                    fd, self._lock_fd = self._lock_fd, None
-                    _flock(fd, False)
-                    os.close(fd)
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        return self._state.held("the OAuth state file " + str(self.path))
 
     def lock(self, key: str) -> contextlib.AbstractContextManager[None]:
         return self._locked()
+
+    def sign_in_lock(self, key: str) -> contextlib.AbstractContextManager[None]:
+        return self._sign_in.held(f"the sign-in to {key}")
 
     def _read_all(self) -> dict[str, Any]:
         try:
@@ -173,9 +176,63 @@ class FileStateStore(StateStore):
             raise
 
 
-def _flock(fd: int, exclusive: bool) -> None:
+class _FileLock:
+    """An ``flock`` on one file, for the threads (reentrant) and processes of a host; a wait
+    ends by the request's deadline (:class:`LockTimeout`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+
+    @contextlib.contextmanager
+    def held(self, what: str) -> Iterator[None]:
+        with waited(self._thread_lock, what):
+            if self._depth == 0:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    _flock(fd, lock_deadline(None), what)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                self._fd = fd
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self._fd is not None:
+                    fd, self._fd = self._fd, None
+                    _unlock(fd)
+                    os.close(fd)
+
+
+def _flock(fd: int, deadline: float | None, what: str) -> None:
     try:
         import fcntl
     except ImportError:  # not POSIX: threads of this process still take turns
         return
-    fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_UN)
+    if deadline is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return
+    pause = 0.005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise LockTimeout(f"waited too long for the lock of {what}") from None
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.1)
+
+
+def _unlock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:
+        return
+    fcntl.flock(fd, fcntl.LOCK_UN)

@@ -14,7 +14,7 @@ import time
 
 import pytest
 from cli_support import run_cli
-from conftest import SERVERS
+from support import SERVERS
 
 from mcp_sync.cli import main
 from mcp_sync.cli._arguments import ArgumentError, parse_arguments

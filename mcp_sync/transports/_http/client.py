@@ -24,13 +24,14 @@ import logging
 import socket
 import ssl
 import threading
+import time
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
 
 from ..._causes import causes_of
-from ...auth import AuthProvider, UnauthorizedContext, parse_www_authenticate
+from ...auth import AuthProvider, RequestContext, UnauthorizedContext, parse_www_authenticate
 from .exchange import Cancelled, Exchange, use_exchange
 from .responses import ERROR_BODY_LIMIT, read_limited
 from .send import OwnAdapter, RequestSender
@@ -128,6 +129,9 @@ class HttpClient:
         # one retry per kind of challenge: a 401, then a 403 step-up, and a DPoP nonce
         challenges_left = {"401", "403", "nonce"} if auth_retry and self.auth else set()
         redirects = 0
+        # the request's timeout bounds its authorization too (a refresh, a shared lock)
+        deadline = time.monotonic() + read_timeout if read_timeout is not None else None
+        auth_ctx = RequestContext(deadline, exchange.wake, interactive)
         while True:
             if exchange.cancelled:
                 raise Cancelled
@@ -135,7 +139,7 @@ class HttpClient:
             if last_token or self.auth is None:
                 auth_headers = self._last_auth
             else:
-                auth_headers = self._last_auth = self.auth.authorization(method, url)
+                auth_headers = self._last_auth = self.auth.headers_for(method, url, auth_ctx)
             token = auth_headers.get("Authorization", "").partition(" ")[2] or None
             sent = {**headers, **auth_headers} if auth_headers else headers
             exchange.begin()
@@ -198,6 +202,7 @@ class HttpClient:
                     method=method,
                     cancelled=exchange.wake,
                     interactive=interactive,
+                    deadline=deadline,
                 )
                 if self._on_unauthorized(ctx, generation, refusals):
                     continue
@@ -206,7 +211,12 @@ class HttpClient:
 
     def _on_unauthorized(self, ctx: UnauthorizedContext, generation: int, refusals: int) -> bool:
         assert self.auth is not None
-        with self._auth_lock:  # concurrent rejections: one provider call, the others wait
+        # concurrent rejections: one provider call, the others wait (until their deadline;
+        # past it the session reports the request's timeout)
+        wait = -1.0 if ctx.deadline is None else max(0.0, ctx.deadline - time.monotonic())
+        if not self._auth_lock.acquire(timeout=wait):
+            return False
+        try:
             if self._auth_generation != generation:
                 return True  # someone got a new token since this request was sent
             if self._auth_refusals != refusals:
@@ -226,6 +236,8 @@ class HttpClient:
             else:
                 self._auth_refusals += 1
             return retry
+        finally:
+            self._auth_lock.release()
 
     def close(self) -> None:
         if self.owns_session:
