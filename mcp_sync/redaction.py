@@ -61,6 +61,7 @@ LOGGERS = (
     "mcp_sync.group",
     "mcp_sync.inprocess",
     "mcp_sync.oauth",
+    "mcp_sync.pins",
     "mcp_sync.transport",
     "mcp_sync.transport.http",
     "mcp_sync.transport.sse",

@@ -11,12 +11,13 @@ from __future__ import annotations
 import logging
 import threading
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import requests
 
 from ..auth import AuthProvider, RequestContext, UnauthorizedContext
 from ._deadline import inherited, limits_for, waited
+from ._egress import Egress, guard_session
 from ._http import limits, origin
 from ._secrets import watch_provider
 from ._store_guard import guarded
@@ -54,6 +55,7 @@ class MachineProvider(AuthProvider):
         session: requests.Session | None,
         dpop: DPoPKey | bool | None,
         authorization_server_metadata_url: str | None,
+        allow_hosts: Iterable[str] = (),
     ) -> None:
         self.server_url = server_url
         self.client_id = client_id
@@ -63,7 +65,8 @@ class MachineProvider(AuthProvider):
         self.store = guarded(store) if store is not None else MemoryStateStore()
         self.refresh_margin = refresh_margin
         self.timeout = timeout
-        self.session = session or requests.Session()
+        # what a server names is checked as OAuthProvider checks it (SSRF: see _egress.py)
+        self.session = guard_session(session or requests.Session(), Egress(server_url, allow_hosts))
         self.dpop = dpop
         self.authorization_server_metadata_url = authorization_server_metadata_url
         self._proof_key = dpop if isinstance(dpop, DPoPKey) else None

@@ -7,6 +7,8 @@ No user and no redirect: the client authenticates itself at the token endpoint w
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import requests
 
 from ._http import DEFAULT_TIMEOUT
@@ -25,8 +27,9 @@ class ClientCredentialsProvider(MachineProvider):
     Give ``client_secret`` (``client_secret_basic``, or ``client_secret_post`` if that is all
     the authorization server supports) or ``private_key`` (PEM) with ``signing_algorithm``
     (``private_key_jwt``). ``scope``: the scope to ask for (default: the challenge's, else the
-    protected resource metadata's ``scopes_supported``). ``dpop`` and
-    ``authorization_server_metadata_url``: as for :class:`OAuthProvider`.
+    protected resource metadata's ``scopes_supported``). ``dpop``,
+    ``authorization_server_metadata_url`` and ``allow_hosts`` (the server-named URLs'
+    rules): as for :class:`OAuthProvider`.
     """
 
     kind = "client_credentials"
@@ -47,6 +50,7 @@ class ClientCredentialsProvider(MachineProvider):
         session: requests.Session | None = None,
         dpop: DPoPKey | bool | None = None,
         authorization_server_metadata_url: str | None = None,
+        allow_hosts: Iterable[str] = (),
     ) -> None:
         if client_secret is None and private_key is None:
             raise ValueError("ClientCredentialsProvider needs client_secret or private_key")
@@ -63,6 +67,7 @@ class ClientCredentialsProvider(MachineProvider):
             session=session,
             dpop=dpop,
             authorization_server_metadata_url=authorization_server_metadata_url,
+            allow_hosts=allow_hosts,
         )
 
     def _grant(

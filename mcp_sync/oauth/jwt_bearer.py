@@ -17,7 +17,7 @@ A failed grant is raised, never retried with the same assertion or another grant
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import requests
 
@@ -50,8 +50,8 @@ class JwtBearerProvider(MachineProvider):
     assertion each time; an :class:`IdJagExchange` for enterprise-managed authorization).
     ``client_id`` with ``client_secret`` (``client_secret_basic``, or ``client_secret_post``
     where that is all the server supports) or ``private_key`` (``private_key_jwt``), or alone
-    for a public client. ``scope``, ``dpop``, ``authorization_server_metadata_url``: as for
-    :class:`OAuthProvider`.
+    for a public client. ``scope``, ``dpop``, ``authorization_server_metadata_url`` and
+    ``allow_hosts`` (the server-named URLs' rules): as for :class:`OAuthProvider`.
     """
 
     kind = "jwt_bearer"
@@ -72,6 +72,7 @@ class JwtBearerProvider(MachineProvider):
         session: requests.Session | None = None,
         dpop: DPoPKey | bool | None = None,
         authorization_server_metadata_url: str | None = None,
+        allow_hosts: Iterable[str] = (),
     ) -> None:
         super().__init__(
             server_url,
@@ -86,6 +87,7 @@ class JwtBearerProvider(MachineProvider):
             session=session,
             dpop=dpop,
             authorization_server_metadata_url=authorization_server_metadata_url,
+            allow_hosts=allow_hosts,
         )
         self._assertion = assertion
 

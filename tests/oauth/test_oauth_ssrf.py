@@ -31,6 +31,7 @@ from mcp_sync.auth import UnauthorizedContext
 from mcp_sync.oauth import (
     ForbiddenEndpointError,
     InsecureEndpointError,
+    OAuthError,
     OAuthProvider,
     headless_redirect,
 )
@@ -325,3 +326,40 @@ def test_through_a_proxy_the_name_is_checked_before_the_proxy_is_asked(stub, con
     with pytest.raises(ForbiddenEndpointError, match="link-local"):
         provider.on_unauthorized(challenge(stub.url, "https://169.254.169.254/latest/"))
     assert connects == []  # not even the proxy was connected to
+
+
+# -- the machine-to-machine providers follow the same rules ------------------------------------
+
+
+def _machine_providers(server_url: str, **options):
+    from mcp_sync.oauth import ClientCredentialsProvider, JwtBearerProvider
+
+    return [
+        ClientCredentialsProvider(server_url, "machine", client_secret="machine-secret", **options),
+        JwtBearerProvider(server_url, "an.assertion.jwt", client_id="machine", **options),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["client_credentials", "jwt_bearer"])
+def test_a_machine_provider_refuses_a_link_local_metadata_url_before_any_connect(
+    stub, connects, kind
+):
+    stub.standard()
+    provider = {p.kind: p for p in _machine_providers(stub.url)}[kind]
+    metadata_url = "https://169.254.169.254/latest/meta-data/"
+    # Before: the machine providers connected wherever the MCP server pointed them.
+    with pytest.raises(ForbiddenEndpointError, match="link-local"):
+        provider.on_unauthorized(challenge(stub.url, metadata_url))
+    assert _off_loopback(connects) == []
+
+
+def test_a_machine_provider_takes_allow_hosts(stub, connects, resolver):
+    stub.standard(metadata={"token_endpoint": "https://10.1.2.3/token"})
+    refused = _machine_providers(stub.url)[0]
+    with pytest.raises(ForbiddenEndpointError, match="token endpoint"):
+        refused.on_unauthorized(challenge(stub.url, f"{stub.base}/nowhere"))
+    allowed = _machine_providers(stub.url, allow_hosts=["10.0.0.0/8"])[0]
+    with pytest.raises(OAuthError) as caught:  # let through: the test refuses the connect
+        allowed.on_unauthorized(challenge(stub.url, f"{stub.base}/nowhere"))
+    assert not isinstance(caught.value, ForbiddenEndpointError)
+    assert "10.1.2.3" in _off_loopback(connects)
