@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 from urllib.parse import unquote
 
+from .protocol.schema_refs import resolve_local
+
 __all__ = [
     "MAX_CLASSES",
     "MAX_DEPTH",
@@ -192,8 +194,8 @@ class Typer:
         if isinstance(ref, str):
             if ref in refs:  # a schema that contains itself
                 return OPEN_DICT
-            target = _resolve(root, ref)
-            if target is None:
+            target = resolve_local(root, ref)
+            if not isinstance(target, dict):
                 return ANY
             name = unquote(ref.rsplit("/", 1)[-1]) if "/" in ref else ""
             return self._type(root, target, name or hint, depth + 1, (*refs, ref))
@@ -369,19 +371,3 @@ def _union(options: list[Type]) -> Type:
     if len(flat) == 1:
         return flat[0]
     return Type("union", args=tuple(flat)) if flat else ANY
-
-
-def _resolve(root: Any, ref: str) -> Any:
-    """The subschema a local ``$ref`` (``#/$defs/Name``) points at, or None."""
-    if not ref.startswith("#"):
-        return None  # remote: never fetched
-    node = root
-    for part in ref[1:].split("/")[1:]:
-        part = unquote(part).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node if isinstance(node, dict) else None

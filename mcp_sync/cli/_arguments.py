@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..protocol.schema_refs import resolve_local
+
 __all__ = [
     "ArgumentError",
     "effective_schema",
@@ -48,23 +50,6 @@ class _Budget:
         return self.left >= 0
 
 
-def _pointer(root: Any, ref: str) -> Any:
-    """The sub-schema of ``root`` that a local ``$ref`` (``#/$defs/X``) names; ``None`` for
-    a ref into another document (never fetched) or one that points nowhere."""
-    if not ref.startswith("#"):
-        return None
-    node = root
-    for part in ref[1:].split("/")[1:]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
-
-
 def effective_schema(
     schema: Any, root: Any, budget: _Budget | None = None, depth: int = 0
 ) -> dict[str, Any]:
@@ -77,7 +62,7 @@ def effective_schema(
     parts: list[dict[str, Any]] = []
     ref = schema.get("$ref")
     if isinstance(ref, str):
-        parts.append(effective_schema(_pointer(root, ref), root, budget, depth + 1))
+        parts.append(effective_schema(resolve_local(root, ref), root, budget, depth + 1))
     members = schema.get("allOf")
     for member in members[:MAX_NODES] if isinstance(members, list) else []:
         parts.append(effective_schema(member, root, budget, depth + 1))

@@ -38,11 +38,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any, TypeVar
-from urllib.parse import unquote
 
 import pydantic
 
 from ..errors import McpError, OutputValidationError, ProtocolError
+from .schema_refs import resolve_local
 
 __all__ = [
     "MAX_DEPTH",
@@ -118,22 +118,6 @@ def _subschemas(schema: dict[str, Any]) -> Iterator[tuple[str, Any, bool]]:
                     yield _pointer([key, name]), sub, key not in _HERE_MANY
 
 
-def _resolve(root: Any, ref: str) -> tuple[str, Any] | None:
-    """The target of a ``$ref`` to a JSON pointer in this document, else None."""
-    if not ref.startswith("#") or (len(ref) > 1 and not ref.startswith("#/")):
-        return None  # another document, or an anchor: jsonschema-rs resolves (or refuses) it
-    node = root
-    for raw in ref[2:].split("/") if len(ref) > 1 else []:
-        part = unquote(raw).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return ref[1:], node
-
-
 def _check_expansion(root: Any) -> bool:
     """Walk the schema with each local ``$ref`` followed, counting subschemas; a cycle that
     comes back without stepping into the instance is an error. True if the schema may recur
@@ -165,19 +149,19 @@ def _check_expansion(root: Any) -> bool:
             ref = schema.get(key)
             if not isinstance(ref, str):
                 continue
-            target = _resolve(document, ref)
+            target = resolve_local(document, ref)
             if target is None:
                 recurs = True
                 continue
-            if id(target[1]) in here:
+            if id(target) in here:
                 raise _SchemaProblem(
                     f"{where}/{key}",
                     f"{key} {ref!r} refers back to itself without stepping into the content",
                 )
-            if id(target[1]) in chain:  # a recursion through the content is cut here
+            if id(target) in chain:  # a recursion through the content is cut here
                 recurs = True
             else:
-                stack.append((target[0], target[1], document, here, chain))
+                stack.append((ref[1:], target, document, here, chain))
     return recurs
 
 
@@ -304,10 +288,10 @@ def _locate(root: Any, validators: Any, instance: Any) -> tuple[list[str | int],
         for key, target, part in moves:
             sub = validators.get(target)
             if sub is not None and not sub.is_valid(part):
-                found = _resolve(root, target)
+                found = resolve_local(root, target)
                 if found is None:
                     continue
-                pointer, schema, value = target, found[1], part
+                pointer, schema, value = target, found, part
                 if key is not None:
                     path.append(key)
                 break
