@@ -536,7 +536,8 @@ class Connection:
             if lost and self._reconnector is not None:
                 deadline = time.monotonic() + (self.request_timeout if wait is None else wait)
                 return self._recover(self._generation, deadline, signal)
-            if self._state in ("closed", "connected") and session is not None and session.closed:
+            ended = session is not None and (session.closed or self._died)  # (died: even now)
+            if self._state in ("closed", "connected") and ended and session is not None:
                 raise session.closed_error()
             if self._state == "closed":
                 raise InvalidStateError(

@@ -19,13 +19,21 @@ import contextlib
 import difflib
 import inspect
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._lifecycle import weak_callback
 from ._schema_types import Namer, Type, Typer, docstring, plain_default
 from .abort import AbortSignal
-from .errors import McpError, OutputValidationError, ToolArgumentError, ToolError, UnknownName
+from .errors import (
+    InvalidStateError,
+    McpError,
+    OutputValidationError,
+    ToolArgumentError,
+    ToolError,
+    UnknownName,
+)
 from .protocol.types import CallToolResult, Tool
 
 if TYPE_CHECKING:
@@ -289,7 +297,9 @@ class Functions:
     """
 
     def __init__(self, client: _Client) -> None:
-        self._client = client
+        # weakly: the client holds this object, and its functions call the client (a cycle
+        # would keep a dropped, unclosed client alive until a garbage collection)
+        self._client: _Client = weakref.proxy(client)
         self._lock = threading.Lock()
         self._built: dict[str, Any] | None = None
         self._by_tool: dict[str, str] = {}
@@ -305,7 +315,11 @@ class Functions:
         with self._lock:
             built = self._built
             if built is None:
-                plans, _i, _o = _plans(self._client.list_tools())
+                try:
+                    listed = self._client.list_tools()
+                except ReferenceError:  # (held weakly: see __init__)
+                    raise InvalidStateError("the client of these functions is gone") from None
+                plans, _i, _o = _plans(listed)
                 built = {plan.name: plan.function(self._client) for plan in plans}
                 self._by_tool = {plan.tool.name: plan.name for plan in plans}
                 self._built = built

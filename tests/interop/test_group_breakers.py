@@ -99,7 +99,7 @@ def test_a_killed_stdio_server_fails_fast_drops_out_and_returns_on_the_trial_cal
 
         # each call tries to start it again, and fails: two in a row open the breaker
         for _ in range(2):
-            with pytest.raises(ConnectionClosed, match="could not reconnect"):
+            with pytest.raises(ConnectionClosed, match="could not reconnect") as lost:
                 group.call_tool("sdk__add", {"a": 1, "b": 2})
         status = group.breakers["sdk"]
         assert (status.state, status.failures, status.times_opened) == ("open", 2, 1)
@@ -125,6 +125,10 @@ def test_a_killed_stdio_server_fails_fast_drops_out_and_returns_on_the_trial_cal
         assert len(made) == tried
 
         # after the cool-down the next call is the trial: the reconnect, which starts it again
+        # (recovery's own window after its spent Backoff, a few ms here, is over by then, as a
+        # real cool-down of seconds always outlasts it)
+        retry_at = getattr(lost.value, "retry_at", 0.0)
+        wait_until(lambda: time.monotonic() >= retry_at, timeout=10)
         up.set()
         clock.now += 21
         assert group.call_tool("sdk__add", {"a": 1, "b": 2}).structured_content == {"result": 3}
