@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 import time
-import typing
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,12 +59,12 @@ def test_each_tool_is_a_function_whose_signature_comes_from_its_input_schema(cli
     person = inspect.signature(f.register).parameters["person"].annotation  # a $ref to $defs
     assert typing_extensions.is_typeddict(person) and person.__name__ == "Person"
     assert person.__required_keys__ == {"name", "age", "address"}
-    hints = typing.get_type_hints(person)
+    hints = typing_extensions.get_type_hints(person)
     assert hints["tags"] == list[str] and typing_extensions.is_typeddict(hints["address"])
     assert hints["address"].__required_keys__ == {"street", "city"}
 
     node = inspect.signature(f.count_nodes).parameters["tree"].annotation
-    assert typing.get_type_hints(node)["children"] == list[dict[str, Any]]  # the $ref cycle
+    assert typing_extensions.get_type_hints(node)["children"] == list[dict[str, Any]]  # the $ref cycle
 
 
 def test_help_shows_the_signature_and_the_descriptions(client):
@@ -253,6 +252,7 @@ def test_mcp_sync_stubs_writes_a_module_that_passes_mypy_strict_and_misuse_fails
         text=True,
         timeout=360,
     )
+    assert run.returncode == 1 and "Found 4 errors" in run.stdout, run.stdout + run.stderr
     errors = [line for line in run.stdout.splitlines() if ": error:" in line]
     assert all(line.startswith("bad.py:") for line in errors), run.stdout
     assert [int(line.split(":")[1]) for line in errors] == [7, 8, 9, 10], run.stdout
@@ -317,7 +317,7 @@ def test_hostile_schemas_give_bounded_types_and_a_stub_that_compiles():
         remote = inspect.signature(f.remote).parameters["value"]
         assert remote.annotation is Any  # never fetched
         optional = inspect.signature(f.cycle).parameters["me"].annotation
-        me = typing.get_type_hints(typing.get_args(optional)[0])
+        me = typing_extensions.get_type_hints(typing_extensions.get_args(optional)[0])
         assert me["me"] == dict[str, Any]
         source = stubs(client)
         with pytest.raises(ToolArgumentError, match="never fetches"):
