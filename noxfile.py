@@ -29,12 +29,14 @@ import nox
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 #: Left out of the portable part: they test Node's conformance suite and the docs site, or they
 #: are long runs of peers with an interpreter of their own or none of ours to test (Ray's venv,
-#: the Redis fleet's chaos run, the restart soaks): ``make test`` runs them once, on 3.11.
+#: the Redis fleet's chaos run, the restart soaks, Dask's 10,000 rows): ``make test`` runs them
+#: once, on 3.11.
 NOT_PORTABLE = [
     "tests/docs",
     "tests/conformance",
     "tests/test_bench_smoke.py",
     "tests/services/test_ray.py",
+    "tests/services/test_dask.py",
     "tests/oauth/test_oauth_fleet_chaos.py",
     "tests/reliability/test_lattice_soak.py",
 ]

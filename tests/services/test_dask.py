@@ -34,12 +34,13 @@ import mcp_sync
 from mcp_sync.oauth import OAuthProvider
 from mcp_sync.oauth.redis_store import RedisStateStore
 
-#: The docs' example maps 10,000 rows on 4 workers; the suite, 5,000 on 2, to stay within about
-#: 90 s on a loaded 2-core machine (10,000 took 90 s to 141 s there, the server being the limit).
-ROWS = 5_000
-WORKERS = 2
+#: The docs' example, as the issue asks it: 10,000 rows on 4 worker processes (90 s to 141 s on a
+#: loaded 2-core machine, the server being the limit). It runs once, in make test: noxfile.py
+#: leaves it out of the other Pythons' runs (it tests Dask, not the interpreter).
+ROWS = 10_000
+WORKERS = 4
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = pytest.mark.timeout(480)
 
 
 @pytest.fixture(scope="module")
