@@ -64,7 +64,9 @@ def test_each_tool_is_a_function_whose_signature_comes_from_its_input_schema(cli
     assert hints["address"].__required_keys__ == {"street", "city"}
 
     node = inspect.signature(f.count_nodes).parameters["tree"].annotation
-    assert typing_extensions.get_type_hints(node)["children"] == list[dict[str, Any]]  # the $ref cycle
+    assert (
+        typing_extensions.get_type_hints(node)["children"] == list[dict[str, Any]]
+    )  # the $ref cycle
 
 
 def test_help_shows_the_signature_and_the_descriptions(client):
