@@ -30,6 +30,7 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -77,6 +78,8 @@ class DeviceScript:
     advertise: bool = True
     user_code: str | None = None
     verification_uri: str | None = None
+    #: Called with each user code issued (a docs page's user, who approves it at once).
+    on_issue: Callable[[str], None] | None = None
     polls: list[Poll] = field(default_factory=list)
     codes: dict[str, Pending] = field(default_factory=dict)
     issued: list[str] = field(default_factory=list)
@@ -154,6 +157,8 @@ class DeviceGrant:
                 now + lifetime,
                 script.interval,
             )
+        if script.on_issue is not None:
+            script.on_issue(user_code)
         uri = script.verification_uri or self.base + "/device"
         return JSONResponse(
             {
