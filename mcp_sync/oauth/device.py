@@ -74,7 +74,10 @@ _DEFAULT_EXPIRY = 900.0
 def _printable(text: str) -> str:
     """``text`` with every control or format character escaped: the server wrote it, and a
     terminal would act on an escape sequence in it."""
-    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
+    return "".join(
+        ch if ch.isprintable() else (f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}")
+        for ch in text
+    )
 
 
 @dataclass(frozen=True)
@@ -310,7 +313,8 @@ class DeviceFlowProvider(OAuthProvider):
         cancelled: threading.Event | None = None,
     ) -> TokenSet:
         """Sign in now: show the code and wait up to ``timeout`` seconds (None: until the
-        code expires) for the user, or until ``cancelled`` is set."""
+        code expires) for the user, or until ``cancelled`` is set. Tokens already in the
+        store are returned as they are (they refresh as usual): no code is shown."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with limits(Limits(self.timeout, cancelled or threading.Event(), True, deadline)):
             discovery = self._discover(None)

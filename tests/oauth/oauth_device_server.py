@@ -20,7 +20,7 @@ What it does as RFC 8628 says:
 What is scripted (``DeviceScript``): the lifetime and interval it issues, ``slow_down`` answers
 forced on the first polls, a lifetime shorter than the one it advertises (a server whose clock
 runs ahead), a user code or verification URI of the test's choosing (a hostile server's
-escape sequences), and not advertising the endpoint at all. Every poll is logged with the
+escape sequences), an endpoint elsewhere, and not advertising the endpoint at all. Every poll is logged with the
 server's own clock (``DeviceScript.polls``), so tests read the client's pace from here.
 """
 
@@ -76,6 +76,8 @@ class DeviceScript:
     #: This many first polls are answered ``slow_down`` whatever their pace.
     slow_down: int = 0
     advertise: bool = True
+    #: The device_authorization_endpoint advertised, when not this server's own.
+    endpoint: str | None = None
     user_code: str | None = None
     verification_uri: str | None = None
     #: Called with each user code issued (a docs page's user, who approves it at once).
@@ -128,7 +130,9 @@ class DeviceGrant:
         await self.app(scope, receive, capture)
         document = json.loads(answer["body"])
         if self.script.advertise:
-            document["device_authorization_endpoint"] = self.base + "/device_authorization"
+            document["device_authorization_endpoint"] = (
+                self.script.endpoint or self.base + "/device_authorization"
+            )
             document["grant_types_supported"] = [
                 *document.get("grant_types_supported", []),
                 DEVICE_CODE,

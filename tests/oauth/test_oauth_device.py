@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import re
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from support import FASTMCP_MISSING
@@ -21,6 +24,7 @@ from oauth_fastmcp_server import serve
 from test_oauth_e2e import mcp_post_status
 
 import mcp_sync
+from mcp_sync.abort import AbortController
 from mcp_sync.cli import main
 from mcp_sync.errors import Aborted
 from mcp_sync.oauth import (
@@ -31,6 +35,7 @@ from mcp_sync.oauth import (
     DeviceGrantNotSupported,
     DeviceSignInTimeout,
     FileStateStore,
+    ForbiddenEndpointError,
     InsecureEndpointError,
     show_device_code,
 )
@@ -172,6 +177,26 @@ def test_the_abort_signal_ends_polling_at_once(server, script):
 
 
 @pytest.mark.timeout(60)
+def test_a_calls_abort_signal_ends_the_sign_in_it_started(server, script):
+    user = User(server)
+    provider = provider_for(server, user)
+    with mcp_sync.connect(server.url, auth=provider) as client:
+        assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
+        user.join()
+        server.provider.access_tokens.clear()  # the server forgets it: the next call gets 401
+        script.interval = 30
+        user.decision = None
+        controller = AbortController()
+        user.shown.clear()
+        threading.Thread(target=lambda: user.shown.wait(20) and controller.abort()).start()
+        started = time.monotonic()
+        with pytest.raises(Aborted):
+            client.call_tool("add", {"a": 2, "b": 2}, signal=controller.signal, timeout=50)
+        assert time.monotonic() - started < 15  # not the 30 s interval
+    assert len(user.codes) == 2  # the second sign-in was shown, then abandoned
+
+
+@pytest.mark.timeout(60)
 def test_the_timeout_ends_polling(server, script):
     script.interval = 30
     user = User(server, decision=None)
@@ -283,9 +308,53 @@ def test_terminal_escapes_in_the_code_and_uri_are_neutralised(
 
 
 @pytest.mark.timeout(60)
+def test_a_device_endpoint_at_a_link_local_address_is_never_contacted(server, script):
+    script.endpoint = "https://169.254.169.254/device_authorization"  # the cloud metadata host
+    user = User(server)
+    with pytest.raises(ForbiddenEndpointError) as caught:
+        provider_for(server, user).sign_in(timeout=10)
+    assert "169.254.169.254" in str(caught.value)
+    assert user.codes == [] and script.codes == {}
+
+
+@pytest.mark.timeout(60)
 def test_a_verification_uri_that_is_no_web_address_is_refused(server, script):
     script.verification_uri = "javascript:alert(1)"
     user = User(server)
     with pytest.raises(InsecureEndpointError, match="verification URI"):
         provider_for(server, user).sign_in(timeout=10)
     assert user.codes == []  # nothing shown
+
+
+@pytest.mark.timeout(180)
+def test_in_a_jupyter_kernel_the_code_is_a_rich_display_and_the_sign_in_completes(
+    server, script, tmp_path, monkeypatch
+):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    user = User(server, decision=None)
+    script.on_issue = user.decide  # the user reads the code off the notebook and approves it
+    user.decision = "approve"
+    source = (
+        "from mcp_sync.oauth import DeviceFlowProvider\n"
+        f"provider = DeviceFlowProvider({server.url!r}, client_id='device-client')\n"
+        "tokens = provider.sign_in(timeout=60)\n"
+        "tokens.token_type"
+    )
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    kernel = nbclient.NotebookClient(
+        notebook, timeout=90, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    kernel.execute()
+    user.join()
+    outputs = notebook.cells[0].outputs
+    assert not [o for o in outputs if o["output_type"] in ("error", "stream")], outputs
+    (display,) = [o for o in outputs if o["output_type"] == "display_data"]
+    (pending,) = script.codes.values()
+    assert pending.user_code in display["data"]["text/html"]
+    assert f'href="{server.base_url}/device"' in display["data"]["text/html"]
+    assert "text/markdown" in display["data"]
+    (result,) = [o for o in outputs if o["output_type"] == "execute_result"]
+    assert result["data"]["text/plain"] == "'Bearer'"
+    assert len(script.issued) == 1
