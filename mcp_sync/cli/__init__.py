@@ -401,6 +401,16 @@ def _sign_in_or_out(args: argparse.Namespace, err: IO[str]) -> int:
     if args.verb == "logout":
         _login.logout(url, err)
         return EXIT_OK
+    if args.device:
+        _login.device_login(
+            url,
+            err,
+            scope=args.scope,
+            timeout=args.timeout or 300.0,
+            client_id=args.client_id,
+            client_secret=args.client_secret,
+        )
+        return EXIT_OK
     _login.login(
         url,
         err,

@@ -270,6 +270,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the sign-in URL instead of opening a browser",
     )
+    login.add_argument(
+        "--device",
+        action="store_true",
+        help="sign in on another device: print a code and a URL (RFC 8628; no browser here)",
+    )
     login.add_argument("--scope", help="the scope to ask for (default: what the server says)")
     login.add_argument("--client-id", help="a pre-registered OAuth client id")
     login.add_argument("--client-secret", help="its secret, for a confidential client")

@@ -18,7 +18,7 @@ from ._render import safe
 if TYPE_CHECKING:
     from ..auth import AuthProvider
 
-__all__ = ["auth_for", "login", "logout", "store_path"]
+__all__ = ["auth_for", "device_login", "login", "logout", "store_path"]
 
 
 def store_path() -> Path:
@@ -83,6 +83,39 @@ def login(
         err.flush()
         result = pending.wait(timeout)
         provider.authorize(code=result.code, state=result.state, iss=result.iss, error=result.error)
+    err.write(f"Signed in to {url} (tokens in {store_path()})\n")
+
+
+def device_login(
+    url: str,
+    err: IO[str],
+    *,
+    scope: str | None,
+    timeout: float,
+    client_id: str | None = None,
+    client_secret: str | None = None,
+) -> None:
+    """Sign in to ``url`` with the device grant: print the code and URL, wait for approval."""
+    from ..oauth import DeviceCode, DeviceFlowProvider
+
+    def show(code: DeviceCode) -> None:
+        # the authorization server wrote both: never raw to the terminal
+        err.write(f"To sign in, open {safe(code.verification_uri)}\n")
+        err.write(f"and enter the code: {safe(code.user_code)}\n")
+        if code.verification_uri_complete:
+            err.write(f"(or open {safe(code.verification_uri_complete)})\n")
+        err.write("Waiting for the sign-in to be approved...\n")
+        err.flush()
+
+    provider = DeviceFlowProvider(
+        url,
+        on_code=show,
+        store=_store(),
+        scope=scope,
+        client_id=client_id,
+        client_secret=client_secret,
+    )
+    provider.sign_in(scope=scope, timeout=timeout)
     err.write(f"Signed in to {url} (tokens in {store_path()})\n")
 
 

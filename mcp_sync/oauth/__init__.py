@@ -17,20 +17,24 @@ Discovery (:mod:`.discovery`), PKCE (:mod:`.pkce`), client registration
 (:mod:`.registration`), the exchanges (:mod:`.flow`), orchestration (:mod:`.provider`),
 storage (:mod:`.store`; sealed at rest, :mod:`.sealing`) and redirects (:mod:`.callback`)
 each live in their own module; so do the grants without a user (:mod:`.client_credentials`,
-:mod:`.jwt_bearer` for workload identity federation and enterprise-managed authorization)
-and DPoP (:mod:`.dpop`). It is not an authorization server and does not open browsers
-unless asked to.
+:mod:`.jwt_bearer` for workload identity federation and enterprise-managed authorization),
+DPoP (:mod:`.dpop`) and the device grant for machines without a browser (:mod:`.device`).
+It is not an authorization server and does not open browsers unless asked to.
 """
 
 from .adapter import TokenSource, adapt
 from .callback import CallbackServer, PendingCallback, default_page, headless_redirect
 from .client_credentials import ClientCredentialsProvider
+from .device import DeviceCode, DeviceFlowProvider, show_device_code
 from .discovery import Discovery, ResourceMetadata, ServerMetadata, discover
 from .dpop import DPoPKey
 from .errors import (
     AuthorizationDenied,
     AuthorizationRequired,
     CallbackError,
+    DeviceCodeExpired,
+    DeviceGrantNotSupported,
+    DeviceSignInTimeout,
     DiscoveryError,
     EndpointUnreachable,
     ExchangeTimeout,
@@ -73,6 +77,11 @@ __all__ = [
     "ClientInfo",
     "ClientMetadata",
     "DPoPKey",
+    "DeviceCode",
+    "DeviceCodeExpired",
+    "DeviceFlowProvider",
+    "DeviceGrantNotSupported",
+    "DeviceSignInTimeout",
     "Discovery",
     "DiscoveryError",
     "EndpointUnreachable",
@@ -114,4 +123,5 @@ __all__ = [
     "default_page",
     "discover",
     "headless_redirect",
+    "show_device_code",
 ]

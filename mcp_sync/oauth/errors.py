@@ -158,6 +158,20 @@ class AuthorizationDenied(OAuthError):
         self.description = description
 
 
+class DeviceGrantNotSupported(DiscoveryError):
+    """The authorization server's metadata has no ``device_authorization_endpoint``
+    (RFC 8628): it offers no device sign-in."""
+
+
+class DeviceCodeExpired(OAuthError):
+    """The device sign-in's user code expired (``expired_token``, or its ``expires_in``
+    passed) before the user approved it: start a new sign-in."""
+
+
+class DeviceSignInTimeout(OAuthError, TimeoutError):
+    """The user did not approve the device sign-in within the call's timeout (or deadline)."""
+
+
 class RegistrationError(OAuthError):
     """Dynamic client registration failed, or no way to get a client id was available."""
 

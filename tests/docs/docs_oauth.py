@@ -12,6 +12,8 @@ for the page's duration:
 - ``home/workload-token`` holds a workload JWT for that authorization server (what a platform
   such as Kubernetes mounts into the workload);
 - ``HOME`` is ``home/`` in the scratch directory, so ``~/...`` store paths stay there;
+- the device grant (RFC 8628, ``oauth_device_server``) for the public client ``my-cli``, and
+  a user who approves each code the moment it is issued (from another thread, as on a phone);
 - :class:`HeadlessBrowser` is the preferred ``webbrowser`` browser, standing in for the user:
   it fetches the authorization URL, and delivers the redirect it answers with.
 """
@@ -22,6 +24,7 @@ import contextlib
 import json
 import os
 import sys
+import threading
 import time
 import webbrowser
 from collections.abc import Iterator
@@ -34,6 +37,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oauth"))
+from oauth_device_server import DeviceGrant, DeviceScript, approve
 from oauth_extensions import Trust
 from oauth_fastmcp_server import MachineClient, OAuthServer, serve
 
@@ -126,8 +130,13 @@ def oauth_page() -> Iterator[OAuthPage]:
         idp_private_key=ec.generate_private_key(ec.SECP256R1()),
         clients={"enterprise-app": ENTERPRISE_SECRET},
     )
+    device = DeviceScript(clients=("my-cli",))
     with (
-        serve(machine_clients=clients, trust=trust) as server,
+        serve(
+            machine_clients=clients,
+            trust=trust,
+            wrap=lambda app, running: DeviceGrant(app, running, device),
+        ) as server,
         registered(browser),
         environment(
             MCP_SERVER_URL=server.url,
@@ -146,4 +155,7 @@ def oauth_page() -> Iterator[OAuthPage]:
             "exp": now + 600,
         }
         (home / "workload-token").write_text(jwt.encode(claims, workload_key, algorithm="ES256"))
+        device.on_issue = lambda code: threading.Thread(
+            target=approve, args=(server.base_url, code)
+        ).start()
         yield OAuthPage(server, browser, pem, trust)

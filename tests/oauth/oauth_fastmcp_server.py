@@ -16,7 +16,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -162,10 +162,11 @@ def serve(
     trust: Trust | None = None,
     port: int = 0,
     transport: Literal["http", "sse"] = "http",
+    wrap: Callable[[Any, OAuthServer], Any] | None = None,
 ) -> Iterator[OAuthServer]:
     """The server (on ``port``, any free one by default), over Streamable HTTP at ``/mcp`` or
     the legacy HTTP+SSE transport at ``/sse``; with ``trust``, also the extension grants and
-    DPoP (oauth_extensions)."""
+    DPoP (oauth_extensions); ``wrap(app, server)`` puts more middleware in front."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
@@ -193,6 +194,8 @@ def serve(
         app = ClientCredentialsGrant(app, running, machine_clients)
     if trust is not None:
         app = Extensions(app, running, trust)
+    if wrap is not None:
+        app = wrap(app, running)
     app = Outage(app, running)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
