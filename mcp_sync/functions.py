@@ -191,7 +191,7 @@ class _Plan:
             try:
                 bound = signature.bind(*args, **kwargs)
             except TypeError as exc:
-                raise _binding_error(tool.name, exc, kwargs, list(signature.parameters)) from None
+                raise _binding_error(tool.name, exc, args, kwargs, signature) from None
             given = bound.arguments
             timeout, signal = given.pop("timeout", None), given.pop("signal", None)
             arguments = {}
@@ -228,22 +228,26 @@ class _Plan:
 
 
 def _binding_error(
-    tool: str, exc: TypeError, kwargs: dict[str, Any], known: list[str]
+    tool: str,
+    exc: TypeError,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    signature: inspect.Signature,
 ) -> ToolArgumentError:
-    message = str(exc)
-    parameter = None
+    # decided from the signature, not from the TypeError's text (each Python words it its own way)
+    known = list(signature.parameters)
     for name in kwargs:
         if name not in known:
-            parameter = name
             close = difflib.get_close_matches(name, known, n=1)
-            message = f"no parameter {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-            break
-    if "missing a required argument: " in message:
-        parameter = message.split("'")[1]
-        message = f"missing the required argument {parameter!r}"
-    if "positional" in message:
-        message = "takes keyword arguments only (name=value)"
-    return ToolArgumentError(tool, message, parameter=parameter)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            return ToolArgumentError(tool, f"no parameter {name!r}{hint}", parameter=name)
+    if args:
+        return ToolArgumentError(tool, "takes keyword arguments only (name=value)")
+    for name, parameter in signature.parameters.items():
+        if parameter.default is inspect.Parameter.empty and name not in kwargs:
+            message = f"missing the required argument {name!r}"
+            return ToolArgumentError(tool, message, parameter=name)
+    return ToolArgumentError(tool, str(exc))
 
 
 def _check(
