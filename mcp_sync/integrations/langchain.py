@@ -33,6 +33,7 @@ run (``mcp_progress``, ``mcp_log``; ``on_custom_event`` of a callback handler, o
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -56,6 +57,7 @@ from ._results import (
 
 __all__ = [
     "Interceptor",
+    "McpStructuredTool",
     "McpToolCall",
     "McpToolCallbacks",
     "langchain_tool",
@@ -83,6 +85,9 @@ class McpToolCall:
     """The arguments sent: an interceptor may replace or change them."""
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Keyword options of ``call_tool`` (``timeout``, ``on_progress``, ...), changeable too."""
+    tool_call_id: str | None = None
+    """The model's id for this call, when LangChain was given a tool call (for a LangGraph
+    ``Command`` whose ToolMessage must answer it)."""
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
     """The request's ``_meta`` (a trace id, a tenant, ...): sent when not empty (then the call
     goes through ``client.request`` and ``options`` keeps only ``timeout`` and
@@ -165,7 +170,7 @@ def langchain_tool(
     # LangChain hands the run's child callback manager to a parameter named ``callbacks``
     def call(callbacks: CallbackManager | None = None, **arguments: Any) -> tuple[Any, Any]:
         options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-        request = McpToolCall(tool, tool.name, arguments, options)
+        request = McpToolCall(tool, tool.name, arguments, options, _call_id.get())
         try:
             with _reporting(client, request, reporter, callbacks):
                 outcome = chain(request)
@@ -184,7 +189,7 @@ def langchain_tool(
         metadata["mcp_meta"] = tool.meta
     if tool.annotations:
         metadata["mcp_annotations"] = tool.annotations.to_wire()
-    return StructuredTool(
+    return McpStructuredTool(
         name=prefix + shown.name,
         description=description_of(shown),
         args_schema=shown.input_schema,
@@ -193,6 +198,36 @@ def langchain_tool(
         handle_tool_error=True,
         metadata=metadata,
     )
+
+
+_call_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("_call_id", default=None)
+
+
+class McpStructuredTool(StructuredTool):
+    """A ``StructuredTool`` that tells its interceptors the model's tool-call id (LangChain
+    injects it only into schemas it built itself)."""
+
+    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        token = _call_id.set(_id_of(input))
+        try:
+            return super().invoke(input, config, **kwargs)
+        finally:
+            _call_id.reset(token)
+
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        # LangChain's executor copies this context into the thread that runs the call
+        token = _call_id.set(_id_of(input))
+        try:
+            return await super().ainvoke(input, config, **kwargs)
+        finally:
+            _call_id.reset(token)
+
+
+def _id_of(input: Any) -> str | None:
+    if isinstance(input, dict) and input.get("type") == "tool_call":
+        found = input.get("id")
+        return found if isinstance(found, str) else None
+    return None
 
 
 def _chain(client: ToolSource, interceptors: list[Interceptor]) -> Callable[[McpToolCall], Any]:
