@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -57,6 +58,7 @@ from ._results import (
 
 __all__ = [
     "Interceptor",
+    "McpElicitation",
     "McpStructuredTool",
     "McpToolCall",
     "McpToolCallbacks",
@@ -110,6 +112,36 @@ class McpToolCallbacks:
     def on_log(self, call: McpToolCall, message: LoggingMessageNotificationParams) -> None:
         """A log message the server sent while the call ran."""
 
+    def on_elicitation(self, call: McpToolCall, params: Any) -> None:
+        """An elicitation request made while the call ran (see :class:`McpElicitation`)."""
+
+
+class McpElicitation:
+    """An elicitation handler for ``client.on_elicitation()`` that first reports each request
+    to the LangChain runs of the tools given it as ``elicitation=`` (custom event
+    ``mcp_elicitation``) and to their ``callbacks``, then answers with ``answer(params)``.
+    The client asks one handler for the whole session, so each tool call running at that
+    moment hears of it."""
+
+    def __init__(self, answer: Callable[[Any], Any]) -> None:
+        self._answer = answer
+        self._lock = threading.Lock()
+        self._running: list[_reporting] = []
+
+    def __call__(self, params: Any) -> Any:
+        with self._lock:
+            running = list(self._running)
+        for run in running:
+            run.elicited(params)
+        return self._answer(params)
+
+    def _track(self, run: _reporting, *, running: bool) -> None:
+        with self._lock:
+            if running:
+                self._running.append(run)
+            else:
+                self._running.remove(run)
+
 
 def langchain_tools(
     client: ToolSource,
@@ -123,6 +155,7 @@ def langchain_tools(
     on_error: ErrorPolicy = "message",
     interceptors: Sequence[Interceptor] = (),
     callbacks: McpToolCallbacks | None = None,
+    elicitation: McpElicitation | None = None,
     prefer: ResultPreference = "content",
 ) -> list[StructuredTool]:
     """The server's tools (or ``tools``, or those named in ``names``) as LangChain tools
@@ -131,7 +164,7 @@ def langchain_tools(
     chosen = tools_of(client, tools, names, include_app_only=include_app_only)
     options: dict[str, Any] = dict(
         clean=clean, prefix=prefix, timeout=timeout, on_error=on_error,
-        interceptors=interceptors, callbacks=callbacks, prefer=prefer,
+        interceptors=interceptors, callbacks=callbacks, elicitation=elicitation, prefer=prefer,
     )  # fmt: skip
     return [langchain_tool(client, tool, **options) for tool in chosen]
 
@@ -146,6 +179,7 @@ def langchain_tool(
     on_error: ErrorPolicy = "message",
     interceptors: Sequence[Interceptor] = (),
     callbacks: McpToolCallbacks | None = None,
+    elicitation: McpElicitation | None = None,
     prefer: ResultPreference = "content",
 ) -> StructuredTool:
     """One MCP tool as a LangChain ``StructuredTool`` calling it through ``client``.
@@ -157,7 +191,8 @@ def langchain_tool(
       :class:`~mcp_sync.errors.ServerUnavailable` into an error ``ToolMessage``;
       ``"raise"`` lets them end the run;
     - ``interceptors`` wrap each call, the first outermost (see :data:`Interceptor`);
-    - ``callbacks`` gets the call's progress and log messages;
+    - ``callbacks`` gets the call's progress and log messages, and the elicitation requests
+      ``elicitation`` (the client's handler) sees while it runs;
     - ``prefer`` picks the half of a result the model is sent (SEP-2200, see
       :mod:`mcp_sync.integrations._results`).
     """
@@ -172,7 +207,7 @@ def langchain_tool(
         options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
         request = McpToolCall(tool, tool.name, arguments, options, _call_id.get())
         try:
-            with _reporting(client, request, reporter, callbacks):
+            with _reporting(client, request, reporter, callbacks, elicitation):
                 outcome = chain(request)
         except TRANSIENT as exc:
             if on_error == "raise":
@@ -263,14 +298,18 @@ class _reporting:
         request: McpToolCall,
         callbacks: McpToolCallbacks | None,
         manager: CallbackManager | None,
+        elicitation: McpElicitation | None = None,
     ) -> None:
         self._client, self._request = client, request
         self._callbacks, self._manager = callbacks, manager
+        self._elicitation = elicitation
         self._stop: Callable[[], None] | None = None
 
     def __enter__(self) -> None:
         if self._callbacks is None and self._manager is None:
             return
+        if self._elicitation is not None:
+            self._elicitation._track(self, running=True)
         self._request.options.setdefault("on_progress", self._progress)
         on_log = getattr(self._client, "on_log", None)  # a ClientGroup has none
         if on_log is not None:
@@ -279,6 +318,15 @@ class _reporting:
     def __exit__(self, *exc_info: object) -> None:
         if self._stop is not None:
             self._stop()
+        if self._elicitation is not None and (self._callbacks or self._manager):
+            self._elicitation._track(self, running=False)
+
+    def elicited(self, params: Any) -> None:
+        if self._callbacks is not None:
+            self._callbacks.on_elicitation(self._request, params)
+        if self._manager is not None:
+            wire = params.to_wire() if hasattr(params, "to_wire") else dict(params)
+            self._manager.on_custom_event("mcp_elicitation", {"tool": self._request.name, **wire})
 
     def _progress(self, progress: Progress) -> None:
         if self._callbacks is not None:

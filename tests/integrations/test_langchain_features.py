@@ -5,6 +5,7 @@ options, metadata, MCP Apps visibility and SEP-2200."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
@@ -22,9 +23,10 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa
 from test_langchain_tools import call, run_agent, script  # noqa: E402
 
 import mcp_sync  # noqa: E402
-from mcp_sync import ClientGroup  # noqa: E402
+from mcp_sync import ClientGroup, ElicitResult, StdioTransport  # noqa: E402
 from mcp_sync.errors import ConnectionClosed, RequestTimeout  # noqa: E402
 from mcp_sync.integrations.langchain import (  # noqa: E402
+    McpElicitation,
     McpToolCallbacks,
     langchain_tools,
     load_mcp_blobs,
@@ -213,3 +215,48 @@ def test_tools_across_a_group_call_their_server():
         assert "apps__refresh_view" not in [t.name for t in langchain_tools(group)]
     assert added.artifact.structured_content == {"result": 2}
     assert quoted.content == [{"type": "text", "text": "X trades at 99.0"}]
+
+
+def test_ainvoke_reports_progress_and_hands_interceptors_the_tool_call_id():
+    events, ids = [], []
+
+    class Handler(BaseCallbackHandler):
+        def on_custom_event(self, name, data, *, run_id, **kwargs):
+            events.append(name)
+
+    def note_id(request, call_next):
+        ids.append(request.tool_call_id)
+        return call_next(request)
+
+    with mcp_sync.connect(APPS_SERVER, request_timeout=20) as client:
+        (steps,) = langchain_tools(client, names=["steps"], interceptors=[note_id])
+        message = asyncio.run(
+            steps.ainvoke(call("steps", {"count": 2}, "s-9"), config={"callbacks": [Handler()]})
+        )
+    assert message.status == "success" and message.tool_call_id == "s-9"
+    assert ids == ["s-9"] and events.count("mcp_progress") == 2
+
+
+def test_an_elicitation_during_a_call_reaches_the_tools_run_and_callbacks():
+    events, reported = [], []
+
+    class Handler(BaseCallbackHandler):
+        def on_custom_event(self, name, data, *, run_id, **kwargs):
+            events.append((name, data))
+
+    class Reported(McpToolCallbacks):
+        def on_elicitation(self, call, params):
+            reported.append((call.name, params.message))
+
+    elicit = McpElicitation(lambda params: ElicitResult(action="accept", content={"name": "Ada"}))
+    client = mcp_sync.Client("langchain-test", "1.0", request_timeout=20)
+    client.on_elicitation(elicit)
+    client.connect(StdioTransport(SDK_SERVER[0], SDK_SERVER[1:]))
+    with client:
+        (ask,) = langchain_tools(client, names=["ask_name"], elicitation=elicit,
+                                 callbacks=Reported())  # fmt: skip
+        message = ask.invoke(call("ask_name", {}, "e"), config={"callbacks": [Handler()]})
+    assert message.content == [{"type": "text", "text": "hello Ada, age 30"}]
+    (data,) = [d for n, d in events if n == "mcp_elicitation"]
+    assert data["tool"] == "ask_name" and data["message"] == "What is your name?"
+    assert reported == [("ask_name", "What is your name?")]
