@@ -135,7 +135,9 @@ def to_llm_content(
     return items
 
 
-def to_llm_text(result: LlmSource, *, max_text_bytes: int | None = None) -> str:
+def to_llm_text(
+    result: LlmSource, *, max_text_bytes: int | None = None, prefer: ResultPreference = "content"
+) -> str:
     """The items of :func:`to_llm_content` as one text, one item after another on its own
     line, an image as ``[image: image/png, N bytes]``: for a display, a log, or an LLM API
     whose tool messages carry text only::
@@ -143,7 +145,7 @@ def to_llm_text(result: LlmSource, *, max_text_bytes: int | None = None) -> str:
         print(mcp_sync.to_llm_text(client.call_tool("add", {"a": 1, "b": 2})))
     """
     parts: list[str] = []
-    for item in to_llm_content(result, max_text_bytes=max_text_bytes):
+    for item in to_llm_content(result, max_text_bytes=max_text_bytes, prefer=prefer):
         if item["type"] == "image":
             parts.append(f"[image: {item['mimeType']}, {_base64_size(item['data'])} bytes]")
         else:
@@ -473,11 +475,16 @@ def anthropic_tools(
 
 
 def anthropic_tool_result(
-    tool_use_id: str, result: CallToolResult, *, max_text_bytes: int | None = None
+    tool_use_id: str,
+    result: CallToolResult,
+    *,
+    max_text_bytes: int | None = None,
+    prefer: ResultPreference = "content",
 ) -> dict[str, Any]:
-    """A ``tool_result`` content block answering the model's ``tool_use`` block."""
+    """A ``tool_result`` content block answering the model's ``tool_use`` block (``prefer``
+    as for :func:`to_llm_content`)."""
     content: list[dict[str, Any]] = []
-    for item in to_llm_content(result, max_text_bytes=max_text_bytes):
+    for item in to_llm_content(result, max_text_bytes=max_text_bytes, prefer=prefer):
         if item["type"] == "image":
             source = {"type": "base64", "media_type": item["mimeType"], "data": item["data"]}
             content.append({"type": "image", "source": source})
@@ -491,14 +498,19 @@ def anthropic_tool_result(
 
 
 def openai_tool_message(
-    tool_call_id: str, result: CallToolResult, *, max_text_bytes: int | None = None
+    tool_call_id: str,
+    result: CallToolResult,
+    *,
+    max_text_bytes: int | None = None,
+    prefer: ResultPreference = "content",
 ) -> dict[str, Any]:
-    """A chat-completions ``{"role": "tool"}`` message answering one tool call.
+    """A chat-completions ``{"role": "tool"}`` message answering one tool call (``prefer``
+    as for :func:`to_llm_content`).
 
     Tool messages carry text only: an image becomes ``[image: image/png, N bytes]``.
     A failed tool's text is prefixed with ``Error:`` so that the model sees it failed.
     """
-    text = to_llm_text(result, max_text_bytes=max_text_bytes)
+    text = to_llm_text(result, max_text_bytes=max_text_bytes, prefer=prefer)
     if result.is_error:
         text = f"Error: {text}" if text else "Error"
     return {"role": "tool", "tool_call_id": tool_call_id, "content": text}

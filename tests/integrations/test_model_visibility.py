@@ -18,6 +18,7 @@ import mcp_sync
 from mcp_sync.integrations.llama_index import llama_index_tools
 from mcp_sync.integrations.smolagents import smolagents_tools
 from mcp_sync.llm import (
+    anthropic_tool_result,
     anthropic_tools,
     llm_tool_names,
     model_tools,
@@ -76,6 +77,10 @@ def test_llm_results_send_content_not_both_halves(apps):
     result = apps.call_tool("quote", {"symbol": "ACME"})
     assert to_llm_content(result) == [{"type": "text", "text": "ACME trades at 99.0"}]
     assert openai_tool_message("c", result)["content"] == "ACME trades at 99.0"
+    structured_message = openai_tool_message("c", result, prefer="structured")["content"]
+    assert json.loads(structured_message)["price"] == 99.0
+    (anthropic_block,) = anthropic_tool_result("t", result)["content"]
+    assert anthropic_block == {"type": "text", "text": "ACME trades at 99.0"}
     (structured,) = to_llm_content(result, prefer="structured")
     assert json.loads(structured["text"])["symbol"] == "ACME"
     with pytest.raises(ValueError, match="prefer"):
