@@ -283,14 +283,17 @@ def unique_names(names: Iterable[str]) -> list[str]:
 def model_visible(tool: Tool) -> bool:
     """Whether a model may see ``tool``: not when it is an MCP Apps tool whose
     ``_meta.ui.visibility`` leaves out ``"model"`` (it is for the app's UI to call). A tool
-    with no such list is visible (the MCP Apps default is ``["model", "app"]``)."""
+    with no such list is visible (the MCP Apps default is ``["model", "app"]``); one whose
+    list is malformed (not a list of strings) is not."""
     ui = (tool.meta or {}).get("ui")
-    visibility = ui.get("visibility") if isinstance(ui, dict) else None
+    if not isinstance(ui, dict) or ui.get("visibility") is None:
+        return True
+    visibility = ui["visibility"]
     if isinstance(visibility, str):
         visibility = [visibility]
-    if not isinstance(visibility, list):
-        return True
-    return "model" in visibility
+    # a list the server got wrong hides the tool: offering an app-only tool would let the
+    # model do what the app exists to have a person decide
+    return isinstance(visibility, list) and "model" in visibility
 
 
 def model_tools(tools: Iterable[Tool], *, include_app_only: bool = False) -> list[Tool]:

@@ -51,6 +51,10 @@ def test_the_visibility_predicate(apps):
     assert model_visible(by_name["stock"])  # no _meta.ui
     hidden = by_name["quote"].model_copy(update={"meta": {"ui": {"visibility": []}}})
     assert not model_visible(hidden)
+    malformed = by_name["quote"].model_copy(update={"meta": {"ui": {"visibility": {"app": 1}}}})
+    assert not model_visible(malformed)  # fails closed
+    unset = by_name["quote"].model_copy(update={"meta": {"ui": {"resourceUri": "ui://x"}}})
+    assert model_visible(unset)  # the default, ["model", "app"]
     assert [t.name for t in model_tools(by_name.values())] == [
         n for n in by_name if n != "refresh_view"
     ]
