@@ -48,12 +48,15 @@ from .protocol.types._presentation import presentation
 
 __all__ = [
     "LlmSource",
+    "ResultPreference",
     "anthropic_tool",
     "anthropic_tool_result",
     "anthropic_tools",
     "clean_text",
     "clean_tool",
     "llm_tool_names",
+    "model_tools",
+    "model_visible",
     "openai_tool",
     "openai_tool_message",
     "openai_tools",
@@ -63,6 +66,10 @@ __all__ = [
     "tool_input_schema",
     "unique_names",
 ]
+
+ResultPreference = Literal["content", "structured"]
+"""Which half of a result with both ``content`` and ``structuredContent`` a model is sent
+(SEP-2200: ``content`` is for the model, ``structuredContent`` for code and UIs)."""
 
 
 LlmSource = (
@@ -74,7 +81,9 @@ LlmSource = (
 or a list of content blocks (or their wire dicts)."""
 
 
-def to_llm_content(result: LlmSource, *, max_text_bytes: int | None = None) -> list[dict[str, Any]]:
+def to_llm_content(
+    result: LlmSource, *, max_text_bytes: int | None = None, prefer: ResultPreference = "content"
+) -> list[dict[str, Any]]:
     """Convert a tool result (or a resource read, or a list of content blocks) into LLM
     message content.
 
@@ -88,8 +97,11 @@ def to_llm_content(result: LlmSource, *, max_text_bytes: int | None = None) -> l
     - audio: ``[audio: audio/wav, 1234 bytes]``; resource link:
       ``[resource link: name <uri> (mimeType)]``; any other type: ``[unsupported content: T]``.
 
-    A result with no content but with ``structured_content`` gives one text item holding that
-    value as indented JSON. Wire dicts in a list are parsed as content blocks first.
+    A tool result is sent as one of its halves, never both (SEP-2200): its ``content``, or,
+    when it has none, its ``structured_content`` as one text item of indented JSON.
+    ``prefer="structured"`` sends the structured content (as that JSON) whenever there is
+    some, and the ``content`` otherwise. Wire dicts in a list are parsed as content blocks
+    first.
 
     ``max_text_bytes`` caps the UTF-8 size of the text the items keep (images are not
     counted). If the text items together are larger, the cap is shared out so that items
@@ -101,6 +113,8 @@ def to_llm_content(result: LlmSource, *, max_text_bytes: int | None = None) -> l
     """
     if max_text_bytes is not None and max_text_bytes < 0:
         raise ValueError("max_text_bytes must be >= 0")
+    if prefer not in ("content", "structured"):
+        raise ValueError(f"prefer must be 'content' or 'structured', not {prefer!r}")
     if isinstance(result, CallToolResult):
         blocks: Iterable[Any] = result.content
         structured = result.structured_content
@@ -114,14 +128,16 @@ def to_llm_content(result: LlmSource, *, max_text_bytes: int | None = None) -> l
         structured = None
         has_content = True
     items = [_convert(parse_content(b) if isinstance(b, dict) else b) for b in blocks]
-    if not has_content and structured is not None:
+    if structured is not None and (not has_content or prefer == "structured"):
         items = [_text(json.dumps(structured, indent=2, ensure_ascii=False))]
     if max_text_bytes is not None:
         _cap_text(items, max_text_bytes)
     return items
 
 
-def to_llm_text(result: LlmSource, *, max_text_bytes: int | None = None) -> str:
+def to_llm_text(
+    result: LlmSource, *, max_text_bytes: int | None = None, prefer: ResultPreference = "content"
+) -> str:
     """The items of :func:`to_llm_content` as one text, one item after another on its own
     line, an image as ``[image: image/png, N bytes]``: for a display, a log, or an LLM API
     whose tool messages carry text only::
@@ -129,7 +145,7 @@ def to_llm_text(result: LlmSource, *, max_text_bytes: int | None = None) -> str:
         print(mcp_sync.to_llm_text(client.call_tool("add", {"a": 1, "b": 2})))
     """
     parts: list[str] = []
-    for item in to_llm_content(result, max_text_bytes=max_text_bytes):
+    for item in to_llm_content(result, max_text_bytes=max_text_bytes, prefer=prefer):
         if item["type"] == "image":
             parts.append(f"[image: {item['mimeType']}, {_base64_size(item['data'])} bytes]")
         else:
@@ -264,6 +280,28 @@ def unique_names(names: Iterable[str]) -> list[str]:
     return result
 
 
+def model_visible(tool: Tool) -> bool:
+    """Whether a model may see ``tool``: not when it is an MCP Apps tool whose
+    ``_meta.ui.visibility`` leaves out ``"model"`` (it is for the app's UI to call). A tool
+    with no such list is visible (the MCP Apps default is ``["model", "app"]``); one whose
+    list is malformed (not a list of strings) is not."""
+    ui = (tool.meta or {}).get("ui")
+    if not isinstance(ui, dict) or ui.get("visibility") is None:
+        return True
+    visibility = ui["visibility"]
+    if isinstance(visibility, str):
+        visibility = [visibility]
+    # a list the server got wrong hides the tool: offering an app-only tool would let the
+    # model do what the app exists to have a person decide
+    return isinstance(visibility, list) and "model" in visibility
+
+
+def model_tools(tools: Iterable[Tool], *, include_app_only: bool = False) -> list[Tool]:
+    """The tools a model may see (:func:`model_visible`), in order; every tool shape for a
+    model goes through this. ``include_app_only=True`` keeps the app-only tools too."""
+    return [tool for tool in tools if include_app_only or model_visible(tool)]
+
+
 def llm_tool_names(tools: Sequence[Tool]) -> list[str]:
     """The name each tool gets in :func:`openai_tools` / :func:`anthropic_tools`."""
     return unique_names(tool.name for tool in tools)
@@ -391,14 +429,25 @@ def openai_tool(
 
 
 def openai_tools(
-    tools: Sequence[Tool], *, style: OpenAIStyle = "chat", clean: bool = True
+    tools: Sequence[Tool],
+    *,
+    style: OpenAIStyle = "chat",
+    clean: bool = True,
+    include_app_only: bool = False,
 ) -> list[dict[str, Any]]:
     """Tools for OpenAI's ``tools=[...]``, names made safe and unique (see
-    :func:`llm_tool_names`), invisible characters stripped unless ``clean=False``."""
+    :func:`llm_tool_names`), invisible characters stripped unless ``clean=False``, app-only
+    tools left out unless ``include_app_only=True`` (see :func:`model_visible`)."""
     return [
         openai_tool(tool, name=name, style=style, clean=clean)
-        for tool, name in zip(tools, llm_tool_names(tools), strict=True)
+        for tool, name in _named(tools, include_app_only)
     ]
+
+
+def _named(tools: Sequence[Tool], include_app_only: bool) -> list[tuple[Tool, str]]:
+    # names over the whole list, so dict(zip(llm_tool_names(tools), tools)) still maps back
+    named = zip(tools, llm_tool_names(tools), strict=True)
+    return [(tool, name) for tool, name in named if include_app_only or model_visible(tool)]
 
 
 def anthropic_tool(tool: Tool, *, name: str | None = None, clean: bool = True) -> dict[str, Any]:
@@ -413,13 +462,15 @@ def anthropic_tool(tool: Tool, *, name: str | None = None, clean: bool = True) -
     return item
 
 
-def anthropic_tools(tools: Sequence[Tool], *, clean: bool = True) -> list[dict[str, Any]]:
+def anthropic_tools(
+    tools: Sequence[Tool], *, clean: bool = True, include_app_only: bool = False
+) -> list[dict[str, Any]]:
     """Tools for Anthropic's ``tools=[...]``, names made safe and unique, invisible
-    characters stripped unless ``clean=False``."""
-    names = llm_tool_names(tools)
+    characters stripped unless ``clean=False``, app-only tools left out unless
+    ``include_app_only=True``."""
     return [
         anthropic_tool(tool, name=name, clean=clean)
-        for tool, name in zip(tools, names, strict=True)
+        for tool, name in _named(tools, include_app_only)
     ]
 
 
@@ -427,11 +478,16 @@ def anthropic_tools(tools: Sequence[Tool], *, clean: bool = True) -> list[dict[s
 
 
 def anthropic_tool_result(
-    tool_use_id: str, result: CallToolResult, *, max_text_bytes: int | None = None
+    tool_use_id: str,
+    result: CallToolResult,
+    *,
+    max_text_bytes: int | None = None,
+    prefer: ResultPreference = "content",
 ) -> dict[str, Any]:
-    """A ``tool_result`` content block answering the model's ``tool_use`` block."""
+    """A ``tool_result`` content block answering the model's ``tool_use`` block (``prefer``
+    as for :func:`to_llm_content`)."""
     content: list[dict[str, Any]] = []
-    for item in to_llm_content(result, max_text_bytes=max_text_bytes):
+    for item in to_llm_content(result, max_text_bytes=max_text_bytes, prefer=prefer):
         if item["type"] == "image":
             source = {"type": "base64", "media_type": item["mimeType"], "data": item["data"]}
             content.append({"type": "image", "source": source})
@@ -445,14 +501,19 @@ def anthropic_tool_result(
 
 
 def openai_tool_message(
-    tool_call_id: str, result: CallToolResult, *, max_text_bytes: int | None = None
+    tool_call_id: str,
+    result: CallToolResult,
+    *,
+    max_text_bytes: int | None = None,
+    prefer: ResultPreference = "content",
 ) -> dict[str, Any]:
-    """A chat-completions ``{"role": "tool"}`` message answering one tool call.
+    """A chat-completions ``{"role": "tool"}`` message answering one tool call (``prefer``
+    as for :func:`to_llm_content`).
 
     Tool messages carry text only: an image becomes ``[image: image/png, N bytes]``.
     A failed tool's text is prefixed with ``Error:`` so that the model sees it failed.
     """
-    text = to_llm_text(result, max_text_bytes=max_text_bytes)
+    text = to_llm_text(result, max_text_bytes=max_text_bytes, prefer=prefer)
     if result.is_error:
         text = f"Error: {text}" if text else "Error"
     return {"role": "tool", "tool_call_id": tool_call_id, "content": text}

@@ -9,13 +9,15 @@
 
 Each tool is a LlamaIndex ``FunctionTool`` whose metadata keeps the MCP name and description
 and hands the MCP input schema to the LLM verbatim (``get_parameters_dict()``), rather than a
-pydantic model rebuilt from it. ``call()`` calls the MCP tool on the calling thread;
-``acall()``, which LlamaIndex's agents use, runs that call on LlamaIndex's own executor (its
-``FunctionTool`` offloads a sync function to a thread). The ``ToolOutput`` holds the content as
-LlamaIndex blocks (``TextBlock``, ``ImageBlock``; structured content as JSON text when the tool
-gives no other content), the :class:`~mcp_sync.CallToolResult` as ``raw_output``, and
-``is_error`` set from the result's ``isError``: LlamaIndex's own way of telling the model that a
-tool failed.
+pydantic model rebuilt from it; it carries the tool's ``output_schema`` and ``_meta``
+(``mcp_meta``) too. App-only MCP Apps tools are left out unless ``include_app_only=True``.
+``call()`` calls the MCP tool on the calling thread; ``acall()``, which LlamaIndex's agents
+use, runs that call on LlamaIndex's own executor (its ``FunctionTool`` offloads a sync function
+to a thread). The ``ToolOutput`` holds the content as LlamaIndex blocks (``TextBlock``,
+``ImageBlock``) of the result's ``content``, or of its structured content as JSON text when it
+has no content or ``prefer="structured"`` (SEP-2200), the :class:`~mcp_sync.CallToolResult` as
+``raw_output``, and ``is_error`` set from the result's ``isError``: LlamaIndex's own way of
+telling the model that a tool failed.
 """
 
 from __future__ import annotations
@@ -29,16 +31,19 @@ from llama_index.core.tools import FunctionTool, ToolMetadata, ToolOutput
 
 from ..client import Client
 from ..protocol.types import CallToolResult, Tool
-from ._results import clean_tool, description_of, result_items, tools_of
+from ._results import ResultPreference, clean_tool, description_of, result_items, tools_of
 
 __all__ = ["McpToolMetadata", "llama_index_tool", "llama_index_tools"]
 
 
 @dataclasses.dataclass
 class McpToolMetadata(ToolMetadata):
-    """Tool metadata whose parameters are the MCP tool's input schema, as the server gave it."""
+    """Tool metadata whose parameters are the MCP tool's input schema, as the server gave it,
+    with its output schema (``None`` when it has none) and its ``_meta``."""
 
     parameters: dict[str, Any] = dataclasses.field(default_factory=dict)
+    output_schema: dict[str, Any] | None = None
+    mcp_meta: dict[str, Any] | None = None
 
     def get_parameters_dict(self) -> dict[str, Any]:
         return self.parameters
@@ -54,13 +59,17 @@ def llama_index_tools(
     tools: list[Tool] | None = None,
     names: list[str] | None = None,
     clean: bool = True,
+    include_app_only: bool = False,
+    prefer: ResultPreference = "content",
 ) -> list[FunctionTool]:
     """The server's tools (or ``tools``, or those named in ``names``) as LlamaIndex tools."""
-    chosen = tools_of(client, tools, names)
-    return [llama_index_tool(client, tool, clean=clean) for tool in chosen]
+    chosen = tools_of(client, tools, names, include_app_only=include_app_only)
+    return [llama_index_tool(client, tool, clean=clean, prefer=prefer) for tool in chosen]
 
 
-def llama_index_tool(client: Client, tool: Tool, *, clean: bool = True) -> FunctionTool:
+def llama_index_tool(
+    client: Client, tool: Tool, *, clean: bool = True, prefer: ResultPreference = "content"
+) -> FunctionTool:
     """One MCP tool as a LlamaIndex ``FunctionTool`` calling it through ``client``; what the
     model sees is cleaned by :func:`~mcp_sync.llm.clean_tool` unless ``clean=False``."""
     shown = clean_tool(tool, clean=clean)
@@ -71,7 +80,8 @@ def llama_index_tool(client: Client, tool: Tool, *, clean: bool = True) -> Funct
     def to_output(called: _Called) -> ToolOutput:
         return ToolOutput(
             tool_name=tool.name,
-            blocks=[_block(item) for item in result_items(called.result)] or [TextBlock(text="")],
+            blocks=[_block(item) for item in result_items(called.result, prefer)]
+            or [TextBlock(text="")],
             raw_input={"args": (), "kwargs": called.arguments},
             raw_output=called.result,
             is_error=called.result.is_error,
@@ -82,6 +92,8 @@ def llama_index_tool(client: Client, tool: Tool, *, clean: bool = True) -> Funct
         description=description_of(shown),
         fn_schema=None,
         parameters=shown.input_schema,
+        output_schema=shown.output_schema,
+        mcp_meta=tool.meta,
     )
     return FunctionTool(fn=call, metadata=metadata, callback=to_output)
 

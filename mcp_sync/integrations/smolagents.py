@@ -8,16 +8,19 @@
     agent = ToolCallingAgent(tools=smolagents_tools(client), model=model)
 
 smolagents wants tool names that are Python identifiers: a name such as ``get-sum`` becomes
-``get_sum`` (``mcp_name`` keeps the original, which is what gets called). Each property of
-the input schema becomes an entry of ``inputs`` with its JSON type (a type smolagents does not
+``get_sum`` (``mcp_name`` keeps the original, which is what gets called). Each property of the
+input schema becomes an entry of ``inputs`` with its JSON type (a type smolagents does not
 know, or a schema without one, is ``any``), its description (else its title, else its name),
 and ``nullable`` when it is optional; ``output_type`` is ``object`` with the tool's
-``output_schema`` when it has one, else ``any``. A call returns the structured content when
-there is some, a single image as a PIL image (smolagents stores it as ``image.png``), and
-otherwise the text (images among text are described, not dropped). A result with ``isError``
-raises :class:`~mcp_sync.errors.ToolError`, which smolagents reports to the model as a failed
-tool call, as it does for its own tools. smolagents runs parallel tool calls on a thread pool;
-the client is made for that.
+``output_schema`` when it has one, else ``any``. App-only MCP Apps tools are left out unless
+``include_app_only=True``. A call returns the structured content when there is some (the
+``object`` its ``output_type`` promises: a CodeAgent's code reads it; ``prefer="content"``
+returns the content a ToolCallingAgent's model would rather read, see SEP-2200 in
+:mod:`mcp_sync.integrations._results`), a single image as a PIL image (smolagents stores it as
+``image.png``), and otherwise the text (images among text are described, not dropped). A result
+with ``isError`` raises :class:`~mcp_sync.errors.ToolError`, which smolagents reports to the
+model as a failed tool call, as it does for its own tools. smolagents runs parallel tool calls
+on a thread pool; the client is made for that.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from smolagents.tools import AUTHORIZED_TYPES  # type: ignore[import-untyped]
 from ..client import Client
 from ..errors import ToolError
 from ..protocol.types import CallToolResult, Tool
-from ._results import clean_tool, description_of, result_items, tools_of
+from ._results import ResultPreference, clean_tool, description_of, result_items, tools_of
 
 __all__ = ["python_name", "smolagents_tool", "smolagents_tools"]
 
@@ -45,15 +48,20 @@ def smolagents_tools(
     tools: list[Tool] | None = None,
     names: list[str] | None = None,
     clean: bool = True,
+    include_app_only: bool = False,
+    prefer: ResultPreference = "structured",
 ) -> list[SmolTool]:
     """The server's tools (or ``tools``, or those named in ``names``) as smolagents tools."""
-    return [smolagents_tool(client, tool, clean=clean) for tool in tools_of(client, tools, names)]
+    chosen = tools_of(client, tools, names, include_app_only=include_app_only)
+    return [smolagents_tool(client, tool, clean=clean, prefer=prefer) for tool in chosen]
 
 
-def smolagents_tool(client: Client, tool: Tool, *, clean: bool = True) -> SmolTool:
+def smolagents_tool(
+    client: Client, tool: Tool, *, clean: bool = True, prefer: ResultPreference = "structured"
+) -> SmolTool:
     """One MCP tool as a smolagents ``Tool`` calling it through ``client``; what the model
     sees is cleaned by :func:`~mcp_sync.llm.clean_tool` unless ``clean=False``."""
-    return _McpTool(client, tool, clean_tool(tool, clean=clean))
+    return _McpTool(client, tool, clean_tool(tool, clean=clean), prefer)
 
 
 def python_name(name: str) -> str:
@@ -67,14 +75,15 @@ def python_name(name: str) -> str:
 class _McpTool(SmolTool):  # type: ignore[misc]  # smolagents ships no type hints
     skip_forward_signature_validation = True
 
-    def __init__(self, client: Client, tool: Tool, shown: Tool) -> None:
+    def __init__(self, client: Client, tool: Tool, shown: Tool, prefer: ResultPreference) -> None:
         self.client = client
+        self._prefer = prefer
         self.mcp_name = tool.name
         self.name = python_name(shown.name)
         self.description = description_of(shown)
         self.inputs = _inputs(shown.input_schema)
-        self.output_type = "object" if tool.output_schema else "any"
-        self.output_schema = tool.output_schema
+        self.output_type = "object" if shown.output_schema else "any"
+        self.output_schema = shown.output_schema
         self._optional = {k for k, v in self.inputs.items() if v.get("nullable")}
         super().__init__()
 
@@ -84,7 +93,7 @@ class _McpTool(SmolTool):  # type: ignore[misc]  # smolagents ships no type hint
         result = self.client.call_tool(self.mcp_name, sent)
         if result.is_error:
             raise ToolError(self.mcp_name, result)
-        return _output(result)
+        return _output(result, self._prefer)
 
 
 def _inputs(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -107,10 +116,10 @@ def _inputs(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return inputs
 
 
-def _output(result: CallToolResult) -> Any:
-    if result.structured_content is not None:
+def _output(result: CallToolResult, prefer: ResultPreference) -> Any:
+    if prefer == "structured" and result.structured_content is not None:
         return result.structured_content
-    items = result_items(result)
+    items = result_items(result, prefer)
     if len(items) == 1 and items[0]["type"] == "image":
         from PIL import Image  # smolagents depends on pillow
 

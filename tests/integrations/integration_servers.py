@@ -28,3 +28,7 @@ def load_server(filename: str) -> ModuleType:
         spec.loader.exec_module(module)
         sys.modules[name] = module
     return sys.modules[name]
+
+
+# MCP Apps visibility, SEP-2200 results, a stalling tool, progress, resources, a prompt
+APPS_SERVER = [PYTHON, str(SERVERS / "apps_server.py"), "stdio"]
