@@ -79,7 +79,7 @@ from ..backoff import Backoff
 from ..errors import ConnectionClosed, HttpError, McpError, SessionExpired, TransportError
 from ..protocol import jsonrpc
 from ._http.base import ACK_TIMEOUT, HttpTransportBase
-from ._http.client import SAFE_TO_RESEND, HttpClient, describe_connection_error
+from ._http.client import HttpClient, describe_connection_error
 from ._http.delivery import Delivery
 from ._http.exchange import Cancelled, Exchange
 from ._http.fork import close_socket_copies
@@ -236,7 +236,7 @@ class StreamableHttpTransport(HttpTransportBase):
         request_id = message.get("id")
         if isinstance(method, str) and jsonrpc.is_request_id(request_id):
             renewal = self._renewal
-            if renewal.until and method != "initialize" and not (options and options.version):
+            if renewal.until and not (options and (options.begins_session or options.version)):
                 renewal.wait(deadline, signal, lambda: self._closing)  # see "Session renewal"
             # Not before the notifications and responses sent ahead of it (their own lane).
             self._lane.wait_passed(deadline)
@@ -308,9 +308,8 @@ class StreamableHttpTransport(HttpTransportBase):
         """All headers of the POST of ``message`` (see :func:`._http.headers.post_headers`)."""
         return post_headers(
             message,
+            options,
             static=self.headers,
-            extra=options.headers if options is not None else {},
-            stateless=options.version if options is not None else None,
             session_id=self.session_id,
             negotiated=self.protocol_version,
         )
@@ -356,7 +355,7 @@ class StreamableHttpTransport(HttpTransportBase):
         except Exception as exc:
             self._request_failed(exc, method, request_id, exchange, deadline)
         finally:
-            if method == "initialize":  # (answered or not: see "Session renewal" above)
+            if options is not None and options.begins_session:  # (see "Session renewal")
                 self._renewal.answered(self.session_id)
             if rest is None:
                 if remove_abort is not None:
@@ -414,7 +413,7 @@ class StreamableHttpTransport(HttpTransportBase):
         """POST a request and deliver its answer; with a ``deadline`` (on the caller's
         thread), return what is left to do for an SSE answer instead of reading it."""
         stateless = options is not None and options.version is not None
-        fresh = not stateless and method == "initialize"
+        fresh = not stateless and options is not None and options.begins_session
         if fresh:
             self.session_id = None  # (re-)initializing: a new session
             self._renewal.begin(deadline)
@@ -432,7 +431,7 @@ class StreamableHttpTransport(HttpTransportBase):
                 headers,
                 jsonrpc.encode(message),
                 exchange,
-                safe=method in SAFE_TO_RESEND,
+                safe=options is not None and options.safe_to_resend,
                 read_timeout=read_timeout,
                 interactive=options is None or options.interactive_auth,
             )
@@ -440,7 +439,8 @@ class StreamableHttpTransport(HttpTransportBase):
             raise TransportError(self._describe(exc), request_id=request_id) from exc
         to_close: requests.Response | None = response
         try:
-            if fresh:
+            if fresh or not (stateless or self._had_session):
+                # (the first id is taken unasked too: a transport driven without options)
                 self._take_session_id(response)
                 self._renewal.answered(self.session_id)
             elif not (stateless or sent_session) and self._had_session:

@@ -28,7 +28,7 @@ from ..auth import AuthProvider
 from ..errors import ConnectionClosed, HttpError, McpError, TransportError
 from ..protocol import jsonrpc
 from ._http.base import ACK_TIMEOUT, HttpTransportBase
-from ._http.client import SAFE_TO_RESEND, describe_connection_error
+from ._http.client import describe_connection_error
 from ._http.exchange import Cancelled, Exchange
 from ._http.responses import (
     ERROR_BODY_LIMIT,
@@ -265,7 +265,7 @@ class SseTransport(HttpTransportBase):
                 exchange,
                 # a request's POST ends with its signal; anything else has a deadline
                 read_timeout=None if request_id is not None else ACK_TIMEOUT,
-                safe=request_id is not None and message.get("method") in SAFE_TO_RESEND,
+                safe=request_id is not None and options is not None and options.safe_to_resend,
                 # a notification or an answer opens no sign-in (MessageOptions.interactive_auth)
                 interactive=options is None or options.interactive_auth,
             )

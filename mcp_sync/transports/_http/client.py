@@ -6,11 +6,12 @@ Retries (never a call twice)
     reused keep-alive connection fails (reset, broken pipe, closed before any answer), the
     request is sent again, once, on a fresh connection only if it provably never reached the
     server (the failure came before the request was completely written), or if its semantics
-    are safe whatever the method (:data:`SAFE_TO_RESEND`: a GET, a DELETE, an MCP request that
-    only reads, like ``tools/list``). Anything else fails. To make that rare, a pooled
-    connection is not reused once it was idle for as long as the server said it keeps one
-    (``Keep-Alive: timeout=N``, less a second), and urllib3 replaces one the server already
-    closed; a server closing an idle connection at the moment it is reused is what is left.
+    are safe whatever the method (a GET, a DELETE, or an MCP request that only reads, like
+    ``tools/list``: the caller says so, from ``MessageOptions.safe_to_resend``). Anything else
+    fails. To make that rare, a pooled connection is not reused once it was idle for as long as
+    the server said it keeps one (``Keep-Alive: timeout=N``, less a second), and urllib3
+    replaces one the server already closed; a server closing an idle connection at the moment
+    it is reused is what is left.
 
 Environment proxy and TLS settings are resolved once when the client is made and passed
 explicitly, and an owned session has ``trust_env`` off, so no request reads the environment
@@ -36,28 +37,9 @@ from .exchange import Cancelled, Exchange, use_exchange
 from .responses import ERROR_BODY_LIMIT, read_limited
 from .send import OwnAdapter, RequestSender
 
-__all__ = ["SAFE_TO_RESEND", "HttpClient", "describe_connection_error"]
+__all__ = ["HttpClient", "describe_connection_error"]
 
 logger = logging.getLogger("mcp_sync.transport.http")
-
-#: MCP requests that only read: sending one twice changes nothing on the server.
-SAFE_TO_RESEND = frozenset(
-    {
-        "server/discover",
-        "ping",
-        "tools/list",
-        "prompts/list",
-        "prompts/get",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "completion/complete",
-        "skills/list",
-        "tasks/get",
-        "tasks/list",
-        "tasks/result",
-    }
-)
 
 
 class HttpClient:
