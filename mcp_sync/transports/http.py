@@ -72,15 +72,22 @@ from typing import Any
 
 import requests
 
-from .._causes import causes_of
 from ..abort import AbortSignal
 from ..auth import AuthProvider
 from ..backoff import Backoff
-from ..errors import ConnectionClosed, HttpError, McpError, SessionExpired, TransportError
+from ..errors import (
+    ConnectionClosed,
+    HttpError,
+    McpError,
+    NetworkError,
+    SessionExpired,
+    TransportError,
+)
 from ..protocol import jsonrpc
 from ._http.base import ACK_TIMEOUT, HttpTransportBase
-from ._http.client import HttpClient, describe_connection_error
+from ._http.client import HttpClient
 from ._http.delivery import Delivery
+from ._http.errors import is_timeout, retold
 from ._http.exchange import Cancelled, Exchange
 from ._http.fork import close_socket_copies
 from ._http.headers import SESSION_HEADER, post_headers, session_headers
@@ -198,7 +205,6 @@ class StreamableHttpTransport(HttpTransportBase):
             self._delivery,
             self.reconnect,
             self._get,
-            self._describe,
             self._new_exchange,
             self._forget,
         )
@@ -329,9 +335,6 @@ class StreamableHttpTransport(HttpTransportBase):
         assert self._http is not None
         return self._http
 
-    def _describe(self, exc: BaseException) -> str:
-        return describe_connection_error(exc, self.url, self.connect_timeout)
-
     # -- requests -------------------------------------------------------------------------
 
     def _run_request(
@@ -397,7 +400,7 @@ class StreamableHttpTransport(HttpTransportBase):
     ) -> None:
         # (past its deadline the session reports the request's timeout itself)
         if not exchange.cancelled and not (
-            deadline is not None and (time.monotonic() >= deadline or _timed_out(exc))
+            deadline is not None and (time.monotonic() >= deadline or is_timeout(exc))
         ):
             self._report(error_for_request(exc, request_id, f"{method} failed"))
 
@@ -435,8 +438,9 @@ class StreamableHttpTransport(HttpTransportBase):
                 read_timeout=read_timeout,
                 interactive=options is None or options.interactive_auth,
             )
-        except requests.RequestException as exc:
-            raise TransportError(self._describe(exc), request_id=request_id) from exc
+        except NetworkError as exc:
+            exc.request_id = request_id
+            raise
         to_close: requests.Response | None = response
         try:
             if fresh or not (stateless or self._had_session):
@@ -558,11 +562,11 @@ class StreamableHttpTransport(HttpTransportBase):
                 self._delivery.fail_status(response, None, exchange, sent_session)
         except Cancelled:
             pass
+        except NetworkError as exc:
+            if not exchange.cancelled:
+                self._report(retold(exc, f"sending {what}: {exc}"))
         except McpError as exc:
             self._report(exc)
-        except requests.RequestException as exc:
-            if not exchange.cancelled:
-                self._report(TransportError(f"sending {what}: {self._describe(exc)}"))
         except Exception as exc:  # an auth provider's failure, or a bug
             if not exchange.cancelled:
                 error = TransportError(f"sending {what}: {exc}")
@@ -611,10 +615,3 @@ class StreamableHttpTransport(HttpTransportBase):
             response.close()
         except Exception as exc:
             logger.debug("DELETE of the session failed: %s", exc)
-
-
-def _timed_out(exc: BaseException) -> bool:
-    return any(
-        isinstance(c, (TimeoutError, requests.Timeout)) or type(c).__name__ == "ReadTimeoutError"
-        for c in causes_of(exc)
-    )

@@ -25,10 +25,9 @@ import requests
 
 from ..abort import AbortSignal
 from ..auth import AuthProvider
-from ..errors import ConnectionClosed, HttpError, McpError, TransportError
+from ..errors import ConnectionClosed, HttpError, McpError, NetworkError, TransportError
 from ..protocol import jsonrpc
 from ._http.base import ACK_TIMEOUT, HttpTransportBase
-from ._http.client import describe_connection_error
 from ._http.exchange import Cancelled, Exchange
 from ._http.responses import (
     ERROR_BODY_LIMIT,
@@ -141,9 +140,6 @@ class SseTransport(HttpTransportBase):
         self._closed_event.set()
         return True
 
-    def _describe(self, exc: BaseException) -> str:
-        return describe_connection_error(exc, self.url, self.connect_timeout)
-
     def _fail_start(self, error: McpError) -> None:
         self._start_error = error
         self._ready.set()
@@ -156,8 +152,8 @@ class SseTransport(HttpTransportBase):
             headers["Accept"] = "text/event-stream"
             try:
                 response = self._http.open("GET", self.url, headers, None, exchange)
-            except requests.RequestException as exc:
-                self._fail_start(TransportError(self._describe(exc)))
+            except NetworkError as exc:
+                self._fail_start(exc)
                 return
             with response:
                 status = response.status_code
@@ -283,9 +279,10 @@ class SseTransport(HttpTransportBase):
                     )
         except Cancelled:
             pass
-        except requests.RequestException as exc:
+        except NetworkError as exc:
             if not exchange.cancelled:
-                self._report(TransportError(self._describe(exc), request_id=request_id))
+                exc.request_id = request_id
+                self._report(exc)
         except Exception as exc:
             if not exchange.cancelled:
                 if request_id is None:

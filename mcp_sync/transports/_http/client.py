@@ -20,10 +20,7 @@ again. urllib3 sets ``TCP_NODELAY``, so the header and body writes of a POST do 
 
 from __future__ import annotations
 
-import http.client
 import logging
-import socket
-import ssl
 import threading
 import time
 from typing import Any
@@ -31,13 +28,13 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from ..._causes import causes_of
 from ...auth import AuthProvider, RequestContext, UnauthorizedContext, parse_www_authenticate
+from .errors import is_reset, translate
 from .exchange import Cancelled, Exchange, use_exchange
 from .responses import ERROR_BODY_LIMIT, read_limited
 from .send import OwnAdapter, RequestSender
 
-__all__ = ["HttpClient", "describe_connection_error"]
+__all__ = ["HttpClient"]
 
 logger = logging.getLogger("mcp_sync.transport.http")
 
@@ -104,7 +101,8 @@ class HttpClient:
         auth provider (which might start a refresh), e.g. for the DELETE at close. ``safe``:
         the request may be sent twice (see "Retries" above); GET and DELETE always may.
         ``interactive``: a 401 may start an interactive sign-in (``MessageOptions``).
-        Raises ``requests`` exceptions for network failures, :class:`Cancelled` if the exchange
+        Raises :class:`~mcp_sync.errors.NetworkError` for network failures (see
+        :mod:`.errors`), :class:`Cancelled` if the exchange
         was cancelled, and whatever ``AuthProvider.on_unauthorized`` raises.
         """
         reset_retried = False
@@ -138,7 +136,7 @@ class HttpClient:
                     # (see "Retries" above: never a call twice)
                     and (not exchange.written or safe or method in ("GET", "DELETE"))
                     and exchange.reused is not False
-                    and _is_reset(exc)
+                    and is_reset(exc)
                 ):
                     logger.debug(
                         "%s %s: reused connection reset; sending it again on a fresh one",
@@ -147,7 +145,7 @@ class HttpClient:
                     )
                     reset_retried = True
                     continue
-                raise
+                raise translate(exc, self.url, self.connect_timeout) from exc
             finally:
                 use_exchange(None)
             exchange.attach_response(response)
@@ -265,28 +263,3 @@ def _auth_challenge(response: requests.Response) -> str | None:
     if response.status_code == 401:
         return "401"
     return "403" if error == "insufficient_scope" else None
-
-
-def _is_reset(exc: BaseException) -> bool:
-    reset = (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected)
-    return any(isinstance(c, reset) for c in causes_of(exc))
-
-
-def describe_connection_error(exc: BaseException, url: str, connect_timeout: float) -> str:
-    """A one-line explanation of a failed HTTP exchange, naming the URL (never a token)."""
-    causes = list(causes_of(exc))
-    if any(isinstance(c, requests.ConnectTimeout) for c in causes) or any(
-        type(c).__name__ == "ConnectTimeoutError" for c in causes
-    ):
-        return f"connecting to {url} timed out after {connect_timeout:g} s"
-    if any(isinstance(c, ConnectionRefusedError) for c in causes):
-        return f"cannot connect to {url}: connection refused"
-    if any(isinstance(c, socket.gaierror) for c in causes):
-        host = urlsplit(url).hostname
-        return f"cannot connect to {url}: cannot resolve host {host!r}"
-    for c in causes:
-        if isinstance(c, ssl.SSLError):
-            return f"TLS error talking to {url}: {c}"
-    if _is_reset(exc):
-        return f"the connection to {url} was reset"
-    return f"HTTP request to {url} failed: {exc}"
