@@ -15,6 +15,8 @@ they come back as results with ``result.is_error`` set.
     │   └── CrashLoop               recovery= gave up for now: the server keeps failing
     ├── TransportError              I/O failed
     │   ├── WriteTimeout            a message could not be written in time (also TimeoutError)
+    │   ├── NetworkError            an HTTP exchange failed in the network (.sent)
+    │   │   └── ConnectFailed       no connection was made: the request never left
     │   ├── ServerStartError        a stdio server could not be started
     │   │   └── SandboxUnavailable  the sandbox asked for cannot be set up here
     │   ├── HttpError               an HTTP status the transport could not use
