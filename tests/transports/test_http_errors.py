@@ -15,7 +15,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
-from http_faults import FaultServer, Request, started_transports
+from http_faults import INIT, FaultServer, Request, answer, started_transports
 from support import free_port
 
 from mcp_sync import _recovery
@@ -71,3 +71,46 @@ def test_one_list_of_statuses_worth_retrying() -> None:
 
     assert streams.RETRY_STATUSES is backoff.RETRY_STATUSES
     assert not hasattr(_recovery, "_RETRY_STATUSES")
+
+
+def test_the_resend_after_a_reset_is_a_policy_value() -> None:
+    """A read-only request whose reused connection is reset after it was sent goes once more
+    by default; with ``ResendOnReset(max_resends=0)`` it fails, typed, and is never resent."""
+    from mcp_sync.transports._http.client import ResendOnReset
+    from mcp_sync.transports.base import MessageOptions
+
+    def run(policy: ResendOnReset | None) -> tuple[int, object]:
+        lists: list[Request] = []
+
+        def handler(req: Request) -> None:
+            if req.method == "POST" and (req.json or {}).get("method") == "tools/list":
+                lists.append(req)
+                if len(lists) == 1:
+                    req.drop()
+                    return
+            answer(req)
+
+        with FaultServer(handler) as server, started_transports() as make:
+            transport, inbox = make(server.url, open_get_stream=False, connect_timeout=10)
+            if policy is not None:
+                transport._http.resend_on_reset = policy
+            transport.send(INIT)  # the keep-alive connection the list then reuses
+            inbox.response(1, timeout=20)
+            transport.send(LIST, options=MessageOptions(safe_to_resend=True))
+            outcome = inbox.wait_for(
+                lambda: (
+                    inbox.errors[0]
+                    if inbox.errors
+                    else next(
+                        (m for m in inbox.messages if isinstance(m, dict) and m.get("id") == 7),
+                        None,
+                    )
+                ),
+                timeout=20,
+            )
+            return len(lists), outcome
+
+    count, outcome = run(None)
+    assert count == 2 and isinstance(outcome, dict) and "result" in outcome
+    count, outcome = run(ResendOnReset(max_resends=0))
+    assert count == 1 and isinstance(outcome, NetworkError), outcome
