@@ -28,19 +28,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .protocol import methods
+
 __all__ = ["CACHEABLE", "MAX_ENTRIES", "MAX_TTL_MS", "SWEEP_INTERVAL", "ResultCache", "lifetime"]
 
-#: Methods whose results may carry ``ttlMs``.
-CACHEABLE = frozenset(
-    {
-        "server/discover",
-        "tools/list",
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-    }
-)
+#: Methods whose results may carry ``ttlMs`` (their rows in the method table say so).
+CACHEABLE = methods.CACHEABLE
 
 #: The most entries one client keeps; the least recently used go first.
 MAX_ENTRIES = 512

@@ -1,6 +1,7 @@
 """Typed requests over a :class:`~mcp_sync._connection.Connection`: the MCP methods the typed API
-sends, each described once (:class:`Call`: its name, its result's model, what the server must
-declare for it, the field holding a list's items), and three ways to send one: a result parsed
+sends (:class:`Call`, made from the method's row in :mod:`mcp_sync.protocol.methods`: its name,
+its result's model, what the server must declare for it, the field holding a list's items), and
+three ways to send one: a result parsed
 into its model, one page of a paginated list, every item of one. The connection itself deals
 in raw results.
 """
@@ -17,6 +18,7 @@ from ._connection import Connection, ProgressHandler
 from ._pending import SHARED_DEADLINE, SharedDeadline
 from .abort import AbortSignal
 from .errors import RequestTimeout
+from .protocol import methods
 from .protocol.pagination import follow_cursors
 from .protocol.types import (
     CallToolResult,
@@ -35,7 +37,6 @@ from .protocol.types import (
     ListToolsResult,
     ReadResourceResult,
 )
-from .protocol.types.skills import SKILLS_EXTENSION
 from .protocol.validation import parse_result
 
 __all__ = ["Call", "call", "every", "page"]
@@ -65,27 +66,31 @@ class Call(Generic[_Model]):
         elif self.extension is not None:
             connection.require_extension(self.method, self.extension)
 
+    @classmethod
+    def of(cls, name: str) -> Call[Any]:
+        """The call of the method ``name`` as its row in the table describes it."""
+        row = methods.METHODS[name]
+        assert row.result is not None, f"{name} has no result model"
+        return Call(row.name, row.result, row.capability, row.extension, row.items)
 
-TOOLS = Call("tools/list", ListToolsResult, "tools", items="tools")
-CALL_TOOL = Call("tools/call", CallToolResult)  # "tools", or a task capability: by the caller
-RESOURCES = Call("resources/list", ListResourcesResult, "resources", items="resources")
-TEMPLATES = Call(
-    "resources/templates/list", ListResourceTemplatesResult, "resources", items="resource_templates"
-)
-READ_RESOURCE = Call("resources/read", ReadResourceResult, "resources")
-PROMPTS = Call("prompts/list", ListPromptsResult, "prompts", items="prompts")
-GET_PROMPT = Call("prompts/get", GetPromptResult, "prompts")
-COMPLETE = Call("completion/complete", CompleteResult)  # declared from 2025-03-26 on
-SKILLS = Call("skills/list", ListSkillsResult, extension=SKILLS_EXTENSION, items="skills")
-GET_SKILL = Call("skills/get", GetSkillResult, extension=SKILLS_EXTENSION)
-DISCOVER = Call("server/discover", DiscoverResult)
-# Tasks: the 2025-11-25 core needs the capabilities below; the 2026 extension is checked by
-# the caller.
+
+TOOLS: Call[ListToolsResult] = Call.of("tools/list")
+CALL_TOOL: Call[CallToolResult] = Call.of("tools/call")
+RESOURCES: Call[ListResourcesResult] = Call.of("resources/list")
+TEMPLATES: Call[ListResourceTemplatesResult] = Call.of("resources/templates/list")
+READ_RESOURCE: Call[ReadResourceResult] = Call.of("resources/read")
+PROMPTS: Call[ListPromptsResult] = Call.of("prompts/list")
+GET_PROMPT: Call[GetPromptResult] = Call.of("prompts/get")
+COMPLETE: Call[CompleteResult] = Call.of("completion/complete")
+SKILLS: Call[ListSkillsResult] = Call.of("skills/list")
+GET_SKILL: Call[GetSkillResult] = Call.of("skills/get")
+DISCOVER: Call[DiscoverResult] = Call.of("server/discover")
+#: A task-augmented ``tools/call`` (2025-11-25 core): its own result and capability.
 CREATE_TASK = Call("tools/call", CreateTaskResult, "tasks.requests.tools.call")
-GET_TASK = Call("tasks/get", GetTaskResult)
-TASK_RESULT = Call("tasks/result", CallToolResult)
-LIST_TASKS = Call("tasks/list", ListTasksResult, "tasks.list", items="tasks")
-CANCEL_TASK = Call("tasks/cancel", CancelTaskResult, "tasks.cancel")
+GET_TASK: Call[GetTaskResult] = Call.of("tasks/get")
+TASK_RESULT: Call[CallToolResult] = Call.of("tasks/result")
+LIST_TASKS: Call[ListTasksResult] = Call.of("tasks/list")
+CANCEL_TASK: Call[CancelTaskResult] = Call.of("tasks/cancel")
 
 
 def call(

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._causes import causes_of
 from .abort import AbortController, AbortSignal
-from .backoff import Backoff
+from .backoff import RETRY_STATUSES, Backoff
 from .errors import (
     Aborted,
     ConnectionClosed,
@@ -42,6 +42,7 @@ from .errors import (
     HttpError,
     InvalidStateError,
     McpError,
+    NetworkError,
     RequestTimeout,
     SessionExpired,
     TransportError,
@@ -67,13 +68,6 @@ logger = logging.getLogger("mcp_sync")
 #: Longest single wait for the round another thread runs: an abort is seen within this.
 _SLICE = 0.05
 
-# Exception names from urllib3 / requests and socket's failed name lookup, matched by name so
-# that a stdio-only program never imports them (socket alone is 2% of `import mcp_sync`).
-_CANNOT_CONNECT = frozenset(
-    {"NewConnectionError", "ConnectTimeoutError", "ConnectTimeout", "gaierror"}
-)
-_RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
-
 
 def refused_unprocessed(error: BaseException) -> bool:
     """True if the server certainly did not run the request that failed with ``error``."""
@@ -83,8 +77,11 @@ def refused_unprocessed(error: BaseException) -> bool:
         return error.sent is False
     if not isinstance(error, TransportError) or isinstance(error, HttpError):
         return False
+    # The HTTP transports say so with a typed error (transports/_http/errors.py); the cause
+    # chain is walked for one wrapped by whoever reported it.
     return any(
-        isinstance(cause, ConnectionRefusedError) or type(cause).__name__ in _CANNOT_CONNECT
+        (isinstance(cause, NetworkError) and cause.sent is False)
+        or isinstance(cause, ConnectionRefusedError)
         for cause in causes_of(error)
     )
 
@@ -117,7 +114,7 @@ def worth_retrying(error: BaseException) -> bool:
     if isinstance(error, (ConnectionClosed, RequestTimeout, SessionExpired)):
         return True
     if isinstance(error, HttpError):
-        return error.status in _RETRY_STATUSES
+        return error.status in RETRY_STATUSES
     return isinstance(error, TransportError)
 
 

@@ -41,6 +41,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from . import _dispatch
+from ._method_options import for_method
 from ._pending import PendingRequest, ProgressCallback
 from ._server_requests import RequestHandler, ServerRequests
 from .abort import AbortSignal
@@ -180,7 +181,7 @@ class Session:
         self._check_open()
         request_id = next(self._ids)
         pending = PendingRequest(request_id, method, timeout, max_total_timeout, on_progress)
-        options = options or self.message_options
+        options = for_method(method, options or self.message_options)
         if on_progress is not None:
             params = dict(params or {})
             meta = dict(params.get("_meta") or {})

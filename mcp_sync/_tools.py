@@ -20,10 +20,16 @@ from . import _calls
 from ._connection import Connection, ProgressHandler
 from ._lifecycle import weak_callback
 from .abort import AbortSignal
+from .backoff import Backoff
 from .errors import RpcError
 from .pins import PinSource, pin_book
 from .protocol import stateless
 from .protocol.types import CallToolResult, Tool
+
+#: A ``tools/call`` refused for ``Mcp-Param-*`` headers the server no longer expects (the
+#: tool's ``x-mcp-header`` annotations changed since it was listed) is sent once more, at once,
+#: after listing the tools again.
+RELIST_ON_HEADER_MISMATCH = Backoff(max_retries=1, initial_delay=0.0, jitter=0.0)
 
 __all__ = ["PinSource", "Tools"]
 
@@ -95,14 +101,16 @@ class Tools:
         connection = self._connection
         if self._pins is not None:
             self.check_pinned(params["name"], timeout, signal)
-        for attempt in (1, 2):
+        policy = RELIST_ON_HEADER_MISMATCH
+        while True:
             try:
                 result = _calls.call(
                     connection, _calls.CALL_TOOL, params, timeout, signal, on_progress
                 )
                 break
             except RpcError as exc:
-                if attempt == 2 or exc.code != stateless.HEADER_MISMATCH:
+                policy = policy.increment()
+                if policy.is_exhausted() or exc.code != stateless.HEADER_MISMATCH:
                     raise
                 if not connection.is_stateless:
                     raise

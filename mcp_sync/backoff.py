@@ -25,7 +25,12 @@ from __future__ import annotations
 import dataclasses
 import random
 
-__all__ = ["Backoff"]
+__all__ = ["RETRY_STATUSES", "Backoff"]
+
+#: HTTP statuses that say "try again later" (timeout, too many requests, the server's own
+#: failures): an attempt answered with one may work on a later try. The one list both the
+#: HTTP streams' reconnection and client recovery consult.
+RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
 
 # 2.0 ** 64 seconds is far past any cap; a larger exponent would only risk an OverflowError.
 _MAX_EXPONENT = 64

@@ -15,6 +15,8 @@ they come back as results with ``result.is_error`` set.
     │   └── CrashLoop               recovery= gave up for now: the server keeps failing
     ├── TransportError              I/O failed
     │   ├── WriteTimeout            a message could not be written in time (also TimeoutError)
+    │   ├── NetworkError            an HTTP exchange failed in the network (.sent)
+    │   │   └── ConnectFailed       no connection was made: the request never left
     │   ├── ServerStartError        a stdio server could not be started
     │   │   └── SandboxUnavailable  the sandbox asked for cannot be set up here
     │   ├── HttpError               an HTTP status the transport could not use
@@ -71,6 +73,7 @@ __all__ = [
     "Aborted",
     "CapabilityError",
     "ConfigError",
+    "ConnectFailed",
     "ConnectionClosed",
     "CrashLoop",
     "GroupError",
@@ -80,6 +83,7 @@ __all__ = [
     "InvalidStateError",
     "McpError",
     "MissingClientCapability",
+    "NetworkError",
     "NotSupportedInEra",
     "OutputValidationError",
     "ProtocolError",
@@ -266,6 +270,29 @@ class WriteTimeout(TransportError, TimeoutError):
     def __init__(self, message: str, *, partial: bool) -> None:
         super().__init__(message)
         self.partial = partial
+
+
+class NetworkError(TransportError):
+    """An HTTP exchange failed in the network: refused, unresolvable, reset, timed out, TLS.
+
+    ``sent`` is False when the request provably never reached the server (see
+    :class:`ConnectFailed`), so sending it again is safe; None when it may have (a reset or a
+    read timeout after the request went out). ``__cause__`` is the HTTP library's exception.
+    """
+
+    def __init__(
+        self, message: str, *, sent: bool | None = None, request_id: str | int | None = None
+    ) -> None:
+        super().__init__(message, request_id=request_id)
+        self.sent = sent
+
+
+class ConnectFailed(NetworkError):
+    """No connection to the server was made (refused, the host did not resolve, connecting
+    timed out): no byte of the request left, so ``sent`` is False."""
+
+    def __init__(self, message: str, *, request_id: str | int | None = None) -> None:
+        super().__init__(message, sent=False, request_id=request_id)
 
 
 class ServerStartError(TransportError):

@@ -5,6 +5,10 @@
   errors. Presentation (Jupyter display, LLM formats) reaches the wire types through
   ``protocol.types._presentation``, filled in by ``mcp_sync._repr`` and ``mcp_sync.llm``.
 - Transports know bytes, not eras: what a message needs comes down with it as options.
+- Transports know bytes, not methods: no module under ``transports/`` names an MCP method
+  (every fact about one is a row of ``protocol/methods.py``; the session passes what the
+  transport needs in ``MessageOptions``), in the manner of h11's "everything that affects the
+  state machine lives in this file".
 - A module is short enough to read in one sitting, or says why not.
 """
 
@@ -130,6 +134,55 @@ def test_transports_know_bytes_not_eras():
         if name.startswith("mcp_sync.transports") and GRAPH[name] & eras
     }
     assert strays == {}
+
+
+def _mcp_method_names() -> frozenset[str]:
+    from mcp_sync.protocol import methods, stateless
+
+    return frozenset(methods.METHODS) | frozenset(stateless.INPUT_METHODS)
+
+
+def _method_literals(source: str, names: frozenset[str]) -> list[tuple[int, str]]:
+    """``(line, literal)`` for every string constant of ``source`` that is an MCP method name
+    (a request the client sends, a request a server sends, or any notification)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        value = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(value, str) and (value in names or value.startswith("notifications/")):
+            found.append((node.lineno, value))
+    return sorted(found)
+
+
+def test_no_transport_names_an_mcp_method():
+    """Whitelist: none. A transport that needs to act on a kind of message gets a field of
+    ``MessageOptions`` the session fills from the method's row."""
+    names = _mcp_method_names()
+    strays = {
+        name: literals
+        for name, path in MODULES.items()
+        if name.startswith("mcp_sync.transports")
+        and (literals := _method_literals(path.read_text(encoding="utf-8"), names))
+    }
+    assert strays == {}
+
+
+def test_the_method_literal_check_sees_one():
+    names = _mcp_method_names()
+    source = 'if message.get("method") != "initialize":\n    safe = m in {"tools/list"}\n'
+    assert _method_literals(source, names) == [(1, "initialize"), (2, "tools/list")]
+    assert _method_literals('x = "notifications/initialized"', names) != []
+    # prose naming a method (a docstring, a message) is no decision on one
+    assert _method_literals('"""Like ``tools/list``."""\ny = "tools"', names) == []
+
+
+def test_no_transport_imports_the_method_table():
+    """The table is the session's to read; a transport gets its answers as options."""
+    strays = {
+        name
+        for name in MODULES
+        if name.startswith("mcp_sync.transports") and "mcp_sync.protocol.methods" in GRAPH[name]
+    }
+    assert strays == set()
 
 
 def test_no_module_is_too_long_to_read():

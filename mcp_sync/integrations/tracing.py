@@ -44,6 +44,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from .. import _hooks
 from ..errors import RpcError
+from ..protocol import methods
 
 if TYPE_CHECKING:
     from .._negotiation import ServerState
@@ -53,7 +54,6 @@ __all__ = ["instrument", "instrumented", "uninstrument"]
 
 TRACER_NAME = "mcp_sync"
 _NETWORK_TRANSPORT = {"stdio": "pipe", "pipe": "pipe", "http": "tcp", "sse": "tcp"}
-_RESOURCE_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
 
 
 def instrument(tracer_provider: trace.TracerProvider | None = None) -> None:
@@ -81,7 +81,8 @@ def _traced(
     params: dict[str, Any] | None,
     send: Callable[[dict[str, Any] | None], Any],
 ) -> Any:
-    target = _target(method, params)
+    row = methods.method(method)
+    target = _target(row, params)
     with tracer.start_as_current_span(
         f"{method} {target}" if target else method,
         kind=SpanKind.CLIENT,
@@ -89,7 +90,7 @@ def _traced(
         set_status_on_exception=False,
     ) as span:
         if span.is_recording():
-            span.set_attributes(_attributes(server, transport, method, params, target))
+            span.set_attributes(_attributes(server, transport, row, method, params, target))
         carrier: dict[str, str] = {}
         propagate.inject(carrier)
         if carrier:
@@ -107,15 +108,19 @@ def _traced(
             span.record_exception(exc)
             span.set_status(StatusCode.ERROR, str(exc))
             raise
-        if method == "tools/call" and isinstance(result, dict) and result.get("isError") is True:
+        if (
+            row.span_operation == "execute_tool"
+            and isinstance(result, dict)
+            and result.get("isError") is True
+        ):
             span.set_attribute("error.type", "tool_error")
             span.set_status(StatusCode.ERROR)
         return result
 
 
-def _target(method: str, params: dict[str, Any] | None) -> str | None:
-    if method in ("tools/call", "prompts/get") and params:
-        name = params.get("name")
+def _target(row: methods.Method, params: dict[str, Any] | None) -> str | None:
+    if row.span_target is not None and params:
+        name = params.get(row.span_target)
         return name if isinstance(name, str) else None
     return None
 
@@ -123,19 +128,18 @@ def _target(method: str, params: dict[str, Any] | None) -> str | None:
 def _attributes(
     server: ServerState | None,
     transport: Transport | None,
+    row: methods.Method,
     method: str,
     params: dict[str, Any] | None,
     target: str | None,
 ) -> dict[str, Any]:
     attributes: dict[str, Any] = {"mcp.method.name": method}
-    if target is not None:
-        if method == "tools/call":
-            attributes["gen_ai.operation.name"] = "execute_tool"
-            attributes["gen_ai.tool.name"] = target
-        else:
-            attributes["gen_ai.prompt.name"] = target
-    if method in _RESOURCE_METHODS and params and isinstance(params.get("uri"), str):
-        attributes["mcp.resource.uri"] = params["uri"]
+    if target is not None and row.span_operation is not None:
+        attributes["gen_ai.operation.name"] = row.span_operation
+    for param, attribute in row.span_params if params else ():
+        value = params.get(param) if params else None
+        if isinstance(value, str):
+            attributes[attribute] = value
     info = None
     if server is not None:  # None for a request of the handshake itself
         attributes["mcp.protocol.version"] = server.protocol_version

@@ -38,7 +38,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from . import meta
+from . import meta, methods
 
 __all__ = [
     "METHOD_HEADER",
@@ -65,15 +65,6 @@ _SUFFIX = "?="
 # RFC 9110 section 5.6.2: token = 1*tchar
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _VISIBLE = re.compile(r"[\x20-\x7e]*")
-_NAME_FIELDS = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    # the tasks extension routes a task's requests by its id
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
 _HEADER_TYPES = frozenset({"string", "integer", "boolean"})
 
 # JSON Schema keywords whose value is a schema, a list of schemas, or a map of schemas.
@@ -182,7 +173,7 @@ def standard_headers(message: Mapping[str, Any], protocol_version: str) -> dict[
     method = message.get("method")
     if isinstance(method, str):
         headers[METHOD_HEADER] = encode_header_value(method)
-        field = _NAME_FIELDS.get(method)
+        field = methods.method(method).name_field
         name = params.get(field) if field is not None else None
         if isinstance(name, str):
             headers[NAME_HEADER] = encode_header_value(name)

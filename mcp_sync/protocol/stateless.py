@@ -9,6 +9,7 @@ from typing import Any, Literal, cast
 
 from ..errors import ProtocolError
 from . import meta as keys
+from . import methods
 from .versions import STATELESS_VERSIONS
 
 __all__ = [
@@ -32,8 +33,8 @@ UNSUPPORTED_VERSION = -32022
 #: Errors only a 2026-era server sends: seeing one means the server is of the stateless era.
 STATELESS_ERROR_CODES = frozenset({HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION})
 
-#: Requests whose result may be ``input_required``.
-MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: Requests whose result may be ``input_required`` (their rows in the method table say so).
+MRTR_METHODS = methods.MRTR_METHODS
 #: What a server may ask for in ``inputRequests``, and the capability each needs.
 INPUT_METHODS = {
     "elicitation/create": "elicitation",

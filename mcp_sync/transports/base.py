@@ -71,6 +71,12 @@ Per-message options (:class:`MessageOptions`), all of them optional:
 ``opens_session``
     The handshake completes with this message (``notifications/initialized``): HTTP opens its
     server-push GET stream with it.
+``begins_session``
+    This request starts a (new) session (``initialize``): HTTP sends it without
+    ``Mcp-Session-Id`` and holds the session's other requests until it is answered.
+``safe_to_resend``
+    The request only reads (``tools/list``): sending it twice changes nothing, so after a
+    reset connection HTTP may send it again even if it may have arrived.
 ``interactive_auth``
     A rejected token (HTTP 401) on this message may start an interactive sign-in. False for
     the messages nobody waits for (notifications, answers to the server): HTTP tells its auth
@@ -151,7 +157,11 @@ class MessageOptions:
     ``opens_session``: the handshake completes with it. ``streams_progress``: a request that
     asked for progress notifications, so its answer may take long to come (HTTP reads it on a
     worker rather than on the calling thread). ``interactive_auth``: a 401 on it may start an
-    interactive sign-in (False for notifications and answers).
+    interactive sign-in (False for notifications and answers). ``begins_session``: the
+    request that starts a (new) session. ``safe_to_resend``: it only reads, so it may be sent
+    twice. The session fills the last two from the method's row in
+    :mod:`mcp_sync.protocol.methods`, so that no transport reads a method name; a transport
+    that ignores them loses nothing but the resend.
     """
 
     version: str | None = None
@@ -159,6 +169,8 @@ class MessageOptions:
     opens_session: bool = False
     streams_progress: bool = False
     interactive_auth: bool = True
+    begins_session: bool = False
+    safe_to_resend: bool = False
 
 
 class Transport(ABC):

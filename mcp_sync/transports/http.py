@@ -72,15 +72,22 @@ from typing import Any
 
 import requests
 
-from .._causes import causes_of
 from ..abort import AbortSignal
 from ..auth import AuthProvider
 from ..backoff import Backoff
-from ..errors import ConnectionClosed, HttpError, McpError, SessionExpired, TransportError
+from ..errors import (
+    ConnectionClosed,
+    HttpError,
+    McpError,
+    NetworkError,
+    SessionExpired,
+    TransportError,
+)
 from ..protocol import jsonrpc
 from ._http.base import ACK_TIMEOUT, HttpTransportBase
-from ._http.client import SAFE_TO_RESEND, HttpClient, describe_connection_error
+from ._http.client import HttpClient
 from ._http.delivery import Delivery
+from ._http.errors import is_timeout, retold
 from ._http.exchange import Cancelled, Exchange
 from ._http.fork import close_socket_copies
 from ._http.headers import SESSION_HEADER, post_headers, session_headers
@@ -198,7 +205,6 @@ class StreamableHttpTransport(HttpTransportBase):
             self._delivery,
             self.reconnect,
             self._get,
-            self._describe,
             self._new_exchange,
             self._forget,
         )
@@ -236,7 +242,7 @@ class StreamableHttpTransport(HttpTransportBase):
         request_id = message.get("id")
         if isinstance(method, str) and jsonrpc.is_request_id(request_id):
             renewal = self._renewal
-            if renewal.until and method != "initialize" and not (options and options.version):
+            if renewal.until and not (options and (options.begins_session or options.version)):
                 renewal.wait(deadline, signal, lambda: self._closing)  # see "Session renewal"
             # Not before the notifications and responses sent ahead of it (their own lane).
             self._lane.wait_passed(deadline)
@@ -308,9 +314,8 @@ class StreamableHttpTransport(HttpTransportBase):
         """All headers of the POST of ``message`` (see :func:`._http.headers.post_headers`)."""
         return post_headers(
             message,
+            options,
             static=self.headers,
-            extra=options.headers if options is not None else {},
-            stateless=options.version if options is not None else None,
             session_id=self.session_id,
             negotiated=self.protocol_version,
         )
@@ -329,9 +334,6 @@ class StreamableHttpTransport(HttpTransportBase):
     def _client(self) -> HttpClient:
         assert self._http is not None
         return self._http
-
-    def _describe(self, exc: BaseException) -> str:
-        return describe_connection_error(exc, self.url, self.connect_timeout)
 
     # -- requests -------------------------------------------------------------------------
 
@@ -356,7 +358,7 @@ class StreamableHttpTransport(HttpTransportBase):
         except Exception as exc:
             self._request_failed(exc, method, request_id, exchange, deadline)
         finally:
-            if method == "initialize":  # (answered or not: see "Session renewal" above)
+            if options is not None and options.begins_session:  # (see "Session renewal")
                 self._renewal.answered(self.session_id)
             if rest is None:
                 if remove_abort is not None:
@@ -398,7 +400,7 @@ class StreamableHttpTransport(HttpTransportBase):
     ) -> None:
         # (past its deadline the session reports the request's timeout itself)
         if not exchange.cancelled and not (
-            deadline is not None and (time.monotonic() >= deadline or _timed_out(exc))
+            deadline is not None and (time.monotonic() >= deadline or is_timeout(exc))
         ):
             self._report(error_for_request(exc, request_id, f"{method} failed"))
 
@@ -414,7 +416,7 @@ class StreamableHttpTransport(HttpTransportBase):
         """POST a request and deliver its answer; with a ``deadline`` (on the caller's
         thread), return what is left to do for an SSE answer instead of reading it."""
         stateless = options is not None and options.version is not None
-        fresh = not stateless and method == "initialize"
+        fresh = not stateless and options is not None and options.begins_session
         if fresh:
             self.session_id = None  # (re-)initializing: a new session
             self._renewal.begin(deadline)
@@ -432,15 +434,17 @@ class StreamableHttpTransport(HttpTransportBase):
                 headers,
                 jsonrpc.encode(message),
                 exchange,
-                safe=method in SAFE_TO_RESEND,
+                safe=options is not None and options.safe_to_resend,
                 read_timeout=read_timeout,
                 interactive=options is None or options.interactive_auth,
             )
-        except requests.RequestException as exc:
-            raise TransportError(self._describe(exc), request_id=request_id) from exc
+        except NetworkError as exc:
+            exc.request_id = request_id
+            raise
         to_close: requests.Response | None = response
         try:
-            if fresh:
+            if fresh or not (stateless or self._had_session):
+                # (the first id is taken unasked too: a transport driven without options)
                 self._take_session_id(response)
                 self._renewal.answered(self.session_id)
             elif not (stateless or sent_session) and self._had_session:
@@ -558,11 +562,11 @@ class StreamableHttpTransport(HttpTransportBase):
                 self._delivery.fail_status(response, None, exchange, sent_session)
         except Cancelled:
             pass
+        except NetworkError as exc:
+            if not exchange.cancelled:
+                self._report(retold(exc, f"sending {what}: {exc}"))
         except McpError as exc:
             self._report(exc)
-        except requests.RequestException as exc:
-            if not exchange.cancelled:
-                self._report(TransportError(f"sending {what}: {self._describe(exc)}"))
         except Exception as exc:  # an auth provider's failure, or a bug
             if not exchange.cancelled:
                 error = TransportError(f"sending {what}: {exc}")
@@ -611,10 +615,3 @@ class StreamableHttpTransport(HttpTransportBase):
             response.close()
         except Exception as exc:
             logger.debug("DELETE of the session failed: %s", exc)
-
-
-def _timed_out(exc: BaseException) -> bool:
-    return any(
-        isinstance(c, (TimeoutError, requests.Timeout)) or type(c).__name__ == "ReadTimeoutError"
-        for c in causes_of(exc)
-    )

@@ -25,10 +25,9 @@ import requests
 
 from ..abort import AbortSignal
 from ..auth import AuthProvider
-from ..errors import ConnectionClosed, HttpError, McpError, TransportError
+from ..errors import ConnectionClosed, HttpError, McpError, NetworkError, TransportError
 from ..protocol import jsonrpc
 from ._http.base import ACK_TIMEOUT, HttpTransportBase
-from ._http.client import SAFE_TO_RESEND, describe_connection_error
 from ._http.exchange import Cancelled, Exchange
 from ._http.responses import (
     ERROR_BODY_LIMIT,
@@ -141,9 +140,6 @@ class SseTransport(HttpTransportBase):
         self._closed_event.set()
         return True
 
-    def _describe(self, exc: BaseException) -> str:
-        return describe_connection_error(exc, self.url, self.connect_timeout)
-
     def _fail_start(self, error: McpError) -> None:
         self._start_error = error
         self._ready.set()
@@ -156,8 +152,8 @@ class SseTransport(HttpTransportBase):
             headers["Accept"] = "text/event-stream"
             try:
                 response = self._http.open("GET", self.url, headers, None, exchange)
-            except requests.RequestException as exc:
-                self._fail_start(TransportError(self._describe(exc)))
+            except NetworkError as exc:
+                self._fail_start(exc)
                 return
             with response:
                 status = response.status_code
@@ -265,7 +261,7 @@ class SseTransport(HttpTransportBase):
                 exchange,
                 # a request's POST ends with its signal; anything else has a deadline
                 read_timeout=None if request_id is not None else ACK_TIMEOUT,
-                safe=request_id is not None and message.get("method") in SAFE_TO_RESEND,
+                safe=request_id is not None and options is not None and options.safe_to_resend,
                 # a notification or an answer opens no sign-in (MessageOptions.interactive_auth)
                 interactive=options is None or options.interactive_auth,
             )
@@ -283,9 +279,10 @@ class SseTransport(HttpTransportBase):
                     )
         except Cancelled:
             pass
-        except requests.RequestException as exc:
+        except NetworkError as exc:
             if not exchange.cancelled:
-                self._report(TransportError(self._describe(exc), request_id=request_id))
+                exc.request_id = request_id
+                self._report(exc)
         except Exception as exc:
             if not exchange.cancelled:
                 if request_id is None:

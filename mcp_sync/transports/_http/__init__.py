@@ -3,8 +3,10 @@
 - :mod:`.exchange`: an HTTP exchange another thread can cut short, and the urllib3 connections
   that report their sockets to it.
 - :mod:`.workers`: the worker pool and the in-order lane outgoing messages take.
-- :mod:`.client`: the ``requests`` client: settings resolved once, auth, redirects, the one
-  safe retry.
+- :mod:`.client`: the ``requests`` client: settings resolved once, then one layer per
+  concern (auth challenges, redirects, the one safe resend after a reset, one exchange).
+- :mod:`.errors`: the one place ``requests`` and urllib3 exceptions become typed errors that
+  say whether the request provably never left.
 - :mod:`.send`: sending one prepared request through the session's adapter without the
   per-request work of ``requests.Session.send`` that the session does not need.
 - :mod:`.responses`: reading responses (content types, limited bodies, ``Retry-After``,
@@ -18,7 +20,7 @@
 - :mod:`.base`: what both transports are made of.
 
 Nothing here knows MCP beyond what Streamable HTTP puts on the wire (its headers, JSON-RPC
-bodies, event streams) and which MCP requests only read. What a message needs beyond its
-bytes (its era, its extra headers, whether it opens the session) comes with it, as
-:class:`~mcp_sync.transports.base.MessageOptions`.
+bodies, event streams); not even a method name. What a message needs beyond its bytes (its
+era, its extra headers, whether it starts or opens the session, whether it may be sent twice)
+comes with it, as :class:`~mcp_sync.transports.base.MessageOptions`.
 """

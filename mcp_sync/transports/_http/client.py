@@ -6,11 +6,12 @@ Retries (never a call twice)
     reused keep-alive connection fails (reset, broken pipe, closed before any answer), the
     request is sent again, once, on a fresh connection only if it provably never reached the
     server (the failure came before the request was completely written), or if its semantics
-    are safe whatever the method (:data:`SAFE_TO_RESEND`: a GET, a DELETE, an MCP request that
-    only reads, like ``tools/list``). Anything else fails. To make that rare, a pooled
-    connection is not reused once it was idle for as long as the server said it keeps one
-    (``Keep-Alive: timeout=N``, less a second), and urllib3 replaces one the server already
-    closed; a server closing an idle connection at the moment it is reused is what is left.
+    are safe whatever the method (a GET, a DELETE, or an MCP request that only reads, like
+    ``tools/list``: the caller says so, from ``MessageOptions.safe_to_resend``). Anything else
+    fails. To make that rare, a pooled connection is not reused once it was idle for as long as
+    the server said it keeps one (``Keep-Alive: timeout=N``, less a second), and urllib3
+    replaces one the server already closed; a server closing an idle connection at the moment
+    it is reused is what is left.
 
 Environment proxy and TLS settings are resolved once when the client is made and passed
 explicitly, and an owned session has ``trust_env`` off, so no request reads the environment
@@ -19,10 +20,8 @@ again. urllib3 sets ``TCP_NODELAY``, so the header and body writes of a POST do 
 
 from __future__ import annotations
 
-import http.client
+import dataclasses
 import logging
-import socket
-import ssl
 import threading
 import time
 from typing import Any
@@ -30,34 +29,62 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from ..._causes import causes_of
 from ...auth import AuthProvider, RequestContext, UnauthorizedContext, parse_www_authenticate
+from .errors import is_reset, translate
 from .exchange import Cancelled, Exchange, use_exchange
 from .responses import ERROR_BODY_LIMIT, read_limited
 from .send import OwnAdapter, RequestSender
 
-__all__ = ["SAFE_TO_RESEND", "HttpClient", "describe_connection_error"]
+__all__ = ["HttpClient", "ResendOnReset"]
 
 logger = logging.getLogger("mcp_sync.transport.http")
 
-#: MCP requests that only read: sending one twice changes nothing on the server.
-SAFE_TO_RESEND = frozenset(
-    {
-        "server/discover",
-        "ping",
-        "tools/list",
-        "prompts/list",
-        "prompts/get",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "completion/complete",
-        "skills/list",
-        "tasks/get",
-        "tasks/list",
-        "tasks/result",
-    }
-)
+
+@dataclasses.dataclass(frozen=True)
+class ResendOnReset:
+    """When a request whose reused keep-alive connection was reset is sent again (see
+    "Retries" above), as a value: at most ``max_resends`` times, on a fresh connection, and
+    only if it never reached the server (not completely written) or is ``safe`` to send twice.
+    ``resent`` is where one request stands."""
+
+    max_resends: int = 1
+    resent: int = 0
+
+    def allows(self, error: BaseException, exchange: Exchange, *, safe: bool) -> bool:
+        """Whether a request that failed with ``error`` on ``exchange`` goes again."""
+        return (
+            self.resent < self.max_resends
+            and (not exchange.written or safe)  # never a call twice
+            and exchange.reused is not False  # a fresh connection's failure is the server's
+            and is_reset(error)
+        )
+
+    def increment(self) -> ResendOnReset:
+        return dataclasses.replace(self, resent=self.resent + 1)
+
+
+@dataclasses.dataclass
+class _Request:
+    """One request as it goes through :meth:`HttpClient.open`'s layers."""
+
+    method: str
+    url: str  # (a redirect moves it)
+    headers: dict[str, str]
+    body: bytes | None
+    exchange: Exchange
+    timeouts: tuple[float, float | None]
+    deadline: float | None
+    auth_ctx: RequestContext
+    safe: bool
+    last_token: bool
+    interactive: bool
+    resend: ResendOnReset
+    challenges_left: set[str]
+    redirects: int = 0
+    #: The token, auth generation and refusal count the latest attempt was sent with.
+    token: str | None = None
+    generation: int = 0
+    refusals: int = 0
 
 
 class HttpClient:
@@ -100,6 +127,8 @@ class HttpClient:
         self._last_auth: dict[str, str] = {}
         self._auth_generation = 0
         self._auth_refusals = 0
+        #: The resend policy after a reset (a value: replace it to change it).
+        self.resend_on_reset = ResendOnReset()
 
     def open(
         self,
@@ -122,92 +151,123 @@ class HttpClient:
         auth provider (which might start a refresh), e.g. for the DELETE at close. ``safe``:
         the request may be sent twice (see "Retries" above); GET and DELETE always may.
         ``interactive``: a 401 may start an interactive sign-in (``MessageOptions``).
-        Raises ``requests`` exceptions for network failures, :class:`Cancelled` if the exchange
-        was cancelled, and whatever ``AuthProvider.on_unauthorized`` raises.
+        Raises :class:`~mcp_sync.errors.NetworkError` for network failures (see
+        :mod:`.errors`), :class:`Cancelled` if the exchange was cancelled, and whatever
+        ``AuthProvider.on_unauthorized`` raises.
+
+        Each concern is one layer, outermost first: auth challenges
+        (:meth:`_send_handling_challenges`), redirects (:meth:`_send_handling_redirects`), the
+        resend after a reset (:meth:`_send_handling_reset`, whose every attempt asks for auth
+        headers afresh: a DPoP proof or a refreshed token is one request's), one exchange
+        (:meth:`_send_single`). They share the request's :class:`_Request`.
         """
-        reset_retried = False
-        # one retry per kind of challenge: a 401, then a 403 step-up, and a DPoP nonce
-        challenges_left = {"401", "403", "nonce"} if auth_retry and self.auth else set()
-        redirects = 0
         # the request's timeout bounds its authorization too (a refresh, a shared lock)
         deadline = time.monotonic() + read_timeout if read_timeout is not None else None
-        auth_ctx = RequestContext(deadline, exchange.wake, interactive)
+        request = _Request(
+            method,
+            url,
+            headers,
+            body,
+            exchange,
+            (connect_timeout or self.connect_timeout, read_timeout),
+            deadline,
+            RequestContext(deadline, exchange.wake, interactive),
+            safe=safe or method in ("GET", "DELETE"),
+            last_token=last_token,
+            interactive=interactive,
+            resend=self.resend_on_reset,
+            # one retry per kind of challenge: a 401, then a 403 step-up, and a DPoP nonce
+            challenges_left={"401", "403", "nonce"} if auth_retry and self.auth else set(),
+        )
+        return self._send_handling_challenges(request)
+
+    def _send_handling_challenges(self, r: _Request) -> requests.Response:
         while True:
-            if exchange.cancelled:
-                raise Cancelled
-            generation, refusals = self._auth_generation, self._auth_refusals
-            if last_token or self.auth is None:
-                auth_headers = self._last_auth
-            else:
-                auth_headers = self._last_auth = self.auth.headers_for(method, url, auth_ctx)
-            token = auth_headers.get("Authorization", "").partition(" ")[2] or None
-            sent = {**headers, **auth_headers} if auth_headers else headers
-            exchange.begin()
-            use_exchange(exchange)
-            try:
-                response = self._sender.send(
-                    method, url, sent, body, (connect_timeout or self.connect_timeout, read_timeout)
-                )
-            except requests.RequestException as exc:
-                if exchange.cancelled:
-                    raise Cancelled from exc
-                if (
-                    not reset_retried
-                    # (see "Retries" above: never a call twice)
-                    and (not exchange.written or safe or method in ("GET", "DELETE"))
-                    and exchange.reused is not False
-                    and _is_reset(exc)
-                ):
-                    logger.debug(
-                        "%s %s: reused connection reset; sending it again on a fresh one",
-                        method,
-                        url,
-                    )
-                    reset_retried = True
-                    continue
-                raise
-            finally:
-                use_exchange(None)
-            exchange.attach_response(response)
-            if exchange.cancelled:
-                response.close()
-                raise Cancelled
-            keep_alive = response.headers.get("Keep-Alive")
-            if keep_alive is not None:
-                exchange.note_keep_alive(keep_alive)
-            target = _same_origin_redirect(response, url)
-            if target is not None and redirects < _MAX_REDIRECTS:
-                # Followed by hand: requests would resend our own headers (API keys, session
-                # ids) to another origin and turn a 301/302/303 POST into a GET. Any other
-                # redirect is returned, and fails as an HTTP error naming its status.
-                redirects += 1
-                response.close()
-                url = target
-                continue
+            response = self._send_handling_redirects(r)
             if self.auth is not None:
-                self.auth.on_response(url, response.headers)
+                self.auth.on_response(r.url, response.headers)
             challenge = _auth_challenge(response)
-            if challenge in challenges_left:
-                challenges_left.discard(challenge)
-                body_prefix = read_limited(response, ERROR_BODY_LIMIT)
-                response.close()
-                ctx = UnauthorizedContext(
-                    status=response.status_code,
-                    headers=response.headers,
-                    www_authenticate=response.headers.get("WWW-Authenticate"),
-                    url=self.url,
-                    session=self.session,
-                    token=token,
-                    body=body_prefix.decode("utf-8", "replace"),
-                    method=method,
-                    cancelled=exchange.wake,
-                    interactive=interactive,
-                    deadline=deadline,
+            if challenge not in r.challenges_left:
+                return response
+            r.challenges_left.discard(challenge)
+            body_prefix = read_limited(response, ERROR_BODY_LIMIT)
+            response.close()
+            ctx = UnauthorizedContext(
+                status=response.status_code,
+                headers=response.headers,
+                www_authenticate=response.headers.get("WWW-Authenticate"),
+                url=self.url,
+                session=self.session,
+                token=r.token,
+                body=body_prefix.decode("utf-8", "replace"),
+                method=r.method,
+                cancelled=r.exchange.wake,
+                interactive=r.interactive,
+                deadline=r.deadline,
+            )
+            if not self._on_unauthorized(ctx, r.generation, r.refusals):
+                r.exchange.body_prefix = body_prefix
+                return response
+
+    def _send_handling_redirects(self, r: _Request) -> requests.Response:
+        while True:
+            response = self._send_handling_reset(r)
+            target = _same_origin_redirect(response, r.url)
+            if target is None or r.redirects >= _MAX_REDIRECTS:
+                return response
+            # Followed by hand: requests would resend our own headers (API keys, session
+            # ids) to another origin and turn a 301/302/303 POST into a GET. Any other
+            # redirect is returned, and fails as an HTTP error naming its status.
+            r.redirects += 1
+            response.close()
+            r.url = target
+
+    def _send_handling_reset(self, r: _Request) -> requests.Response:
+        while True:
+            sent = self._authorized(r)  # (outside the try: an auth provider's own errors)
+            try:
+                return self._send_single(r, sent)
+            except requests.RequestException as exc:
+                if r.exchange.cancelled:
+                    raise Cancelled from exc
+                if not r.resend.allows(exc, r.exchange, safe=r.safe):
+                    raise translate(exc, self.url, self.connect_timeout) from exc
+                logger.debug(
+                    "%s %s: reused connection reset; sending it again on a fresh one",
+                    r.method,
+                    r.url,
                 )
-                if self._on_unauthorized(ctx, generation, refusals):
-                    continue
-                exchange.body_prefix = body_prefix
-            return response
+                r.resend = r.resend.increment()
+
+    def _authorized(self, r: _Request) -> dict[str, str]:
+        """The request's headers with its auth headers, asked for now."""
+        if r.exchange.cancelled:
+            raise Cancelled
+        r.generation, r.refusals = self._auth_generation, self._auth_refusals
+        if r.last_token or self.auth is None:
+            auth_headers = self._last_auth
+        else:
+            auth_headers = self._last_auth = self.auth.headers_for(r.method, r.url, r.auth_ctx)
+        r.token = auth_headers.get("Authorization", "").partition(" ")[2] or None
+        return {**r.headers, **auth_headers} if auth_headers else r.headers
+
+    def _send_single(self, r: _Request, headers: dict[str, str]) -> requests.Response:
+        """One exchange on the wire (``send.py`` does the socket-level work)."""
+        exchange = r.exchange
+        exchange.begin()
+        use_exchange(exchange)
+        try:
+            response = self._sender.send(r.method, r.url, headers, r.body, r.timeouts)
+        finally:
+            use_exchange(None)
+        exchange.attach_response(response)
+        if exchange.cancelled:
+            response.close()
+            raise Cancelled
+        keep_alive = response.headers.get("Keep-Alive")
+        if keep_alive is not None:
+            exchange.note_keep_alive(keep_alive)
+        return response
 
     def _on_unauthorized(self, ctx: UnauthorizedContext, generation: int, refusals: int) -> bool:
         assert self.auth is not None
@@ -283,28 +343,3 @@ def _auth_challenge(response: requests.Response) -> str | None:
     if response.status_code == 401:
         return "401"
     return "403" if error == "insufficient_scope" else None
-
-
-def _is_reset(exc: BaseException) -> bool:
-    reset = (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected)
-    return any(isinstance(c, reset) for c in causes_of(exc))
-
-
-def describe_connection_error(exc: BaseException, url: str, connect_timeout: float) -> str:
-    """A one-line explanation of a failed HTTP exchange, naming the URL (never a token)."""
-    causes = list(causes_of(exc))
-    if any(isinstance(c, requests.ConnectTimeout) for c in causes) or any(
-        type(c).__name__ == "ConnectTimeoutError" for c in causes
-    ):
-        return f"connecting to {url} timed out after {connect_timeout:g} s"
-    if any(isinstance(c, ConnectionRefusedError) for c in causes):
-        return f"cannot connect to {url}: connection refused"
-    if any(isinstance(c, socket.gaierror) for c in causes):
-        host = urlsplit(url).hostname
-        return f"cannot connect to {url}: cannot resolve host {host!r}"
-    for c in causes:
-        if isinstance(c, ssl.SSLError):
-            return f"TLS error talking to {url}: {c}"
-    if _is_reset(exc):
-        return f"the connection to {url} was reset"
-    return f"HTTP request to {url} failed: {exc}"

@@ -7,41 +7,45 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...protocol.headers import PROTOCOL_VERSION_HEADER, standard_headers
+from ..base import MessageOptions
 from .responses import JSON_TYPE, SSE_TYPE
 
 __all__ = ["SESSION_HEADER", "merge", "post_headers", "session_headers"]
 
 SESSION_HEADER = "Mcp-Session-Id"
+_SESSION_MESSAGE = MessageOptions()
 
 
 def post_headers(
     message: dict[str, Any],
+    options: MessageOptions | None,
     *,
     static: Mapping[str, str],
-    extra: Mapping[str, str],
-    stateless: str | None,
     session_id: str | None,
     negotiated: str | None,
 ) -> dict[str, str]:
     """All headers of the POST of ``message``: ``static`` (the transport's ``headers=``), then
-    ``extra`` (the message's own), then the protocol's (``Accept``, ``Content-Type``, session,
-    version, ``Mcp-Method`` / ``Mcp-Name``).
+    ``options.headers`` (the message's own), then the protocol's (``Accept``,
+    ``Content-Type``, session, version, ``Mcp-Method`` / ``Mcp-Name``).
 
-    ``stateless``: the version the message stands alone at, or None for a message of the
-    session (``session_id``, at the ``negotiated`` version; ``initialize`` has neither yet).
+    ``options.version``: the version the message stands alone at, or None for a message of
+    the session (``session_id``, at the ``negotiated`` version). ``options.begins_session``:
+    the request that opens a new session, which has neither yet.
     """
+    options = options or _SESSION_MESSAGE
+    stateless = options.version
     protocol = {"Accept": f"{JSON_TYPE}, {SSE_TYPE}", "Content-Type": JSON_TYPE}
     standard = standard_headers(message, stateless or "")
     if stateless is None:
         # Mcp-Method / Mcp-Name go on every POST; the version header keeps its old rules
         del standard[PROTOCOL_VERSION_HEADER]
-        if message.get("method") != "initialize":
+        if not options.begins_session:
             if session_id:
                 protocol[SESSION_HEADER] = session_id
             if negotiated:
                 protocol[PROTOCOL_VERSION_HEADER] = negotiated
     protocol.update(standard)
-    return merge(merge(dict(static), extra), protocol)
+    return merge(merge(dict(static), options.headers), protocol)
 
 
 def session_headers(

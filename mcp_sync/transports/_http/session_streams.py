@@ -13,7 +13,7 @@ from collections.abc import Callable
 import requests
 
 from ...backoff import Backoff
-from ...errors import ConnectionClosed, McpError, TransportError
+from ...errors import ConnectionClosed, McpError, NetworkError, TransportError
 from ...protocol import jsonrpc
 from .delivery import Delivery
 from .exchange import Cancelled, Exchange
@@ -41,14 +41,12 @@ class SessionStreams:
         delivery: Delivery,
         policy: Backoff,
         get: Get,
-        describe: Callable[[BaseException], str],
         new_exchange: Callable[[], Exchange],
         forget: Callable[[Exchange], None],
     ) -> None:
         self.delivery = delivery
         self.policy = policy
         self._get = get
-        self._describe = describe
         self._new_exchange = new_exchange
         self._forget = forget
         #: Set once the push stream's first attempt is answered (or failed).
@@ -61,8 +59,8 @@ class SessionStreams:
         :class:`~.streams.Reopen` for a failure worth another attempt."""
         try:
             response, sent_session = self._get(exchange, last_event_id)
-        except requests.RequestException as exc:
-            raise Reopen(self._describe(exc)) from exc
+        except NetworkError as exc:
+            raise Reopen(str(exc)) from exc
         status = response.status_code
         if 200 <= status < 300 and content_type(response) == SSE_TYPE:
             return response

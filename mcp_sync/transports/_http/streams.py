@@ -17,7 +17,7 @@ from typing import Literal
 
 import requests
 
-from ...backoff import Backoff
+from ...backoff import RETRY_STATUSES, Backoff
 from ...protocol import jsonrpc
 from .._sse import SseStream
 from .delivery import Delivery
@@ -27,9 +27,6 @@ from .responses import body_reader
 __all__ = ["RETRY_STATUSES", "Reopen", "StreamGaveUp", "follow_stream", "sendable_as_header"]
 
 logger = logging.getLogger("mcp_sync.transport.http")
-
-#: HTTP statuses after which opening a stream is tried again.
-RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
 
 
 class Reopen(Exception):

@@ -1,0 +1,99 @@
+"""The one place the HTTP library's exceptions become mcp_sync's: :func:`network_errors`, a
+context manager around every call into ``requests`` that may fail in the network.
+
+What leaves it is a :class:`~mcp_sync.errors.NetworkError` whose ``sent`` says whether the
+request provably never reached the server: a :class:`~mcp_sync.errors.ConnectFailed` when no
+connection was made (refused, the host did not resolve, connecting timed out: no byte left),
+a plain ``NetworkError`` with ``sent`` None otherwise (a reset, a read timeout, TLS: the
+request may have arrived). The HTTP library's exception is its ``__cause__``. Recovery reads
+that type and that attribute; nothing above this module inspects a ``requests`` or
+``urllib3`` class. Classification is by ``isinstance`` on the library's own classes, walking
+the wrapped causes (``requests`` wraps urllib3's ``MaxRetryError``, which wraps the reason).
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import ssl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from urllib.parse import urlsplit
+
+import requests
+from urllib3 import exceptions as urllib3_errors
+
+from ..._causes import causes_of
+from ...errors import ConnectFailed, NetworkError
+
+__all__ = ["describe", "is_reset", "is_timeout", "network_errors", "retold", "translate"]
+
+#: Causes that mean no connection was made, so nothing of the request left.
+_NOT_CONNECTED = (
+    requests.ConnectTimeout,
+    urllib3_errors.NewConnectionError,
+    urllib3_errors.ConnectTimeoutError,
+    ConnectionRefusedError,
+    socket.gaierror,
+)
+_RESET = (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected)
+# (not urllib3's TimeoutError: its NewConnectionError is one, for a refused connection too)
+_TIMEOUT = (TimeoutError, requests.Timeout, urllib3_errors.ReadTimeoutError)
+
+
+@contextmanager
+def network_errors(url: str, connect_timeout: float) -> Iterator[None]:
+    """Turn a ``requests`` exception raised inside into its :class:`NetworkError`."""
+    try:
+        yield
+    except requests.RequestException as exc:
+        raise translate(exc, url, connect_timeout) from exc
+
+
+def translate(exc: BaseException, url: str, connect_timeout: float) -> NetworkError:
+    """The typed error of a failed exchange with ``url``, its message naming what failed."""
+    message = describe(exc, url, connect_timeout)
+    if any(isinstance(c, _NOT_CONNECTED) for c in causes_of(exc)):
+        return ConnectFailed(message)
+    return NetworkError(message)
+
+
+def retold(error: NetworkError, message: str) -> NetworkError:
+    """``error`` with another message (what was being done), keeping its type, ``sent``,
+    request and cause."""
+    new = ConnectFailed(message) if isinstance(error, ConnectFailed) else NetworkError(message)
+    new.sent, new.request_id = error.sent, error.request_id
+    new.__cause__ = error.__cause__
+    return new
+
+
+def is_reset(exc: BaseException) -> bool:
+    """The connection was reset or closed under the exchange."""
+    return any(isinstance(c, _RESET) for c in causes_of(exc))
+
+
+def is_timeout(exc: BaseException) -> bool:
+    """A connect or read timeout is among ``exc``'s causes."""
+    return any(isinstance(c, _TIMEOUT) for c in causes_of(exc))
+
+
+def describe(exc: BaseException, url: str, connect_timeout: float) -> str:
+    """A one-line explanation of a failed HTTP exchange, naming the URL (never a token)."""
+    causes = list(causes_of(exc))
+    # (urllib3's NewConnectionError subclasses ConnectTimeoutError: only the class itself)
+    if any(
+        isinstance(c, requests.ConnectTimeout) or type(c) is urllib3_errors.ConnectTimeoutError
+        for c in causes
+    ):
+        return f"connecting to {url} timed out after {connect_timeout:g} s"
+    if any(isinstance(c, ConnectionRefusedError) for c in causes):
+        return f"cannot connect to {url}: connection refused"
+    if any(isinstance(c, socket.gaierror) for c in causes):
+        host = urlsplit(url).hostname
+        return f"cannot connect to {url}: cannot resolve host {host!r}"
+    for c in causes:
+        if isinstance(c, ssl.SSLError):
+            return f"TLS error talking to {url}: {c}"
+    if is_reset(exc):
+        return f"the connection to {url} was reset"
+    return f"HTTP request to {url} failed: {exc}"

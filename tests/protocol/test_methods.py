@@ -1,0 +1,42 @@
+"""The method table (``protocol/methods.py``) and what the session tells a transport from it."""
+
+from __future__ import annotations
+
+from mcp_sync._method_options import for_method
+from mcp_sync.protocol import headers, methods
+from mcp_sync.transports.base import MessageOptions
+
+
+def test_a_method_that_only_reads_may_be_sent_twice_and_a_call_may_not():
+    assert for_method("tools/list", None).safe_to_resend  # type: ignore[union-attr]
+    assert for_method("resources/read", MessageOptions(version="2026-07-28")) == MessageOptions(
+        version="2026-07-28", safe_to_resend=True
+    )
+    # a tool call may charge a card: its options pass through untouched
+    mine = MessageOptions(headers={"Mcp-Param-Region": "eu"})
+    assert for_method("tools/call", mine) is mine
+    assert for_method("tools/call", None) is None
+    assert for_method("vendor/unknown", None) is None
+
+
+def test_initialize_begins_a_session_whatever_options_it_had():
+    assert for_method("initialize", MessageOptions()) == MessageOptions(begins_session=True)
+    assert not for_method("initialize", None).safe_to_resend  # type: ignore[union-attr]
+
+
+def test_the_header_rules_read_the_table():
+    message = {"method": "tasks/cancel", "params": {"taskId": "t-1"}}
+    assert headers.standard_headers(message, "2026-07-28")[headers.NAME_HEADER] == "t-1"
+    for name, field in methods.NAME_FIELDS.items():
+        found = headers.standard_headers({"method": name, "params": {field: "x"}}, "2026-07-28")
+        assert found[headers.NAME_HEADER] == "x", name
+
+
+def test_every_row_is_consistent():
+    for row in methods.METHODS.values():
+        # a cached result is one that may be served again: the method only reads
+        assert not row.cacheable or row.reads_only, row.name
+        # a paginated list names its items' field and its model has it
+        if row.items:
+            assert row.result is not None and row.items in row.result.model_fields, row.name
+        assert not (row.capability and row.extension), row.name
