@@ -24,9 +24,10 @@ from mcp.server.lowlevel import Server
 from support import PYTHON, ROOT, SERVERS, wait_until
 
 import mcp_sync
-from mcp_sync import AbortController, Aborted, CallToolResult, Client, StdioTransport
+from mcp_sync import AbortController, Aborted, Client, StdioTransport
 from mcp_sync.errors import ToolArgumentError, ToolError
 from mcp_sync.functions import stubs
+from mcp_sync.types import CallToolResult
 
 
 @pytest.fixture
@@ -64,7 +65,9 @@ def test_each_tool_is_a_function_whose_signature_comes_from_its_input_schema(cli
     assert hints["address"].__required_keys__ == {"street", "city"}
 
     node = inspect.signature(f.count_nodes).parameters["tree"].annotation
-    assert typing_extensions.get_type_hints(node)["children"] == list[dict[str, Any]]  # the $ref cycle
+    assert (
+        typing_extensions.get_type_hints(node)["children"] == list[dict[str, Any]]
+    )  # the $ref cycle
 
 
 def test_help_shows_the_signature_and_the_descriptions(client):

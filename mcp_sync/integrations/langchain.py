@@ -15,7 +15,7 @@ tool on the calling thread; ``ainvoke`` runs that call on LangChain's own execut
 tools to a thread), so an async agent never blocks its event loop. Results use
 ``response_format="content_and_artifact"``: the content is a list of LangChain standard
 blocks (``text``, and ``image`` with ``base64`` and ``mime_type``), the artifact the whole
-:class:`~mcp_sync.CallToolResult` (``structured_content`` included). A result with
+:class:`~mcp_sync.types.CallToolResult` (``structured_content`` included). A result with
 ``isError`` raises LangChain's ``ToolException``; the tools set ``handle_tool_error=True``, so a
 tool-calling loop gets a ``ToolMessage`` with ``status="error"`` and the tool's text, as
 LangChain's own tools report failure. Protocol errors (an unknown tool, a timeout, a closed

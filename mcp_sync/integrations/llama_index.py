@@ -13,7 +13,7 @@ pydantic model rebuilt from it. ``call()`` calls the MCP tool on the calling thr
 ``acall()``, which LlamaIndex's agents use, runs that call on LlamaIndex's own executor (its
 ``FunctionTool`` offloads a sync function to a thread). The ``ToolOutput`` holds the content as
 LlamaIndex blocks (``TextBlock``, ``ImageBlock``; structured content as JSON text when the tool
-gives no other content), the :class:`~mcp_sync.CallToolResult` as ``raw_output``, and
+gives no other content), the :class:`~mcp_sync.types.CallToolResult` as ``raw_output``, and
 ``is_error`` set from the result's ``isError``: LlamaIndex's own way of telling the model that a
 tool failed.
 """
