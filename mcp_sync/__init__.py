@@ -13,7 +13,6 @@ thread of its own) and no server framework: it is the client side of MCP only.
 import logging
 from typing import TYPE_CHECKING, Any
 
-from . import _repr
 from ._connect import connect
 from ._repr import ToolParameter, tool_parameters
 from ._targets import ClientOptions, Target, transport_for
@@ -166,10 +165,6 @@ _LAZY = {
     "BearerToken": "mcp_sync.auth",
     "UnauthorizedContext": "mcp_sync.auth",
 }
-
-
-# In IPython / Jupyter: lists of tools, prompts and resources render as tables.
-_repr.register_ipython()
 
 
 def __getattr__(name: str) -> Any:

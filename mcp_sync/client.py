@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from . import _calls
+from . import _calls, _repr
 from ._connection import (
     ClientState,
     CloseCallback,
@@ -115,7 +115,6 @@ class Client:
       subscriptions. A request the server did not run (connection refused, HTTP 404 for
       the session) is sent again; one that was out when the connection broke fails with
       :class:`ConnectionClosed` and is never re-sent. See ``docs/legacy.md``.
-    - ``auto_reinitialize=True``: the older name of ``recovery=True``.
     - ``on_close``: ``callback(cause)`` when the connection ends, by :meth:`close` (cause
       None) or underneath, such as a stdio server that exits (see :meth:`on_close`).
     - ``pin``: a pin file, ``True`` (in memory) or a :class:`Pins`: see ``docs/pins.md``.
@@ -178,6 +177,7 @@ class Client:
         self.functions = Functions(self)
         self._handlers = ClientHandlers(roots, capabilities)
         self._resources = ResourceSubscriptions(self._connection)
+        _repr.register_ipython()  # in a notebook, list_tools() shows as a table from now on
 
     @property
     def max_input_rounds(self) -> int:

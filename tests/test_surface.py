@@ -1,8 +1,11 @@
-"""The public surface: the wire types' home and their old top-level spellings (docs/api.md
-argues the list)."""
+"""The public surface: the wire types' home, their old top-level spellings, and that
+``import mcp_sync`` does nothing but import (docs/api.md argues the list)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import pytest
@@ -31,3 +34,49 @@ def test_an_everyday_name_or_a_typo_gives_no_warning():
         assert mcp_sync.Client is not None and mcp_sync.connect is not None
         with pytest.raises(AttributeError, match="Tol"):
             mcp_sync.Tol  # noqa: B018
+
+
+def _run(script: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_import_in_a_running_ipython_registers_nothing_until_a_client_is_made():
+    """Before, ``import mcp_sync`` put a ``list`` formatter into the running IPython shell
+    (an import with a side effect on the user's session). Now the first ``Client`` does, so a
+    notebook still shows ``client.list_tools()`` as a table without calling anything."""
+    out = _run("""
+        from IPython.core.interactiveshell import InteractiveShell
+
+        shell = InteractiveShell.instance()
+        html = shell.display_formatter.formatters["text/html"]
+        import mcp_sync
+        from mcp_sync.types import Tool
+
+        print(list in html.type_printers)
+        mcp_sync.Client("probe")
+        print(list in html.type_printers)
+        data, _ = shell.display_formatter.format([Tool(name="add")])
+        print("<caption>1 tool</caption>" in data["text/html"])
+    """)
+    assert out.split() == ["False", "True", "True"]
+
+
+def test_a_type_renders_though_nothing_filled_the_presentation_hooks_at_import():
+    out = _run("""
+        from mcp_sync.protocol.types._presentation import presentation
+        import mcp_sync
+
+        print("html" in vars(presentation) or "llm_content" in vars(presentation))
+        from mcp_sync.types import CallToolResult, TextContent, Tool
+
+        print("<table" in Tool(name="add")._repr_html_())
+        print(CallToolResult(content=[TextContent(text="5")]).to_llm_content())
+    """)
+    assert out.splitlines() == ["False", "True", "[{'type': 'text', 'text': '5'}]"]
