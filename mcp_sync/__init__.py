@@ -174,13 +174,9 @@ def __getattr__(name: str) -> Any:
         return import_module("mcp_sync.types")
     if name in _moved_to_types:
         # The wire types were top-level names until 0.1.0's surface was cut (docs/api.md).
-        import warnings
+        from ._facade import deprecated
 
-        warnings.warn(
-            f"mcp_sync.{name} is now mcp_sync.types.{name} (the top-level name goes in 0.2.0)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        deprecated(f"mcp_sync.{name} is now mcp_sync.types.{name}")
         return getattr(import_module("mcp_sync.types"), name)
     module = _LAZY.get(name)
     if module is None:

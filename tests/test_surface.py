@@ -80,3 +80,34 @@ def test_a_type_renders_though_nothing_filled_the_presentation_hooks_at_import()
         print(CallToolResult(content=[TextContent(text="5")]).to_llm_content())
     """)
     assert out.splitlines() == ["False", "True", "[{'type': 'text', 'text': '5'}]"]
+
+
+def test_every_deprecation_names_the_release_that_removes_it():
+    """docs/api.md's "Deprecations" decides: each old spelling warns and goes in 0.2.0. A
+    warning raised without naming that release (as every one did before) fails here."""
+    import ast
+    from pathlib import Path
+
+    from mcp_sync._facade import REMOVED_IN
+
+    silent = []
+    for path in sorted(Path(mcp_sync.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and ast.unparse(node.func) == "warnings.warn"):
+                continue
+            text = ast.unparse(node)
+            if "DeprecationWarning" in text and not any(
+                v in text for v in (REMOVED_IN, "REMOVED_IN")
+            ):
+                silent.append(f"{path.name}:{node.lineno}")
+    assert silent == []
+
+
+def test_the_old_recovery_keyword_warns_and_still_turns_recovery_on():
+    with pytest.warns(DeprecationWarning, match=r"recovery=True.*0\.2\.0"):
+        client = mcp_sync.Client(auto_reinitialize=True)
+    assert client.recovery is not None
+    with pytest.warns(DeprecationWarning, match=r"client\.recovery is not None"):
+        assert client.auto_reinitialize is True
+    with pytest.warns(DeprecationWarning, match=r"client\.tasks\.get.*0\.2\.0"):
+        assert client.get_task == client.tasks.get
