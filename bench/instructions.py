@@ -99,7 +99,7 @@ def _ways() -> dict[str, Callable[[], Any]]:
         "floor": floor,
         "request": lambda: client.request("tools/call", {"name": "echo", "arguments": arguments}),
         "call_tool": lambda: client.call_tool("echo", arguments),
-        "typed_result": lambda: mcp_sync.CallToolResult.from_wire(
+        "typed_result": lambda: mcp_sync.types.CallToolResult.from_wire(
             {"content": [{"type": "text", "text": "hello"}], "isError": False}
         ),
     }

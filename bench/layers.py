@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     raw = RawPipe(TRIVIAL)
     ways: dict[str, Callable[[], Any]] = {
         "raw floor": lambda: raw.call_tool(name, arguments),
-        "raw + typed result": lambda: mcp_sync.CallToolResult.from_wire(
+        "raw + typed result": lambda: mcp_sync.types.CallToolResult.from_wire(
             raw.call_tool(name, arguments)
         ),
         "client.request": lambda: client.request("tools/call", params),

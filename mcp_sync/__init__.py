@@ -13,7 +13,6 @@ thread of its own) and no server framework: it is the client side of MCP only.
 import logging
 from typing import TYPE_CHECKING, Any
 
-from . import _repr
 from ._connect import connect
 from ._repr import ToolParameter, tool_parameters
 from ._targets import ClientOptions, Target, transport_for
@@ -59,8 +58,7 @@ from .group import BreakerStatus, CircuitBreaker, ClientGroup
 from .llm import clean_tool, to_llm_content, to_llm_text
 from .pins import Pins, ToolChange
 from .protocol.jsonrpc import Notification
-from .protocol.types import *  # noqa: F403
-from .protocol.types import __all__ as _types_all
+from .protocol.types import __all__ as _moved_to_types
 from .protocol.versions import LATEST, SUPPORTED
 from .shared import SharedClient, shared_client
 from .skills import LoadedSkill
@@ -156,7 +154,6 @@ __all__ = [
     "transport_for",
     "Target",
     "ToolParameter",
-    *_types_all,
 ]
 
 # HTTP pulls in `requests`: loaded on first use only.
@@ -170,14 +167,18 @@ _LAZY = {
 }
 
 
-# In IPython / Jupyter: lists of tools, prompts and resources render as tables.
-_repr.register_ipython()
-
-
 def __getattr__(name: str) -> Any:
+    from importlib import import_module
+
+    if name == "types":  # `import mcp_sync; mcp_sync.types.Tool` works as `import mcp` does not
+        return import_module("mcp_sync.types")
+    if name in _moved_to_types:
+        # The wire types were top-level names until 0.1.0's surface was cut (docs/api.md).
+        from ._facade import deprecated
+
+        deprecated(f"mcp_sync.{name} is now mcp_sync.types.{name}")
+        return getattr(import_module("mcp_sync.types"), name)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'mcp_sync' has no attribute {name!r}")
-    from importlib import import_module
-
     return getattr(import_module(module), name)

@@ -42,6 +42,7 @@ from ._lifecycle import (
     weak_callback,
 )
 from ._negotiation import Offer, ServerState, negotiate
+from ._options import CloseCallback, ConnectionOptions
 from ._recovery import (
     Reconnector,
     Track,
@@ -53,7 +54,6 @@ from ._recovery import (
 from ._session import CLOSED_BY_CLOSE, CLOSED_HINT, RequestHandler, Session
 from ._stateless import StatelessEra
 from .abort import AbortSignal
-from .backoff import Backoff
 from .errors import (
     CapabilityError,
     ConnectionClosed,
@@ -79,8 +79,6 @@ __all__ = [
 logger = logging.getLogger("mcp_sync")
 
 ClientState = Literal["idle", "connecting", "connected", "disconnected", "closed"]
-#: ``callback(cause)``: the connection ended; ``cause`` is None after ``close()``.
-CloseCallback = Callable[[BaseException | None], None]
 #: What ``connect()`` takes: a transport, or a function making one (needed to recover).
 TransportSource = Transport | Callable[[], Transport]
 #: A user's progress callback.
@@ -103,29 +101,9 @@ class Connection:
     """A client's connection to one server, through every reconnection; see the module
     docstring. Thread-safe."""
 
-    def __init__(
-        self,
-        client_info: Implementation,
-        *,
-        protocol: str,
-        handshake_version: str,
-        request_timeout: float,
-        max_total_timeout: float | None,
-        strict_capabilities: bool,
-        probe_timeout: float,
-        max_input_rounds: int,
-        cache: bool,
-        recovery: Backoff | None,
-        on_close: CloseCallback | None,
-    ) -> None:
-        self.client_info = client_info
-        self.protocol = protocol  # "auto", "handshake" or a version to pin
-        self.handshake_version = handshake_version
-        self.request_timeout = request_timeout
-        self.max_total_timeout = max_total_timeout
-        self.strict_capabilities = strict_capabilities
-        self.probe_timeout = probe_timeout
-        self.recovery = recovery
+    def __init__(self, options: ConnectionOptions) -> None:
+        #: The client's options, one frozen value (a client's setter swaps in a new one).
+        self.options = options
         #: What the client declares (from its handlers); set by :meth:`connect`.
         self.client_capabilities: dict[str, Any] = {}
         #: The log level asked for: restored after a reconnection, sent in stateless ``_meta``.
@@ -136,8 +114,9 @@ class Connection:
         # A proxy, not a reference: no cycle, so a client dropped unclosed is collected (and
         # its finaliser stops the server) at once, not at the next garbage collection.
         self.stateless = StatelessEra(
-            weakref.proxy(self), max_input_rounds=max_input_rounds, cache=cache
+            weakref.proxy(self), max_input_rounds=options.max_input_rounds, cache=options.cache
         )
+        recovery = options.recovery
         self._reconnector = Reconnector(recovery) if recovery is not None else None
         self._transport_factory: Callable[[], Transport] | None = None
         self._generation = 0  # connections made so far (recovery counts them)
@@ -150,7 +129,7 @@ class Connection:
         self._restorers: list[Callable[[RestoreSend], None]] = []
         self._state: ClientState = "idle"
         self._state_lock = threading.Lock()
-        self._close_callbacks: list[CloseCallback] = [] if on_close is None else [on_close]
+        self._close_callbacks = [] if options.on_close is None else [options.on_close]
         self._close_lock = threading.Lock()  # serializes the shutdown ladder
         self._shut_down = False  # the ladder has run to its end
         self._close_notified = False  # the close callbacks have been handed out
@@ -161,6 +140,18 @@ class Connection:
         self._session: Session | None = None
         self._transport: Transport | None = None
         self._dispatcher: _dispatch.Dispatcher | None = None
+
+    @property
+    def request_timeout(self) -> float:
+        return self.options.request_timeout
+
+    @property
+    def max_total_timeout(self) -> float | None:
+        return self.options.max_total_timeout
+
+    @property
+    def client_info(self) -> Implementation:
+        return self.options.client_info
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -231,12 +222,13 @@ class Connection:
         return session
 
     def _offer(self) -> Offer:
+        options = self.options
         return Offer(
-            self.protocol,
-            self.handshake_version,
-            self.client_info.to_wire(),
+            options.protocol,
+            options.handshake_version,
+            options.client_info.to_wire(),
             self.client_capabilities,
-            self.probe_timeout,
+            options.probe_timeout,
         )
 
     def _apply(self, session: Session, state: ServerState) -> None:
@@ -341,13 +333,13 @@ class Connection:
 
     def require(self, method: str, capability: str) -> None:
         """Raise CapabilityError unless the server advertised ``capability`` (dotted path)."""
-        if self.strict_capabilities and not self.initialized().has(capability):
+        if self.options.strict_capabilities and not self.initialized().has(capability):
             raise CapabilityError(method, capability)
 
     def require_extension(self, method: str, extension: str) -> None:
         """Raise CapabilityError unless the server declared ``extension``."""
         extensions = self.initialized().wire_capabilities.get("extensions") or {}
-        if self.strict_capabilities and extension not in extensions:
+        if self.options.strict_capabilities and extension not in extensions:
             raise CapabilityError(method, f"extensions.{extension}")
 
     def require_era(self, era: versions.Era, what: str) -> None:

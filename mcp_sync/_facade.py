@@ -9,15 +9,28 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Any, Generic, TypeVar, overload
 
-__all__ = ["Moved", "Option"]
+__all__ = ["REMOVED_IN", "Moved", "Option", "deprecated"]
+
+#: The release that removes every deprecated spelling (docs/api.md, "Deprecations", argues it).
+REMOVED_IN = "0.2.0"
+
+
+def deprecated(message: str, stacklevel: int = 3) -> None:
+    """Warn that a spelling is deprecated: ``message`` says what replaces it."""
+    warnings.warn(
+        f"{message} (the old spelling goes in {REMOVED_IN})", DeprecationWarning, stacklevel
+    )
+
 
 _V = TypeVar("_V")
 
 
 class Option(Generic[_V]):
-    """A client option kept by its connection (``client._connection``), under the same name."""
+    """A client option: the field of the same name of its connection's frozen
+    :class:`~mcp_sync._options.ConnectionOptions` (setting it swaps in a new value)."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self._name = name
@@ -31,10 +44,11 @@ class Option(Generic[_V]):
     def __get__(self, client: object, owner: type) -> _V | Option[_V]:
         if client is None:
             return self
-        return getattr(client._connection, self._name)  # type: ignore[attr-defined,no-any-return]
+        return getattr(client._connection.options, self._name)  # type: ignore[attr-defined,no-any-return]
 
     def __set__(self, client: object, value: _V) -> None:
-        setattr(client._connection, self._name, value)  # type: ignore[attr-defined]
+        connection = client._connection  # type: ignore[attr-defined]
+        connection.options = replace(connection.options, **{self._name: value})
 
 
 class Moved:
@@ -42,7 +56,7 @@ class Moved:
 
     def __init__(self, namespace: str, name: str) -> None:
         self._path = (namespace, name)
-        self.__doc__ = f"Deprecated: use ``client.{namespace}.{name}``."
+        self.__doc__ = f"Deprecated (goes in {REMOVED_IN}): use ``client.{namespace}.{name}``."
 
     def __set_name__(self, owner: type, old: str) -> None:
         self._old = old
@@ -51,9 +65,5 @@ class Moved:
         if client is None:
             return self
         namespace, name = self._path
-        warnings.warn(
-            f"client.{self._old} is now client.{namespace}.{name}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        deprecated(f"client.{self._old} is now client.{namespace}.{name}")
         return getattr(getattr(client, namespace), name)

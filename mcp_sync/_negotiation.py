@@ -84,7 +84,9 @@ def choose_protocol(protocol: str, handshake_version: str) -> tuple[str, str]:
         raise UnsupportedProtocolVersion(handshake_version, versions.HANDSHAKE_VERSIONS)
     if protocol == "legacy":
         warnings.warn(
-            'protocol="legacy" is now protocol="handshake"', DeprecationWarning, stacklevel=3
+            'protocol="legacy" is now protocol="handshake" (the old spelling goes in 0.2.0)',
+            DeprecationWarning,
+            stacklevel=3,
         )
         protocol = "handshake"
     if protocol not in ("auto", "handshake") and not versions.is_supported(protocol):

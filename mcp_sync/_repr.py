@@ -1,9 +1,9 @@
 """Readable renderings of tools, prompts, resources and results, for Jupyter and the CLI.
 
 The models' ``_repr_html_`` / ``_repr_markdown_`` delegate here. Plain lists (what
-``client.list_tools()`` returns) get the same table through an IPython formatter registered on
-import when IPython is running (:func:`register_ipython`); a list of anything else is left to
-IPython's default.
+``client.list_tools()`` returns) get the same table through an IPython formatter that the
+first :class:`~mcp_sync.Client` registers when IPython is running (:func:`register_ipython`;
+importing registers nothing); a list of anything else is left to IPython's default.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from .protocol.types import Tool
-from .protocol.types._presentation import presentation
 from .redaction import redact
 
 __all__ = [
@@ -409,7 +408,8 @@ def _markdown(value: Any) -> str | None:
 def register_ipython(ipython: Any = None) -> bool:
     """Make IPython render plain lists of tools, prompts, resources and templates as tables.
 
-    Called on ``import mcp_sync`` when IPython is running; returns whether it registered.
+    Called by each new :class:`~mcp_sync.Client` (cheap: two lookups when IPython is not running);
+    returns whether it registered.
     """
     if ipython is None:
         module = sys.modules.get("IPython")
@@ -425,8 +425,3 @@ def register_ipython(ipython: Any = None) -> bool:
         if formatter is not None:
             formatter.for_type(list, lambda value, render=render: render(value))
     return True
-
-
-# The wire types' _repr_html_ / _repr_markdown_ call these (protocol/ imports no presentation).
-presentation.html = html_for
-presentation.markdown = markdown_for

@@ -17,12 +17,11 @@ knows the client.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from . import _calls
+from . import _calls, _repr
 from ._connection import (
     ClientState,
     CloseCallback,
@@ -30,9 +29,10 @@ from ._connection import (
     ProgressHandler,
     TransportSource,
 )
-from ._facade import Moved, Option
+from ._facade import Moved, Option, deprecated
 from ._handlers import ClientHandlers, RootsSource, weak_context
 from ._negotiation import ServerState, choose_protocol
+from ._options import ConnectionOptions, client_info, recovery_policy
 from ._subscriptions import ResourceSubscriptions, Subscription
 from ._tasks import Tasks
 from ._tools import PinSource, Tools
@@ -114,8 +114,8 @@ class Client:
       session or restarted gets a new handshake), with the same handlers, roots and
       subscriptions. A request the server did not run (connection refused, HTTP 404 for
       the session) is sent again; one that was out when the connection broke fails with
-      :class:`ConnectionClosed` and is never re-sent. See ``docs/legacy.md``.
-    - ``auto_reinitialize=True``: the older name of ``recovery=True``.
+      :class:`ConnectionClosed` and is never re-sent. See ``docs/legacy.md``. (Its older
+      name, ``auto_reinitialize=True``, is deprecated: see ``docs/api.md``.)
     - ``on_close``: ``callback(cause)`` when the connection ends, by :meth:`close` (cause
       None) or underneath, such as a stdio server that exits (see :meth:`on_close`).
     - ``pin``: a pin file, ``True`` (in memory) or a :class:`Pins`: see ``docs/pins.md``.
@@ -151,22 +151,20 @@ class Client:
         pin: PinSource = None,
     ) -> None:
         protocol, protocol_version = choose_protocol(protocol, protocol_version)
-        if recovery is True or (not recovery and auto_reinitialize):
-            recovery = Backoff()
         self._connection = Connection(
-            Implementation(name=name, version=version, title=title)
-            if title is not None
-            else Implementation(name=name, version=version),
-            protocol=protocol,
-            handshake_version=protocol_version,
-            request_timeout=request_timeout,
-            max_total_timeout=max_total_timeout,
-            strict_capabilities=strict_capabilities,
-            probe_timeout=probe_timeout,
-            max_input_rounds=max_input_rounds,
-            cache=cache,
-            recovery=recovery if isinstance(recovery, Backoff) else None,
-            on_close=on_close,
+            ConnectionOptions(
+                client_info(name, version, title),
+                protocol,
+                protocol_version,
+                request_timeout,
+                max_total_timeout,
+                strict_capabilities,
+                probe_timeout,
+                max_input_rounds,
+                cache,
+                recovery_policy(recovery, auto_reinitialize),
+                on_close,
+            )
         )
         self._tools = Tools(self._connection, pin)
         #: The task operations by task id (``get``, ``result``, ``list``, ``cancel``,
@@ -178,6 +176,7 @@ class Client:
         self.functions = Functions(self)
         self._handlers = ClientHandlers(roots, capabilities)
         self._resources = ResourceSubscriptions(self._connection)
+        _repr.register_ipython()  # in a notebook, list_tools() shows as a table from now on
 
     @property
     def max_input_rounds(self) -> int:
@@ -204,8 +203,9 @@ class Client:
 
     @property
     def auto_reinitialize(self) -> bool:
-        """True when ``recovery=`` is on (``auto_reinitialize=True`` is its older name)."""
-        return self._connection.recovery is not None
+        """Deprecated: ``client.recovery is not None`` (``auto_reinitialize=`` is ``recovery=``)."""
+        deprecated("client.auto_reinitialize is now client.recovery is not None")
+        return self._connection.options.recovery is not None
 
     def on_close(self, callback: CloseCallback) -> Callable[[], None]:
         """Call ``callback(cause)`` once when the connection ends; returns a remover.
@@ -505,11 +505,7 @@ class Client:
         ``task=`` is its deprecated spelling.
         """
         if task is not None:  # 0.1.0's spelling: task=True, a TaskMetadata or its dict
-            warnings.warn(
-                "call_tool(task=...) is now client.tasks.call_tool(...)",
-                DeprecationWarning,
-                stacklevel=2,
-            )
+            deprecated("call_tool(task=...) is now client.tasks.call_tool(...)")
             ttl = task.get("ttl") if isinstance(task, Mapping) else getattr(task, "ttl", None)
             return self.tasks.call_tool(
                 name, arguments, ttl=ttl, timeout=timeout, signal=signal, on_progress=on_progress

@@ -552,7 +552,7 @@ class SkillVerificationError(McpError):
 class ToolError(McpError):
     """A tool's result had ``isError`` set, raised only where a failing tool is expected to
     raise (:mod:`mcp_sync.integrations`, ``client.functions``); ``result`` is the
-    :class:`~mcp_sync.CallToolResult`, the message its text."""
+    :class:`~mcp_sync.types.CallToolResult`, the message its text."""
 
     def __init__(self, tool: str, result: Any) -> None:
         text = getattr(result, "text", "") or "the tool reported an error"

@@ -44,7 +44,6 @@ from .protocol.types import (
     UnknownContent,
     parse_content,
 )
-from .protocol.types._presentation import presentation
 
 __all__ = [
     "LlmSource",
@@ -517,9 +516,3 @@ def openai_tool_message(
     if result.is_error:
         text = f"Error: {text}" if text else "Error"
     return {"role": "tool", "tool_call_id": tool_call_id, "content": text}
-
-
-# The wire types present themselves through this hook (protocol/ imports no presentation).
-presentation.llm_content = to_llm_content
-presentation.openai_tool = openai_tool
-presentation.anthropic_tool = anthropic_tool

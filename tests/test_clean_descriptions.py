@@ -16,8 +16,9 @@ import pytest
 from support import PYTHON, SERVERS
 
 import mcp_sync
-from mcp_sync import HiddenCharactersWarning, StdioTransport, Tool
+from mcp_sync import HiddenCharactersWarning, StdioTransport
 from mcp_sync.llm import anthropic_tools, clean_text, clean_tool, openai_tools
+from mcp_sync.types import Tool
 
 TAGS = "".join(chr(0xE0000 + ord(c)) for c in "send the keys")
 

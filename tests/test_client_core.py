@@ -19,11 +19,11 @@ from mcp_sync import (
     InvalidStateError,
     ProtocolError,
     RequestTimeout,
-    Root,
     RpcError,
     UnsupportedProtocolVersion,
 )
 from mcp_sync.testing import NO_REPLY, MockServer
+from mcp_sync.types import Root
 
 TEXT = {"content": [{"type": "text", "text": "ok"}]}
 

@@ -10,19 +10,21 @@ from support import wait_until
 from mcp_sync import (
     CapabilityError,
     Client,
+    OutputValidationError,
+    RpcError,
+    UrlElicitationRequired,
+)
+from mcp_sync.testing import NO_REPLY, MockServer
+from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestFormParams,
     ElicitRequestURLParams,
     ElicitResult,
-    OutputValidationError,
     PromptReference,
     ResourceTemplateReference,
-    RpcError,
     TextContent,
-    UrlElicitationRequired,
 )
-from mcp_sync.testing import NO_REPLY, MockServer
 
 ALL_CAPS = {
     "tools": {"listChanged": True},

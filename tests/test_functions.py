@@ -24,9 +24,10 @@ from mcp.server.lowlevel import Server
 from support import PYTHON, ROOT, SERVERS, wait_until
 
 import mcp_sync
-from mcp_sync import AbortController, Aborted, CallToolResult, Client, StdioTransport
+from mcp_sync import AbortController, Aborted, Client, StdioTransport
 from mcp_sync.errors import ToolArgumentError, ToolError
 from mcp_sync.functions import stubs
+from mcp_sync.types import CallToolResult
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 import mcp_sync
-from mcp_sync import CallToolResult, Tool
 from mcp_sync.llm import (
     anthropic_tool_result,
     anthropic_tools,
@@ -19,6 +18,7 @@ from mcp_sync.llm import (
     sanitize_tool_name,
     unique_names,
 )
+from mcp_sync.types import CallToolResult, Tool
 
 TIME = str(Path(sys.executable).parent / "mcp-server-time")
 

@@ -14,8 +14,9 @@ import pytest
 from support import PYTHON, ROOT
 
 import mcp_sync
-from mcp_sync import ConfigError, Pins, Tool, ToolChanged
+from mcp_sync import ConfigError, Pins, ToolChanged
 from mcp_sync.pins import definition, fingerprint, pin_book
+from mcp_sync.types import Tool
 
 
 def tool(name: str = "greet", description: str = "Greet someone.", **extra: object) -> Tool:
@@ -102,7 +103,8 @@ def test_no_partial_file_is_left_when_writing_fails(tmp_path, monkeypatch):
 WRITER = textwrap.dedent(
     """
     import sys
-    from mcp_sync import Pins, Tool
+    from mcp_sync import Pins
+    from mcp_sync.types import Tool
     from mcp_sync.pins import pin_book
 
     path, me = sys.argv[1], sys.argv[2]

@@ -20,7 +20,7 @@ its event loop.
 Results use ``response_format="content_and_artifact"``: the content is a list of LangChain
 standard blocks (``text``, and ``image`` with ``base64`` and ``mime_type``) made from the
 result's ``content`` (SEP-2200; ``prefer="structured"`` sends the structured content instead),
-the artifact the whole :class:`~mcp_sync.CallToolResult`. A result with ``isError`` raises
+the artifact the whole :class:`~mcp_sync.types.CallToolResult`. A result with ``isError`` raises
 LangChain's ``ToolException``; the tools set ``handle_tool_error=True``, so a tool-calling loop
 gets a ``ToolMessage`` with ``status="error"``. So do a timeout, a closed connection and an
 unavailable server unless ``on_error="raise"``. Other protocol errors (an unknown tool,
@@ -97,7 +97,7 @@ class McpToolCall:
 
 
 #: ``interceptor(call, call_next)``: may change ``call`` before ``call_next(call)``, call it
-#: again (retry), or return something else. It returns a :class:`~mcp_sync.CallToolResult`
+#: again (retry), or return something else. It returns a :class:`~mcp_sync.types.CallToolResult`
 #: (shown as usual) or any other value, which becomes the ToolMessage's content as it is.
 Interceptor = Callable[[McpToolCall, Callable[[McpToolCall], Any]], Any]
 

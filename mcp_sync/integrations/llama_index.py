@@ -15,7 +15,7 @@ pydantic model rebuilt from it; it carries the tool's ``output_schema`` and ``_m
 use, runs that call on LlamaIndex's own executor (its ``FunctionTool`` offloads a sync function
 to a thread). The ``ToolOutput`` holds the content as LlamaIndex blocks (``TextBlock``,
 ``ImageBlock``) of the result's ``content``, or of its structured content as JSON text when it
-has no content or ``prefer="structured"`` (SEP-2200), the :class:`~mcp_sync.CallToolResult` as
+has no content or ``prefer="structured"`` (SEP-2200), the :class:`~mcp_sync.types.CallToolResult` as
 ``raw_output``, and ``is_error`` set from the result's ``isError``: LlamaIndex's own way of
 telling the model that a tool failed.
 """

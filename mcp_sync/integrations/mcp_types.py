@@ -6,7 +6,7 @@ For libraries that take the SDK's objects::
 
     sdk_tools = to_mcp(client.list_tools())            # list[mcp.types.Tool]
     result = to_mcp(client.call_tool("add", {"a": 1, "b": 2}))   # mcp.types.CallToolResult
-    tool = from_mcp(sdk_tools[0])                      # mcp_sync.Tool again
+    tool = from_mcp(sdk_tools[0])                      # mcp_sync.types.Tool again
 
 Both directions go through the wire JSON, the one form both libraries agree on: ``to_mcp``
 gives what the SDK itself makes of the JSON a server sent, and ``from_mcp`` reads the fields
@@ -14,7 +14,7 @@ the SDK object holds (those it was given, not its defaults). So ``to_mcp(from_mc
 and a server's results survive ``from_mcp(to_mcp(...))`` field for field. What ``mcp.types``
 cannot hold, it cannot be given: its models ignore fields they do not declare (mcp_sync keeps
 them), and it has no type for a content block it does not know (mcp_sync's
-:class:`~mcp_sync.UnknownContent`), which raises :class:`TypeError` here rather than being
+:class:`~mcp_sync.types.UnknownContent`), which raises :class:`TypeError` here rather than being
 dropped.
 """
 

@@ -62,7 +62,7 @@ def adapt(provider: TokenSource | AuthProvider) -> AuthProvider:
     """
     warnings.warn(
         "mcp_sync.oauth.adapt() is no longer needed: OAuth providers are AuthProviders, "
-        "pass the provider itself as auth=",
+        "pass the provider itself as auth= (adapt() goes in 0.2.0)",
         DeprecationWarning,
         stacklevel=2,
     )

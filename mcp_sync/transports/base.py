@@ -192,7 +192,7 @@ class Transport(ABC):
             if callable(method) and not _takes_options(method):
                 warnings.warn(
                     f"{cls.__qualname__}.{name}() takes no options= argument; it is called "
-                    "without one for now (see mcp_sync.transports.base)",
+                    "without one until 0.2.0 (see mcp_sync.transports.base)",
                     DeprecationWarning,
                     stacklevel=2,
                 )

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import mcp_sync
-from mcp_sync import ElicitRequestFormParams, ElicitResult
+from mcp_sync.types import ElicitRequestFormParams, ElicitResult
 
 
 def accept_with_defaults(params: ElicitRequestFormParams) -> ElicitResult:
@@ -24,13 +24,13 @@ def accept_with_defaults(params: ElicitRequestFormParams) -> ElicitResult:
     return ElicitResult(action="accept", content={})
 
 
-def sample(params: mcp_sync.CreateMessageRequestParams) -> mcp_sync.CreateMessageResult:
-    return mcp_sync.CreateMessageResult(
-        role="assistant", content=mcp_sync.TextContent(text="conformance"), model="none"
+def sample(params: mcp_sync.types.CreateMessageRequestParams) -> mcp_sync.types.CreateMessageResult:
+    return mcp_sync.types.CreateMessageResult(
+        role="assistant", content=mcp_sync.types.TextContent(text="conformance"), model="none"
     )
 
 
-def arguments_for(tool: mcp_sync.Tool, tools: list[mcp_sync.Tool]) -> dict[str, Any]:
+def arguments_for(tool: mcp_sync.types.Tool, tools: list[mcp_sync.types.Tool]) -> dict[str, Any]:
     """Plausible arguments for a tool the scenario did not give any for."""
     if tool.name == "json_schema_echo":  # asks for the other tool's input schema, verbatim
         focal = next((t for t in tools if t.name != tool.name), tool)

@@ -82,7 +82,7 @@ def test_progress_and_many_threads_at_once(sdk_inprocess):
 def test_server_requests_reach_the_client(protocol):
     """Sampling and roots: mid-call server requests (handshake era) or input_required (2026)."""
     client = mcp_sync.Client(
-        roots=[mcp_sync.Root(uri="file:///work", name="work")], protocol=protocol
+        roots=[mcp_sync.types.Root(uri="file:///work", name="work")], protocol=protocol
     )
     client.on_sampling(
         lambda params: {

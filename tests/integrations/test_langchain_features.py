@@ -23,7 +23,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa
 from test_langchain_tools import call, run_agent, script  # noqa: E402
 
 import mcp_sync  # noqa: E402
-from mcp_sync import ClientGroup, ElicitResult, StdioTransport  # noqa: E402
+from mcp_sync import ClientGroup, StdioTransport  # noqa: E402
+from mcp_sync.types import ElicitResult  # noqa: E402
 from mcp_sync.errors import ConnectionClosed, RequestTimeout  # noqa: E402
 from mcp_sync.integrations.langchain import (  # noqa: E402
     McpElicitation,

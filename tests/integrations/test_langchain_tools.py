@@ -23,8 +23,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa
 from pydantic import Field  # noqa: E402
 
 import mcp_sync  # noqa: E402
-from mcp_sync import CallToolResult  # noqa: E402
 from mcp_sync.integrations.langchain import langchain_tools  # noqa: E402
+from mcp_sync.types import CallToolResult  # noqa: E402
 
 
 class ScriptedChatModel(GenericFakeChatModel):

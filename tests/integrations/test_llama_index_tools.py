@@ -20,8 +20,8 @@ from llama_index.core.base.llms.types import (
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 
 import mcp_sync
-from mcp_sync import CallToolResult
 from mcp_sync.integrations.llama_index import llama_index_tools
+from mcp_sync.types import CallToolResult
 
 pytestmark = [
     pytest.mark.timeout(60),

@@ -7,8 +7,8 @@ import pytest
 from integration_servers import SDK_SERVER
 
 import mcp_sync
-from mcp_sync import CallToolResult, TextContent, Tool, UnknownContent
 from mcp_sync.integrations.mcp_types import from_mcp, to_mcp
+from mcp_sync.types import CallToolResult, TextContent, Tool, UnknownContent
 
 EVERYTHING_CALLS = [
     ("echo", {"message": "hi"}),
@@ -22,8 +22,8 @@ EVERYTHING_CALLS = [
 ]
 
 
-def everything_outputs(client: mcp_sync.Client) -> list[mcp_sync.McpModel]:
-    outputs: list[mcp_sync.McpModel] = [
+def everything_outputs(client: mcp_sync.Client) -> list[mcp_sync.types.McpModel]:
+    outputs: list[mcp_sync.types.McpModel] = [
         *client.list_tools(),
         *client.list_resources(),
         *client.list_resource_templates(),
@@ -39,8 +39,8 @@ def everything_outputs(client: mcp_sync.Client) -> list[mcp_sync.McpModel]:
     return outputs
 
 
-def sdk_server_outputs(client: mcp_sync.Client) -> list[mcp_sync.McpModel]:
-    outputs: list[mcp_sync.McpModel] = [*client.list_tools(), *client.list_prompts()]
+def sdk_server_outputs(client: mcp_sync.Client) -> list[mcp_sync.types.McpModel]:
+    outputs: list[mcp_sync.types.McpModel] = [*client.list_tools(), *client.list_prompts()]
     outputs += [
         client.call_tool("add", {"a": 2, "b": 3}),
         client.call_tool("weather", {"city": "Oslo"}),
@@ -54,7 +54,7 @@ def sdk_server_outputs(client: mcp_sync.Client) -> list[mcp_sync.McpModel]:
     return outputs
 
 
-def assert_round_trips(outputs: list[mcp_sync.McpModel]) -> set[str]:
+def assert_round_trips(outputs: list[mcp_sync.types.McpModel]) -> set[str]:
     kinds = set()
     for ours in outputs:
         sdk_value = to_mcp(ours)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 from support import PYTHON, SERVERS
 
-from mcp_sync import Client, PromptReference, StdioTransport
+from mcp_sync import Client, StdioTransport
+from mcp_sync.types import PromptReference
 
 
 @pytest.fixture(scope="module", params=["handshake", "auto"])

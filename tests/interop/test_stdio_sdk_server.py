@@ -6,13 +6,12 @@ import pytest
 from support import wait_until
 
 import mcp_sync
-from mcp_sync import (
-    Client,
+from mcp_sync import Client, StdioTransport
+from mcp_sync.types import (
     CreateMessageResult,
     ElicitResult,
     PromptReference,
     ResourceTemplateReference,
-    StdioTransport,
     TextContent,
 )
 

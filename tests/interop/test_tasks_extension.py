@@ -13,9 +13,7 @@ from support import PEERS, SERVERS
 from mcp_sync import (
     AbortController,
     Aborted,
-    CallToolResult,
     Client,
-    ElicitResult,
     ProtocolError,
     RequestTimeout,
     RpcError,
@@ -23,6 +21,7 @@ from mcp_sync import (
     TaskCancelled,
 )
 from mcp_sync.protocol import headers
+from mcp_sync.types import CallToolResult, ElicitResult
 
 TASKS_PYTHON = PEERS.parent / "tasks-venv" / "bin" / "python"
 

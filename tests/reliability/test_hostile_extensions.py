@@ -27,7 +27,6 @@ from support import PYTHON, SERVERS, child_pids, wait_until
 from mcp_sync import (
     Client,
     ClientGroup,
-    ElicitResult,
     GroupError,
     McpError,
     ProtocolError,
@@ -39,6 +38,7 @@ from mcp_sync.protocol.types import TASKS_EXTENSION, ReadResourceResult, Skill, 
 from mcp_sync.protocol.types import tasks as task_types
 from mcp_sync.skills import load, parse_frontmatter
 from mcp_sync.testing import MockServer
+from mcp_sync.types import ElicitResult
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from mcp_sync import Client, Tool
+from mcp_sync import Client
 from mcp_sync.errors import ConnectionClosed, ProtocolError
 from mcp_sync.llm import anthropic_tools, openai_tools, tool_input_schema
 from mcp_sync.testing import MockServer
 from mcp_sync.transports.memory import in_memory_transport_pair
+from mcp_sync.types import Tool
 
 pytestmark = pytest.mark.timeout(30)
 

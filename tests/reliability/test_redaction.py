@@ -369,7 +369,7 @@ def test_a_result_echoing_the_token_is_rendered_redacted_in_a_notebook() -> None
         client = connect(server.url, auth=BearerToken(TOKEN))
         try:
             listed = client.list_tools()
-            result = mcp_sync.CallToolResult.model_validate(
+            result = mcp_sync.types.CallToolResult.model_validate(
                 {"content": [{"type": "text", "text": f"you are Bearer {TOKEN}"}]}
             )
             for shown in (result._repr_html_(), result._repr_markdown_()):

@@ -1,45 +1,58 @@
-"""The hook through which wire types are presented, filled in from outside ``protocol/``.
+"""The hook through which wire types are presented, resolved from outside ``protocol/``.
 
 A ``Tool`` renders as a table in Jupyter and converts to OpenAI's and Anthropic's tool
 format; a ``CallToolResult`` becomes LLM message content. That code lives in
 :mod:`mcp_sync._repr` and :mod:`mcp_sync.llm`, which import the types; the types only call
-:data:`presentation`, which those modules fill in when they are imported (``import mcp_sync``
-imports both, before any type can be used). So ``protocol/`` stays data and rules, with no
-import of the presentation layer.
+:data:`presentation`, which looks each renderer up by its module's name on first use. So
+``protocol/`` stays data and rules, with no import of the presentation layer, and importing
+anything fills in nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any
 
 __all__ = ["Displayable", "Presentation", "presentation"]
 
 
-def _missing(what: str) -> Callable[..., Any]:
-    def fail(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"{what} is not registered: import mcp_sync first")
-
-    return fail
+#: Each renderer by name: (module, function), imported on first use.
+_RENDERERS = {
+    "html": ("mcp_sync._repr", "html_for"),
+    "markdown": ("mcp_sync._repr", "markdown_for"),
+    "llm_content": ("mcp_sync.llm", "to_llm_content"),
+    "openai_tool": ("mcp_sync.llm", "openai_tool"),
+    "anthropic_tool": ("mcp_sync.llm", "anthropic_tool"),
+}
 
 
 class Presentation:
-    """The renderers the wire types delegate to (one instance, :data:`presentation`)."""
+    """The renderers the wire types delegate to (one instance, :data:`presentation`).
 
-    def __init__(self) -> None:
-        #: ``html(value)``: Jupyter HTML for a type, or None for the default repr.
-        self.html: Callable[[Any], str | None] = lambda value: None
-        #: ``markdown(value)``: the Markdown for a type, or None.
-        self.markdown: Callable[[Any], str | None] = lambda value: None
-        #: ``llm_content(result, max_text_bytes=...)``: see ``mcp_sync.llm.to_llm_content``.
-        self.llm_content: Callable[..., list[dict[str, Any]]] = _missing("llm_content")
-        #: ``openai_tool(tool, style=...)``: see ``mcp_sync.llm.openai_tool``.
-        self.openai_tool: Callable[..., dict[str, Any]] = _missing("openai_tool")
-        #: ``anthropic_tool(tool)``: see ``mcp_sync.llm.anthropic_tool``.
-        self.anthropic_tool: Callable[..., dict[str, Any]] = _missing("anthropic_tool")
+    ``html(value)`` and ``markdown(value)`` give Jupyter's HTML or Markdown (None: the default
+    repr); ``llm_content``, ``openai_tool`` and ``anthropic_tool`` are ``mcp_sync.llm``'s.
+    Setting an attribute replaces that renderer.
+    """
+
+    html: Callable[[Any], str | None]
+    markdown: Callable[[Any], str | None]
+    llm_content: Callable[..., list[dict[str, Any]]]
+    openai_tool: Callable[..., dict[str, Any]]
+    anthropic_tool: Callable[..., dict[str, Any]]
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for an attribute not set yet: the first use of a renderer imports it.
+        try:
+            module, function = _RENDERERS[name]
+        except KeyError:
+            raise AttributeError(name) from None
+        render = getattr(import_module(module), function)
+        setattr(self, name, render)
+        return render
 
 
-#: Filled in by :mod:`mcp_sync._repr` (html, markdown) and :mod:`mcp_sync.llm` (the rest).
+#: Resolves :mod:`mcp_sync._repr` (html, markdown) and :mod:`mcp_sync.llm` (the rest) on use.
 presentation = Presentation()
 
 

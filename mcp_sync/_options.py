@@ -1,0 +1,63 @@
+"""The options a client's connection runs by: one frozen value, built once by ``Client()``.
+
+``Client.__init__``'s keywords are the API (and ``ClientOptions`` types them for the functions
+that pass them on); :class:`ConnectionOptions` is what they become, handed to the
+:class:`~mcp_sync._connection.Connection` as one value in the manner of httpx's ``Timeout``.
+It is frozen: setting an option on a client (``client.request_timeout = 5``) swaps in a new
+value, so a thread reading the options never sees half of a change. ``tests/test_options.py``
+keeps the keywords, this class, the ``Option`` descriptors and the docstring in step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ._facade import deprecated
+from .backoff import Backoff
+from .protocol.types import Implementation
+
+__all__ = ["CloseCallback", "ConnectionOptions"]
+
+#: ``callback(cause)``: the connection ended; ``cause`` is None after ``close()``.
+CloseCallback = Callable[[BaseException | None], None]
+
+
+@dataclass(frozen=True)
+class ConnectionOptions:
+    """What ``Client()``'s keywords become (see :class:`~mcp_sync.Client` for each).
+
+    ``client_info`` is ``name``, ``version`` and ``title``; ``handshake_version`` is
+    ``protocol_version``; ``recovery`` is the policy (``recovery=True`` and the older
+    ``auto_reinitialize=True`` are a default :class:`Backoff`). ``roots`` and
+    ``capabilities`` belong to the client's handlers and ``pin`` to its tools, not here.
+    """
+
+    client_info: Implementation
+    protocol: str  # "auto", "handshake" or a version to pin
+    handshake_version: str
+    request_timeout: float
+    max_total_timeout: float | None
+    strict_capabilities: bool
+    probe_timeout: float
+    max_input_rounds: int
+    cache: bool
+    recovery: Backoff | None
+    on_close: CloseCallback | None
+
+
+def client_info(name: str, version: str, title: str | None) -> Implementation:
+    """The client info sent to servers: ``title`` only when given (not ``"title": null``)."""
+    if title is None:
+        return Implementation(name=name, version=version)
+    return Implementation(name=name, version=version, title=title)
+
+
+def recovery_policy(recovery: Backoff | bool | None, auto_reinitialize: bool) -> Backoff | None:
+    """``recovery=``'s policy: ``True`` (or the older ``auto_reinitialize=True``) is a default
+    :class:`Backoff`; ``False`` or None is none. ``auto_reinitialize=`` warns: it goes in 0.2.0."""
+    if auto_reinitialize:
+        deprecated("Client(auto_reinitialize=True) is now Client(recovery=True)", stacklevel=4)
+    if recovery is True or (not recovery and auto_reinitialize):
+        return Backoff()
+    return recovery if isinstance(recovery, Backoff) else None
