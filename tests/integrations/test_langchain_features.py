@@ -24,7 +24,6 @@ from test_langchain_tools import call, run_agent, script  # noqa: E402
 
 import mcp_sync  # noqa: E402
 from mcp_sync import ClientGroup, StdioTransport  # noqa: E402
-from mcp_sync.types import ElicitResult  # noqa: E402
 from mcp_sync.errors import ConnectionClosed, RequestTimeout  # noqa: E402
 from mcp_sync.integrations.langchain import (  # noqa: E402
     McpElicitation,
@@ -34,6 +33,7 @@ from mcp_sync.integrations.langchain import (  # noqa: E402
     load_mcp_documents,
     load_mcp_prompt,
 )
+from mcp_sync.types import ElicitResult  # noqa: E402
 
 
 def tool_messages(messages):
