@@ -15,8 +15,9 @@ client on a worker thread, as the SDK does for its own synchronous function tool
 parallel tool calls overlap. The model gets the result as text
 (:func:`mcp_sync.to_llm_text`: an image is described). Arguments that are not a JSON object,
 and a result with ``isError``, go back to the model as ``Error: ...``, as the SDK reports a
-failing function tool; a transport fault (:class:`~mcp_sync.errors.RequestTimeout`,
-:class:`~mcp_sync.errors.ConnectionClosed`) raises out of ``Runner.run_sync``.
+failing function tool; the client's own errors (:class:`~mcp_sync.errors.RequestTimeout`,
+:class:`~mcp_sync.errors.ConnectionClosed`, ...) end the run: ``Runner.run_sync`` raises the
+SDK's ``UserError``, with the mcp_sync error as its ``__cause__``.
 """
 
 from __future__ import annotations

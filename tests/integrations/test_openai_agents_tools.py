@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from agents import Agent, Model, ModelResponse, RunConfig, Runner, Usage
+from agents.exceptions import UserError
 from agents.items import ToolCallOutputItem
 from integration_servers import SDK_SERVER
 from openai.types.responses import (
@@ -15,6 +16,7 @@ from openai.types.responses import (
 )
 
 import mcp_sync
+from mcp_sync.errors import ConnectionClosed
 from mcp_sync.integrations.openai_agents import openai_agents_tools
 
 pytestmark = pytest.mark.timeout(60)
@@ -105,3 +107,14 @@ def test_an_error_result_and_bad_arguments_reach_the_model():
     error, bad = outputs(result)
     assert error == "Error: Error executing tool fail"  # the server's own text, as an error
     assert bad.startswith("Error: the arguments of fail must be a JSON object")
+
+
+def test_a_client_error_raises_out_of_the_run():
+    client = mcp_sync.connect(SDK_SERVER, request_timeout=20)
+    tools = openai_agents_tools(client, names=["add"])
+    client.close()  # the server is gone: the call cannot be made
+    model = ScriptedModel([("add", '{"a": 1, "b": 2}')], "never")
+    agent = Agent(name="t", tools=tools, model=model)
+    with pytest.raises(UserError, match="Error running tool add: connection closed") as raised:
+        Runner.run_sync(agent, "add", run_config=OFFLINE)
+    assert isinstance(raised.value.__cause__, ConnectionClosed)  # the SDK wraps, keeps the cause
