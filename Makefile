@@ -14,6 +14,11 @@ MCP1_VENV := $(PEERS)/mcp1-venv
 MCP1_STAMP := $(MCP1_VENV)/.installed-stamp
 RAY_VENV := $(PEERS)/ray-venv
 RAY_STAMP := $(RAY_VENV)/.installed-stamp
+# CrewAI's venv is about 1 GB and 2 to 6 minutes to install: built once per machine (per
+# version of its requirements) under ~/.cache, and linked into each checkout
+CREWAI_VENV := $(PEERS)/crewai-venv
+CREWAI_STAMP := $(CREWAI_VENV)/.installed-stamp
+CREWAI_CACHE := $(HOME)/.cache/mcp-sync/crewai-venv-$(shell cksum < $(PEERS)/crewai-requirements.txt | cut -d' ' -f1)
 
 .PHONY: test demo bench lint typecheck venv peers services clean docs
 
@@ -46,8 +51,18 @@ $(RAY_STAMP): $(PEERS)/ray-requirements.txt pyproject.toml | $(STAMP)
 	$(RAY_VENV)/bin/python -m pip install -q -r $(PEERS)/ray-requirements.txt -e '.[redis]'
 	touch $@
 
+# CrewAI (tests/integrations/test_crewai_tools.py) pins its own mcp 1.x and pydantic; the tests
+# put this checkout's mcp_sync on PYTHONPATH, so the venv holds only CrewAI and mcp_sync's needs.
+$(CREWAI_STAMP): $(PEERS)/crewai-requirements.txt | $(STAMP)
+	test -f $(CREWAI_CACHE)/.installed-stamp || { rm -rf $(CREWAI_CACHE) && \
+	  $(PY) -m venv $(CREWAI_CACHE) && \
+	  $(CREWAI_CACHE)/bin/python -m pip install -q -r $(PEERS)/crewai-requirements.txt && \
+	  touch $(CREWAI_CACHE)/.installed-stamp; }
+	test -L $(CREWAI_VENV) || rm -rf $(CREWAI_VENV)
+	ln -sfn $(CREWAI_CACHE) $(CREWAI_VENV)
+
 venv: $(STAMP)
-peers: $(NODE_STAMP) $(TASKS_STAMP) $(MCP1_STAMP) $(RAY_STAMP)
+peers: $(NODE_STAMP) $(TASKS_STAMP) $(MCP1_STAMP) $(RAY_STAMP) $(CREWAI_STAMP)
 
 # Programs the tests start themselves: redis-server (the fleet OAuth store's tests), bwrap
 # (the stdio sandbox's tests).
@@ -82,4 +97,4 @@ bench: venv peers
 	$(PY) -m bench --json bench/last-run.json --plot bench/last-run.png
 
 clean:
-	rm -rf $(VENV) .nox $(PEERS)/node_modules $(TASKS_VENV) $(MCP1_VENV) $(RAY_VENV) site .coverage .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .nox $(PEERS)/node_modules $(TASKS_VENV) $(MCP1_VENV) $(RAY_VENV) $(CREWAI_VENV) site .coverage .pytest_cache .mypy_cache .ruff_cache

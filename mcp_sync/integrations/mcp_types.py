@@ -16,6 +16,9 @@ cannot hold, it cannot be given: its models ignore fields they do not declare (m
 them), and it has no type for a content block it does not know (mcp_sync's
 :class:`~mcp_sync.types.UnknownContent`), which raises :class:`TypeError` here rather than being
 dropped.
+
+Tested with mcp 1.30 and 2.3: 1.x is where users of mcpadapt and langchain-mcp-adapters are,
+and ``to_mcp`` is their route into those libraries' adapters (``docs/integrations.md``).
 """
 
 from __future__ import annotations

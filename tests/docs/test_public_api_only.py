@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,12 +53,29 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not name.endswith("_")
 
 
+def _declared(module: str) -> list[str] | None:
+    """The module's ``__all__``; read from its source when it cannot be imported here (an
+    integration whose framework lives in a venv of its own, such as CrewAI's)."""
+    try:
+        return getattr(importlib.import_module(module), "__all__", None)
+    except ImportError:
+        spec = importlib.util.find_spec(module)
+        if spec is None or spec.origin is None:
+            raise
+        for node in ast.parse(Path(spec.origin).read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+            ):
+                return list(ast.literal_eval(node.value))
+        return None
+
+
 def _public_in(module: str, name: str) -> bool:
     if _private(name):
         return False
     if name.startswith("__"):  # __version__
         return True
-    declared = getattr(importlib.import_module(module), "__all__", None)
+    declared = _declared(module)
     if declared is None or name in declared:
         return True
     try:  # a public submodule: `from mcp_sync import oauth`

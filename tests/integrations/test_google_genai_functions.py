@@ -1,0 +1,162 @@
+"""MCP tools for google-genai: its own automatic function calling runs the typed callables
+(genai_functions) against real servers (server-everything, the official SDK's server).
+
+The model is a scripted stand-in for the Gemini API on 127.0.0.1 (the client's
+http_options base_url points there): google-genai itself sends each request over HTTP,
+parses the function calls, calls the Python functions and sends their answers back, so the
+whole loop is the library's own; only the model's replies are scripted (nothing else can
+play the Gemini API without a network)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+if sys.version_info < (3, 11):
+    pytest.skip("google-genai needs Python >= 3.11", allow_module_level=True)
+
+from google import genai
+from google.genai import types
+from integration_servers import SDK_SERVER
+
+import mcp_sync
+from mcp_sync.errors import UnknownName
+from mcp_sync.integrations.google_genai import (
+    function_response,
+    genai_declarations,
+    genai_functions,
+)
+
+pytestmark = pytest.mark.timeout(60)
+
+
+class FakeGemini:
+    """A generateContent endpoint answering from a script of turns; it records each request."""
+
+    def __init__(self, *turns):
+        self.turns = list(turns)
+        self.requests = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append(body)
+                turn = fake.turns.pop(0)
+                if isinstance(turn, str):
+                    parts = [{"text": turn}]
+                else:
+                    parts = [{"functionCall": {"name": n, "args": a}} for n, a in turn]
+                reply = json.dumps(
+                    {
+                        "candidates": [
+                            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}
+                        ]
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        host, port = self.server.server_address
+        return genai.Client(
+            api_key="not-a-key", http_options=types.HttpOptions(base_url=f"http://{host}:{port}")
+        )
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(10)
+
+
+def function_parts(request, key):
+    return [p[key] for c in request["contents"] for p in c.get("parts", []) if key in p]
+
+
+def test_automatic_function_calling_runs_the_typed_functions(everything_cmd):
+    fake = FakeGemini(
+        [("get_sum", {"a": 2, "b": 3}), ("get_structured_content", {"location": "Chicago"})],
+        "5, and mild",
+    )
+    with mcp_sync.connect(everything_cmd, request_timeout=20) as client, fake as genai_client:
+        functions = genai_functions(client, names=["get-sum", "get_structured_content"])
+        chat = genai_client.chats.create(
+            model="gemini-test", config=types.GenerateContentConfig(tools=functions)
+        )
+        response = chat.send_message("add 2 and 3, then the weather")
+        listed = {t.name: t for t in client.list_tools()}
+    assert response.text == "5, and mild"
+    # declared from the callables' signatures: the tool's parameters, typed, no timeout/signal
+    (declared,) = fake.requests[0]["tools"]
+    by_name = {d["name"]: d for d in declared["functionDeclarations"]}
+    assert set(by_name) == {"get_sum", "get_structured_content"}
+    params = by_name["get_sum"]["parameters_json_schema"]
+    assert params["properties"] == {"a": {"type": "number"}, "b": {"type": "number"}}
+    assert params["required"] == ["a", "b"]
+    city = by_name["get_structured_content"]["parameters_json_schema"]["properties"]["location"]
+    # google-genai cannot check a value against a Literal: the enum is declared a plain string
+    assert city == {"type": "string"}
+    # the model reads the tool's description, not the Python docstring's timeout/signal
+    assert by_name["get_sum"]["description"] == listed["get-sum"].description
+    # google-genai called them and sent the answers back
+    answers = {
+        r["name"]: r["response"] for r in function_parts(fake.requests[1], "functionResponse")
+    }
+    assert answers["get_sum"] == {"result": "The sum of 2 and 3 is 5."}
+    assert set(answers["get_structured_content"]["result"]) == {
+        "temperature",
+        "conditions",
+        "humidity",
+    }
+
+
+def test_an_error_result_reaches_the_model_as_an_error():
+    fake = FakeGemini([("fail", {})], "it failed")
+    with mcp_sync.connect(SDK_SERVER, request_timeout=20) as client, fake as genai_client:
+        config = types.GenerateContentConfig(tools=genai_functions(client, names=["fail"]))
+        response = genai_client.chats.create(model="gemini-test", config=config).send_message("try")
+        with pytest.raises(UnknownName, match="nope"):
+            genai_functions(client, names=["nope"])
+    assert response.text == "it failed"
+    (answer,) = function_parts(fake.requests[1], "functionResponse")
+    assert "Error executing tool fail" in answer["response"]["error"]
+
+
+def test_declarations_and_a_loop_of_ones_own():
+    fake = FakeGemini([("add", {"a": 1, "b": 2})], "three")
+    with mcp_sync.connect(SDK_SERVER, request_timeout=20) as client, fake as genai_client:
+        declarations = genai_declarations(client, names=["add", "weather"])
+        config = types.GenerateContentConfig(
+            tools=[types.Tool(function_declarations=declarations)],
+            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        )
+        contents = [types.Content(role="user", parts=[types.Part(text="1 + 2")])]
+        first = genai_client.models.generate_content(model="m", contents=contents, config=config)
+        contents.append(first.candidates[0].content)
+        contents.append(
+            types.Content(
+                role="user", parts=[function_response(client, c) for c in first.function_calls]
+            )
+        )
+        second = genai_client.models.generate_content(model="m", contents=contents, config=config)
+        schema = {t.name: t.input_schema for t in client.list_tools()}["add"]
+    assert second.text == "three"
+    sent = fake.requests[0]["tools"][0]["functionDeclarations"]
+    assert [d["name"] for d in sent] == ["add", "weather"]
+    assert sent[0]["parameters_json_schema"]["properties"] == schema["properties"]
+    (answer,) = function_parts(fake.requests[1], "functionResponse")
+    assert answer == {"name": "add", "response": {"result": {"result": 3}}}
