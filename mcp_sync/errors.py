@@ -17,6 +17,8 @@ they come back as results with ``result.is_error`` set.
     │   ├── WriteTimeout            a message could not be written in time (also TimeoutError)
     │   ├── ServerStartError        a stdio server could not be started
     │   │   └── SandboxUnavailable  the sandbox asked for cannot be set up here
+    │   ├── TlsError                TLS failed (an untrusted certificate, a refused client one)
+    │   ├── ProxyError              the proxy refused (407: its credentials) or failed the tunnel
     │   ├── HttpError               an HTTP status the transport could not use
     │   ├── InvalidHeaderValue      a header value that cannot be sent (a token ending in a
     │   │                           newline); also a builtin ValueError
@@ -28,6 +30,7 @@ they come back as results with ``result.is_error`` set.
     ├── UnsupportedProtocolVersion  no protocol version both sides speak
     ├── CapabilityError             the server did not advertise what this call needs
     ├── NotSupportedInEra           the negotiated protocol era has no such concept
+    ├── MissingExtra                an option needs an optional extra (also an ImportError)
     ├── InvalidStateError           the client is not in a state that allows the call
     ├── ConfigError                 an mcpServers config is unreadable or an entry is wrong
     │                               (also a builtin ValueError)
@@ -80,9 +83,11 @@ __all__ = [
     "InvalidStateError",
     "McpError",
     "MissingClientCapability",
+    "MissingExtra",
     "NotSupportedInEra",
     "OutputValidationError",
     "ProtocolError",
+    "ProxyError",
     "RequestTimeout",
     "RpcError",
     "ServerConnectError",
@@ -93,6 +98,7 @@ __all__ = [
     "SkillVerificationError",
     "StdioServerError",
     "TaskCancelled",
+    "TlsError",
     "ToolArgumentError",
     "ToolChanged",
     "ToolError",
@@ -286,6 +292,20 @@ class SandboxUnavailable(ServerStartError):
     """
 
 
+class TlsError(TransportError):
+    """TLS failed: the server's certificate is not trusted or does not name the host, or the
+    server refused the client certificate. Names the URL and OpenSSL's reason, never a key."""
+
+
+class ProxyError(TransportError):
+    """The HTTP proxy refused (407: its credentials are missing or wrong) or failed the
+    ``CONNECT`` tunnel. ``proxy`` is its URL without the credentials, which no message holds."""
+
+    def __init__(self, message: str, *, proxy: str, request_id: str | int | None = None) -> None:
+        super().__init__(message, request_id=request_id)
+        self.proxy = proxy
+
+
 class HttpError(TransportError):
     """The server answered with an HTTP status the transport could not use.
 
@@ -430,6 +450,15 @@ class CapabilityError(McpError):
 
 class NotSupportedInEra(McpError):
     """The protocol era in use has no equivalent of the requested operation."""
+
+
+class MissingExtra(McpError, ImportError):
+    """An option needs an optional dependency that is not installed; the message names the
+    extra to install (``pip install 'mcp-sync-client[EXTRA]'``), ``extra`` holds its name."""
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        super().__init__(message)
+        self.extra = extra
 
 
 class InvalidStateError(McpError):

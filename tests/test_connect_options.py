@@ -25,6 +25,9 @@ CONNECT_ONLY = {
     "timeout",
     "config",
     "sandbox",
+    "verify",
+    "cert",
+    "proxy",
 }
 
 

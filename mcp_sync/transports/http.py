@@ -71,6 +71,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
+from typing_extensions import Unpack
 
 from .._causes import causes_of
 from ..abort import AbortSignal
@@ -79,11 +80,12 @@ from ..backoff import Backoff
 from ..errors import ConnectionClosed, HttpError, McpError, SessionExpired, TransportError
 from ..protocol import jsonrpc
 from ._http.base import ACK_TIMEOUT, HttpTransportBase
-from ._http.client import SAFE_TO_RESEND, HttpClient, describe_connection_error
+from ._http.client import SAFE_TO_RESEND, HttpClient
 from ._http.delivery import Delivery
 from ._http.exchange import Cancelled, Exchange
 from ._http.fork import close_socket_copies
 from ._http.headers import SESSION_HEADER, post_headers, session_headers
+from ._http.options import HttpOptions
 from ._http.renewal import SessionRenewal, refused_without_session
 from ._http.responses import (
     ERROR_BODY_LIMIT,
@@ -154,10 +156,9 @@ class StreamableHttpTransport(HttpTransportBase):
     ``session``: a ``requests.Session`` to use (its adapters, certificates, cookies); by default
     the transport makes a keep-alive one. With an injected session a request that is still
     waiting for response headers cannot be cut short (see the module docstring).
-    ``auth``: an :class:`~mcp_sync.auth.AuthProvider` for bearer tokens.
-    ``open_get_stream``: open the server-push GET stream after initialization.
-    ``max_message_bytes``: largest JSON body or SSE event accepted.
-    ``connect_timeout``: seconds to wait for a TCP (and TLS) connection.
+    ``auth``: an :class:`~mcp_sync.auth.AuthProvider`. ``open_get_stream``: open the server-push
+    GET stream after initialization. ``max_message_bytes``: largest JSON body or SSE event taken.
+    ``connect_timeout``: seconds for a TCP+TLS connection. ``verify``, ``cert``, ``proxy``: TLS.
     """
 
     kind = "http"
@@ -178,6 +179,7 @@ class StreamableHttpTransport(HttpTransportBase):
         max_message_bytes: int = 16 * MIB,
         reconnect: ReconnectOptions | None = None,
         connect_timeout: float = 10.0,
+        **options: Unpack[HttpOptions],
     ) -> None:
         super().__init__(
             url,
@@ -187,6 +189,7 @@ class StreamableHttpTransport(HttpTransportBase):
             max_message_bytes=max_message_bytes,
             connect_timeout=connect_timeout,
             post=self._post_message,
+            options=options,
         )
         self.open_get_stream = open_get_stream
         self.reconnect = reconnect if reconnect is not None else ReconnectOptions()
@@ -330,9 +333,6 @@ class StreamableHttpTransport(HttpTransportBase):
         assert self._http is not None
         return self._http
 
-    def _describe(self, exc: BaseException) -> str:
-        return describe_connection_error(exc, self.url, self.connect_timeout)
-
     # -- requests -------------------------------------------------------------------------
 
     def _run_request(
@@ -437,7 +437,7 @@ class StreamableHttpTransport(HttpTransportBase):
                 interactive=options is None or options.interactive_auth,
             )
         except requests.RequestException as exc:
-            raise TransportError(self._describe(exc), request_id=request_id) from exc
+            raise self._failure(exc, request_id) from exc
         to_close: requests.Response | None = response
         try:
             if fresh:

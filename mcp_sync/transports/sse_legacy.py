@@ -22,14 +22,16 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
+from typing_extensions import Unpack
 
 from ..abort import AbortSignal
 from ..auth import AuthProvider
 from ..errors import ConnectionClosed, HttpError, McpError, TransportError
 from ..protocol import jsonrpc
 from ._http.base import ACK_TIMEOUT, HttpTransportBase
-from ._http.client import SAFE_TO_RESEND, describe_connection_error
+from ._http.client import SAFE_TO_RESEND
 from ._http.exchange import Cancelled, Exchange
+from ._http.options import HttpOptions
 from ._http.responses import (
     ERROR_BODY_LIMIT,
     MIB,
@@ -71,6 +73,7 @@ class SseTransport(HttpTransportBase):
         auth: AuthProvider | None = None,
         max_message_bytes: int = 16 * MIB,
         connect_timeout: float = 10.0,
+        **options: Unpack[HttpOptions],
     ) -> None:
         super().__init__(
             url,
@@ -80,6 +83,7 @@ class SseTransport(HttpTransportBase):
             max_message_bytes=max_message_bytes,
             connect_timeout=connect_timeout,
             post=self._post,
+            options=options,
         )
         #: The URL messages are POSTed to, from the ``endpoint`` event.
         self.endpoint: str | None = None
@@ -141,9 +145,6 @@ class SseTransport(HttpTransportBase):
         self._closed_event.set()
         return True
 
-    def _describe(self, exc: BaseException) -> str:
-        return describe_connection_error(exc, self.url, self.connect_timeout)
-
     def _fail_start(self, error: McpError) -> None:
         self._start_error = error
         self._ready.set()
@@ -157,7 +158,7 @@ class SseTransport(HttpTransportBase):
             try:
                 response = self._http.open("GET", self.url, headers, None, exchange)
             except requests.RequestException as exc:
-                self._fail_start(TransportError(self._describe(exc)))
+                self._fail_start(self._failure(exc))
                 return
             with response:
                 status = response.status_code
@@ -285,7 +286,7 @@ class SseTransport(HttpTransportBase):
             pass
         except requests.RequestException as exc:
             if not exchange.cancelled:
-                self._report(TransportError(self._describe(exc), request_id=request_id))
+                self._report(self._failure(exc, request_id))
         except Exception as exc:
             if not exchange.cancelled:
                 if request_id is None:

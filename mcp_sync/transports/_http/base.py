@@ -11,10 +11,12 @@ from urllib.parse import urlsplit
 import requests
 
 from ...auth import AuthProvider
-from ...errors import ConnectionClosed
+from ...errors import ConnectionClosed, TransportError
 from ..base import Transport
-from .client import HttpClient
+from .client import HttpClient, describe_connection_error
 from .exchange import Exchange
+from .options import HttpOptions
+from .tls import failure
 from .workers import LANE_STALL, Lane, Workers
 
 __all__ = ["ACK_TIMEOUT", "JOIN_TIMEOUT", "HttpTransportBase"]
@@ -39,6 +41,7 @@ class HttpTransportBase(Transport):
         max_message_bytes: int,
         connect_timeout: float,
         post: Callable[[Any, Callable[[], None]], None],
+        options: HttpOptions,
     ) -> None:
         super().__init__()
         if urlsplit(url).scheme not in ("http", "https"):
@@ -49,6 +52,7 @@ class HttpTransportBase(Transport):
         self.connect_timeout = connect_timeout
         self._session = session
         self._auth = auth
+        self._options = options
         self._http: HttpClient | None = None
         self._workers = Workers(f"mcp-sync-{self.kind}-worker")
         #: Outgoing messages, POSTed one at a time in ``send()`` order by ``post``.
@@ -67,8 +71,20 @@ class HttpTransportBase(Transport):
         if self._http is not None:
             raise RuntimeError("transport already started")
         self._http = HttpClient(
-            self.url, session=self._session, auth=self._auth, connect_timeout=self.connect_timeout
+            self.url,
+            session=self._session,
+            auth=self._auth,
+            connect_timeout=self.connect_timeout,
+            options=self._options,
         )
+
+    def _describe(self, exc: BaseException) -> str:
+        return describe_connection_error(exc, self.url, self.connect_timeout)
+
+    def _failure(self, exc: BaseException, request_id: str | int | None = None) -> TransportError:
+        """The typed error for a failed exchange: TLS, the proxy's, or other I/O."""
+        proxies = self._http._send_kwargs.get("proxies") if self._http is not None else None
+        return failure(exc, self._describe(exc), self.url, proxies or {}, request_id)
 
     def _is_own_thread(self) -> bool:
         return threading.current_thread().name.startswith(f"mcp-sync-{self.kind}-")

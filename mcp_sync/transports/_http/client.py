@@ -33,8 +33,10 @@ import requests
 from ..._causes import causes_of
 from ...auth import AuthProvider, RequestContext, UnauthorizedContext, parse_www_authenticate
 from .exchange import Cancelled, Exchange, use_exchange
+from .options import HttpOptions
 from .responses import ERROR_BODY_LIMIT, read_limited
-from .send import OwnAdapter, RequestSender
+from .send import RequestSender
+from .tls import check_session, own_adapter, send_settings
 
 __all__ = ["SAFE_TO_RESEND", "HttpClient", "describe_connection_error"]
 
@@ -70,8 +72,11 @@ class HttpClient:
         session: requests.Session | None,
         auth: AuthProvider | None,
         connect_timeout: float,
+        options: HttpOptions | None = None,
     ) -> None:
         self.url = url
+        options = options or {}
+        check_session(options, session)
         self.auth = auth
         if auth is not None:
             auth.bind(url)  # a provider bound to another server refuses before any request
@@ -79,7 +84,7 @@ class HttpClient:
         self.owns_session = session is None
         if session is None:
             session = requests.Session()
-            adapter = OwnAdapter(pool_connections=4, pool_maxsize=32)
+            adapter = own_adapter(options, pool_connections=4, pool_maxsize=32)
             session.mount("http://", adapter)
             session.mount("https://", adapter)
             del session.headers["Connection"]  # (keep-alive: HTTP/1.1's default)
@@ -89,11 +94,7 @@ class HttpClient:
         settings = session.merge_environment_settings(url, {}, None, None, None)
         if self.owns_session:
             session.trust_env = False
-        self._send_kwargs: dict[str, Any] = {
-            "proxies": settings.get("proxies") or {},
-            "verify": settings.get("verify", True),
-            "cert": settings.get("cert"),
-        }
+        self._send_kwargs: dict[str, Any] = send_settings(options, settings)
         self._sender = RequestSender(session, url, self._send_kwargs, owned=self.owns_session)
         self._auth_lock = threading.Lock()
         #: The auth headers of the latest request (reused by ``last_token`` requests).
