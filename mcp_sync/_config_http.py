@@ -12,8 +12,10 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from .errors import ConfigError
+from .redaction import Secret
 from .transports._http.options import HttpOptions
 
 __all__ = ["http_options"]
@@ -49,5 +51,7 @@ def http_options(
     if proxy is not None:
         if not proxy.startswith(("http://", "https://")):
             raise fail('"proxy" must be an http:// or https:// URL')
-        options["proxy"] = proxy
+        password = urlsplit(proxy).password
+        # (its repr hides it, as a secret header's: a config entry is printed and logged)
+        options["proxy"] = Secret(proxy, [unquote(password)]) if password else proxy
     return options

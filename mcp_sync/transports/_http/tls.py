@@ -169,7 +169,7 @@ def failure(
     if proxy is not None and any(isinstance(c, requests.exceptions.ProxyError) for c in causes):
         shown = without_credentials(proxy)
         status = next((m.group() for c in causes for m in [_STATUS.search(str(c))] if m), None)
-        if status is not None and status.startswith("407"):
+        if status is not None and status.startswith(("407", "401")):  # (tinyproxy sends 401)
             reason = f"{status}: its user or password is wrong or missing"
         elif status is not None:
             reason = f"it answered {status}"
