@@ -164,3 +164,18 @@ def test_config_tls_keys_are_checked(tmp_path) -> None:
         load(path)["corp"]
     path = _write_config(tmp_path, {"url": "https://x/mcp", "verify": "system"})
     assert load(path)["corp"].http == {"verify": "system"}
+
+
+def test_the_cli_takes_verify_system(certificates, tls_url, clean_env) -> None:
+    import os
+
+    env = {**os.environ, "SSL_CERT_FILE": str(certificates["ca"])}
+    argv = [sys.executable, "-m", "mcp_sync", tls_url, "tools"]
+    done = subprocess.run(
+        [*argv, "--verify", "system"], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "add" in done.stdout
+    refused = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    assert refused.returncode != 0
+    assert "CERTIFICATE_VERIFY_FAILED" in refused.stderr
