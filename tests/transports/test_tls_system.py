@@ -179,3 +179,18 @@ def test_the_cli_takes_verify_system(certificates, tls_url, clean_env) -> None:
     refused = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
     assert refused.returncode != 0
     assert "CERTIFICATE_VERIFY_FAILED" in refused.stderr
+
+
+def test_an_oauth_provider_session_keeps_the_system_trust(certificates, tls_url, clean_env):
+    import requests
+
+    from mcp_sync.oauth import OAuthProvider
+    from mcp_sync.transports import tls_session
+
+    clean_env.setenv("SSL_CERT_FILE", str(certificates["ca"]))
+    # the provider mounts its egress guard on the session: the system trust must survive it
+    provider = OAuthProvider(tls_url, session=tls_session(verify="system"))
+    assert provider.session.get(tls_url, timeout=30).status_code < 500
+    plain = OAuthProvider(tls_url)
+    with pytest.raises(requests.exceptions.SSLError, match="CERTIFICATE_VERIFY_FAILED"):
+        plain.session.get(tls_url, timeout=30)

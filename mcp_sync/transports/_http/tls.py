@@ -40,6 +40,7 @@ __all__ = [
     "send_settings",
     "system_context",
     "tls_session",
+    "trusting_like",
     "without_credentials",
 ]
 
@@ -91,6 +92,22 @@ class _OwnSystemTrustAdapter(_SystemTrustMixin, OwnAdapter):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.ssl_context = system_context()
         super().__init__(*args, **kwargs)
+
+
+def trusting_like(session: requests.Session, adapter_class: type[Any]) -> type[Any]:
+    """``adapter_class``, or a subclass of it with the system trust of ``session``'s https
+    adapter when that is a :class:`SystemTrustAdapter` (for code that mounts adapters of its
+    own on a session it was given, as the OAuth egress guard does)."""
+    context = getattr(session.adapters.get("https://"), "ssl_context", None)
+    if not isinstance(context, ssl.SSLContext) or issubclass(adapter_class, _SystemTrustMixin):
+        return adapter_class
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        self.ssl_context = context
+        adapter_class.__init__(self, *args, **kwargs)
+
+    name = f"SystemTrust{adapter_class.__name__}"
+    return type(name, (_SystemTrustMixin, adapter_class), {"__init__": __init__})
 
 
 def own_adapter(options: HttpOptions, **pool: Any) -> OwnAdapter:
