@@ -75,6 +75,10 @@ services:
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -qq && apt-get install -y -qq bubblewrap; \
 	  else echo "make test needs bwrap (the stdio sandbox's tests): sudo apt-get install bubblewrap" >&2; exit 1; fi; }
+	@command -v tinyproxy >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && apt-get install -y -qq tinyproxy; \
+	  else echo "make test needs tinyproxy (the authenticating proxy's tests): sudo apt-get install tinyproxy" >&2; exit 1; fi; }
 
 lint: venv
 	$(VENV)/bin/ruff check mcp_sync tests examples bench

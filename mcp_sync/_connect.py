@@ -13,6 +13,7 @@ from .config import Config, resolve
 from .pins import PinSource
 from .protocol.types import Root
 from .protocol.versions import LATEST_HANDSHAKE
+from .transports._http.options import ClientCert, HttpOptions, Verify
 from .transports.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -33,6 +34,9 @@ def connect(
     timeout: float | None = None,
     config: Config | str | os.PathLike[str] | Mapping[str, Any] | None = None,
     sandbox: Sandbox | bool | None = None,
+    verify: Verify | None = None,
+    cert: ClientCert | None = None,
+    proxy: str | None = None,
     # The Client's options, as Client() takes them (a test keeps the two in step).
     name: str = "mcp_sync",
     version: str = __version__,
@@ -83,6 +87,10 @@ def connect(
     ``sandbox=True`` (or a :class:`~mcp_sync.Sandbox`) runs a command's server in a sandbox
     (see ``docs/sandbox.md``), its roots being the local paths among ``roots``; a config
     entry's ``sandbox`` key does the same.
+
+    ``verify`` (``"system"``: the operating system's trust store; a CA bundle path; True),
+    ``cert`` (a client certificate) and ``proxy`` (a proxy URL, credentials included) apply to
+    HTTP, replacing what the environment says (see docs/transports.md, "Corporate networks").
     """
     if config is not None:
         if not isinstance(target, str):
@@ -117,4 +125,16 @@ def connect(
         timeout=timeout,
         client_options=client_options,
         sandbox=sandbox,
+        http=_http_options(verify, cert, proxy),
     )
+
+
+def _http_options(verify: Verify | None, cert: ClientCert | None, proxy: str | None) -> HttpOptions:
+    options: HttpOptions = {}
+    if verify is not None:
+        options["verify"] = verify
+    if cert is not None:
+        options["cert"] = cert
+    if proxy is not None:
+        options["proxy"] = proxy
+    return options

@@ -27,6 +27,7 @@ from .client import Client
 from .errors import McpError
 from .pins import PinSource
 from .protocol.types import Root
+from .transports._http.options import HttpOptions
 from .transports._stdout_watch import StdoutWatch
 from .transports.base import Transport
 from .transports.sandbox import Sandbox
@@ -94,6 +95,8 @@ class ServerConfig:
     declared_type: str | None = None
     #: The ``sandbox`` key of a stdio entry: None (not sandboxed) or how it is confined.
     sandbox: Sandbox | None = None
+    #: A remote entry's ``verify``, ``clientCert``/``clientKey`` and ``proxy``.
+    http: HttpOptions = field(default_factory=lambda: HttpOptions())
 
     def transport(
         self, *, on_stderr: Callable[[str], None] | None = None, auth: AuthProvider | None = None
@@ -137,6 +140,7 @@ def transport_for(
     on_stderr: Callable[[str], None] | None = None,
     sandbox: Sandbox | bool | None = None,
     roots: RootsOption = None,
+    http: HttpOptions | None = None,
 ) -> Transport:
     """The transport ``connect()`` would use first for ``target`` (a URL: Streamable HTTP).
 
@@ -171,7 +175,8 @@ def transport_for(
         assert target.url is not None
         if wanted is not None:
             raise ValueError(f"server {target.name!r} is not a command: it cannot be sandboxed")
-        return _http(target.url, target.kind, {**target.headers, **(headers or {})}, auth)
+        options: HttpOptions = {**target.http, **(http or {})}
+        return _http(target.url, target.kind, {**target.headers, **(headers or {})}, auth, options)
     if callable(target):
         made: Transport = target()
         return made
@@ -185,7 +190,7 @@ def transport_for(
             ) from exc
         return InProcessTransport(target)
     if isinstance(target, str) and _is_url(target):
-        return _http(target, "http", headers, auth)
+        return _http(target, "http", headers, auth, http or {})
     argv = shlex.split(target) if isinstance(target, str) else list(target)
     if not argv:
         raise ValueError("connect() needs a command to run or a URL")
@@ -219,6 +224,7 @@ def open_client(
     timeout: float | None = None,
     client_options: ClientOptions,
     sandbox: Sandbox | bool | None = None,
+    http: HttpOptions | None = None,
 ) -> Client:
     """A new :class:`Client` with ``client_options``, connected to ``target``.
 
@@ -243,6 +249,7 @@ def open_client(
             on_stderr=on_stderr,
             sandbox=sandbox,
             roots=client_options.get("roots"),
+            http=http,
         )
         if not watches and isinstance(transport, StdioTransport):
             watches.append(StdoutWatch(transport))
@@ -269,11 +276,13 @@ def open_client(
             watch.stop()
     from .transports.http import fallback_failed
 
+    options: HttpOptions = dict(http or {})  # type: ignore[assignment]
     if isinstance(target, ServerConfig):
         headers = {**target.headers, **(headers or {})}
+        options = {**target.http, **options}
 
     def make_legacy() -> Transport:
-        return _http(fallback, "sse", headers, auth)
+        return _http(fallback, "sse", headers, auth, options)
 
     try:
         return Client(**client_options).connect(make_legacy, timeout=timeout)
@@ -296,15 +305,19 @@ def _fallback_url(target: Target) -> str | None:
 
 
 def _http(
-    url: str, kind: Kind, headers: Mapping[str, str] | None, auth: AuthProvider | None
+    url: str,
+    kind: Kind,
+    headers: Mapping[str, str] | None,
+    auth: AuthProvider | None,
+    options: HttpOptions,
 ) -> Transport:
     if kind == "sse":
         from .transports.sse_legacy import SseTransport
 
-        return SseTransport(url, headers=headers, auth=auth)
+        return SseTransport(url, headers=headers, auth=auth, **options)
     from .transports.http import StreamableHttpTransport
 
-    return StreamableHttpTransport(url, headers=headers, auth=auth)
+    return StreamableHttpTransport(url, headers=headers, auth=auth, **options)
 
 
 def _stdio(

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 from typing_extensions import Unpack
 
 from ._config_files import parse_env_file, strip_jsonc
+from ._config_http import http_options
 from ._targets import ClientOptions, Kind, ServerConfig
 from .errors import ConfigError, ServerConnectError
 from .group import ClientGroup
@@ -338,7 +339,10 @@ def _server(name: str, entry: Any, source: str, environ: _Context) -> ServerConf
         raise fail(f'a {kind} server needs "url"')
     if not url.startswith(("http://", "https://")):
         raise fail(f'"url" must start with http:// or https://, not {url!r}')
-    return ServerConfig(name, kind, url=url, headers=table("headers"), declared_type=declared)
+    http = http_options(entry, text, environ.workspace, fail)
+    return ServerConfig(
+        name, kind, url=url, headers=table("headers"), declared_type=declared, http=http
+    )
 
 
 def _env_file(path: str | None, context: _Context, where: str, name: str) -> dict[str, str]:

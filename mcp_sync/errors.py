@@ -16,7 +16,9 @@ they come back as results with ``result.is_error`` set.
     ├── TransportError              I/O failed
     │   ├── WriteTimeout            a message could not be written in time (also TimeoutError)
     │   ├── NetworkError            an HTTP exchange failed in the network (.sent)
-    │   │   └── ConnectFailed       no connection was made: the request never left
+    │   │   ├── ConnectFailed       no connection was made: the request never left
+    │   │   ├── TlsError            TLS failed (an untrusted certificate, a refused client one)
+    │   │   └── ProxyError          the proxy refused (407: its credentials) or failed the tunnel
     │   ├── ServerStartError        a stdio server could not be started
     │   │   └── SandboxUnavailable  the sandbox asked for cannot be set up here
     │   ├── HttpError               an HTTP status the transport could not use
@@ -30,6 +32,7 @@ they come back as results with ``result.is_error`` set.
     ├── UnsupportedProtocolVersion  no protocol version both sides speak
     ├── CapabilityError             the server did not advertise what this call needs
     ├── NotSupportedInEra           the negotiated protocol era has no such concept
+    ├── MissingExtra                an option needs an optional extra (also an ImportError)
     ├── InvalidStateError           the client is not in a state that allows the call
     ├── ConfigError                 an mcpServers config is unreadable or an entry is wrong
     │                               (also a builtin ValueError)
@@ -84,9 +87,11 @@ __all__ = [
     "McpError",
     "MissingClientCapability",
     "NetworkError",
+    "MissingExtra",
     "NotSupportedInEra",
     "OutputValidationError",
     "ProtocolError",
+    "ProxyError",
     "RequestTimeout",
     "RpcError",
     "ServerConnectError",
@@ -97,6 +102,7 @@ __all__ = [
     "SkillVerificationError",
     "StdioServerError",
     "TaskCancelled",
+    "TlsError",
     "ToolArgumentError",
     "ToolChanged",
     "ToolError",
@@ -313,6 +319,20 @@ class SandboxUnavailable(ServerStartError):
     """
 
 
+class TlsError(NetworkError):
+    """TLS failed: the server's certificate is not trusted or does not name the host, or the
+    server refused the client certificate. Names the URL and OpenSSL's reason, never a key."""
+
+
+class ProxyError(NetworkError):
+    """The HTTP proxy refused (407: its credentials are missing or wrong) or failed the
+    ``CONNECT`` tunnel. ``proxy`` is its URL without the credentials, which no message holds."""
+
+    def __init__(self, message: str, *, proxy: str, request_id: str | int | None = None) -> None:
+        super().__init__(message, request_id=request_id)
+        self.proxy = proxy
+
+
 class HttpError(TransportError):
     """The server answered with an HTTP status the transport could not use.
 
@@ -457,6 +477,15 @@ class CapabilityError(McpError):
 
 class NotSupportedInEra(McpError):
     """The protocol era in use has no equivalent of the requested operation."""
+
+
+class MissingExtra(McpError, ImportError):
+    """An option needs an optional dependency that is not installed; the message names the
+    extra to install (``pip install 'mcp-sync-client[EXTRA]'``), ``extra`` holds its name."""
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        super().__init__(message)
+        self.extra = extra
 
 
 class InvalidStateError(McpError):

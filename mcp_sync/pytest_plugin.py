@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .auth import AuthProvider
     from .client import Client
     from .config import Config
+    from .transports._http.options import ClientCert, Verify
     from .transports.sandbox import Sandbox
 
 __all__ = ["McpClientFactory", "mcp_client", "mcp_client_module", "mcp_client_session"]
@@ -69,6 +70,9 @@ class McpClientFactory:
         timeout: float | None = None,
         config: Config | str | os.PathLike[str] | Mapping[str, Any] | None = None,
         sandbox: Sandbox | bool | None = None,
+        verify: Verify | None = None,
+        cert: ClientCert | None = None,
+        proxy: str | None = None,
         **client_options: Unpack[ClientOptions],
     ) -> Client:
         """Connect to ``target`` as :func:`mcp_sync.connect` does (a command, a URL, a server
@@ -88,6 +92,9 @@ class McpClientFactory:
             timeout=timeout,
             config=config,
             sandbox=sandbox,
+            verify=verify,
+            cert=cert,
+            proxy=proxy,
             **client_options,
         )
         self.clients.append(client)

@@ -31,6 +31,12 @@ LONG_FOR_A_REASON = {
         "an extension's requests live on an object of their own (client.tasks, "
         "client.skills, client.functions), so the facade does not grow with each extension",
     ),
+    "mcp_sync.errors": (
+        720,
+        "the one catalogue of every exception mcp_sync raises (docs/errors.md is checked "
+        "against it): about 60 small classes, each a docstring and at most a constructor, and "
+        "the tree that shows them at a glance; splitting it would scatter what users catch",
+    ),
 }
 
 

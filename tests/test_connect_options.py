@@ -25,6 +25,9 @@ CONNECT_ONLY = {
     "timeout",
     "config",
     "sandbox",
+    "verify",
+    "cert",
+    "proxy",
 }
 
 
@@ -94,6 +97,7 @@ def test_the_pytest_factory_takes_what_connect_takes():
     from mcp_sync._targets import ClientOptions
     from mcp_sync.config import Config
     from mcp_sync.pytest_plugin import McpClientFactory
+    from mcp_sync.transports._http.options import ClientCert, Verify
 
     factory = inspect.signature(McpClientFactory.__call__).parameters
     assert {name for name, p in factory.items() if p.kind is p.KEYWORD_ONLY} == CONNECT_ONLY - {
@@ -107,6 +111,8 @@ def test_the_pytest_factory_takes_what_connect_takes():
         "Unpack": Unpack,
         "Target": object,
         "Sandbox": mcp_sync.Sandbox,
+        "Verify": Verify,
+        "ClientCert": ClientCert,
     }
     factory_hints = typing.get_type_hints(McpClientFactory.__call__, localns=localns)
     connect_hints = _hints(mcp_sync.connect)

@@ -132,6 +132,24 @@ def _common(
         help="an HTTP header (repeatable)",
     )
     group.add_argument(
+        "--verify",
+        default=default(None),
+        metavar="system|CA_FILE|no",
+        help="HTTPS trust: the OS store (needs the truststore extra), a CA bundle, or no check",
+    )
+    group.add_argument(
+        "--cert", default=default(None), metavar="FILE", help="a client certificate (mTLS), PEM"
+    )
+    group.add_argument(
+        "--key", default=default(None), metavar="FILE", help="the client certificate's key, PEM"
+    )
+    group.add_argument(
+        "--proxy",
+        default=default(None),
+        metavar="URL",
+        help="an HTTP proxy (http://user:password@host:port), instead of HTTPS_PROXY",
+    )
+    group.add_argument(
         "--protocol",
         default=default(None),
         metavar="auto|handshake|VERSION",
@@ -337,6 +355,10 @@ VALUE_OPTIONS = frozenset(
         "--client-secret",
         "--port",
         "--pin",
+        "--verify",
+        "--cert",
+        "--key",
+        "--proxy",
     }
 )
 

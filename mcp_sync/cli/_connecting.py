@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import threading
 from collections.abc import Sequence
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from . import _render
 from ._command_line import UsageError
@@ -73,6 +73,7 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
     if args.pin and args.verb != "pin":  # docs/pins.md
         options["pin"] = args.pin
     headers = _headers(args.header)
+    tls = _tls_options(args)
     if args.config:
         from ..config import ConfigError, load
 
@@ -94,6 +95,7 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
             headers=headers or None,
             on_stderr=on_stderr,
             sandbox=True if args.sandbox else None,
+            **tls,
             **options,
         )
     if args.url:
@@ -104,9 +106,23 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
             auth = auth_for(args.url)
         if args.sandbox:
             raise UsageError("--sandbox runs a command's server: it does not apply to --url")
-        return connect_target(args.url, headers=headers or None, auth=auth, **options)
+        return connect_target(args.url, headers=headers or None, auth=auth, **tls, **options)
     # connect() watches the command's stdout while connecting: an HTTP server given as a
     # command fails at once with StdioServerError naming its URL
     return connect_target(
         args.command, on_stderr=on_stderr, sandbox=True if args.sandbox else None, **options
     )
+
+
+def _tls_options(args: Any) -> dict[str, Any]:
+    """``--verify``, ``--cert``/``--key`` and ``--proxy`` as ``connect()``'s keywords."""
+    tls: dict[str, Any] = {}
+    if args.verify is not None:
+        tls["verify"] = False if args.verify.lower() in ("no", "false") else args.verify
+    if args.key is not None and args.cert is None:
+        raise UsageError("--key needs --cert (the certificate it belongs to)")
+    if args.cert is not None:
+        tls["cert"] = (args.cert, args.key) if args.key is not None else args.cert
+    if args.proxy is not None:
+        tls["proxy"] = args.proxy
+    return tls

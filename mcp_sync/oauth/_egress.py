@@ -246,7 +246,9 @@ class GuardedAdapter(HTTPAdapter):
 
 def guard_session(session: requests.Session, egress: Egress) -> requests.Session:
     """``session``, with a :class:`GuardedAdapter` for ``egress`` mounted (http and https)."""
-    adapter = GuardedAdapter(egress)
+    from ..transports._http.tls import trusting_like  # (keeps a tls_session's system trust)
+
+    adapter = trusting_like(session, GuardedAdapter)(egress)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session

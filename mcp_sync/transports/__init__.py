@@ -13,6 +13,7 @@ from .memory import InMemoryTransport, in_memory_transport_pair
 from .stdio import PipeTransport, StdioTransport
 
 if TYPE_CHECKING:
+    from ._http.tls import SystemTrustAdapter, tls_session
     from .http import ReconnectOptions, StreamableHttpTransport, fallback_to_sse
     from .sse_legacy import SseTransport
 
@@ -24,9 +25,11 @@ __all__ = [
     "SseTransport",
     "StdioTransport",
     "StreamableHttpTransport",
+    "SystemTrustAdapter",
     "Transport",
     "fallback_to_sse",
     "in_memory_transport_pair",
+    "tls_session",
 ]
 
 _LAZY = {
@@ -34,6 +37,8 @@ _LAZY = {
     "ReconnectOptions": ".http",
     "fallback_to_sse": ".http",
     "SseTransport": ".sse_legacy",
+    "SystemTrustAdapter": "._http.tls",
+    "tls_session": "._http.tls",
 }
 
 

@@ -71,6 +71,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
+from typing_extensions import Unpack
 
 from ..abort import AbortSignal
 from ..auth import AuthProvider
@@ -91,6 +92,7 @@ from ._http.errors import is_timeout, retold
 from ._http.exchange import Cancelled, Exchange
 from ._http.fork import close_socket_copies
 from ._http.headers import SESSION_HEADER, post_headers, session_headers
+from ._http.options import HttpOptions
 from ._http.renewal import SessionRenewal, refused_without_session
 from ._http.responses import (
     ERROR_BODY_LIMIT,
@@ -161,10 +163,9 @@ class StreamableHttpTransport(HttpTransportBase):
     ``session``: a ``requests.Session`` to use (its adapters, certificates, cookies); by default
     the transport makes a keep-alive one. With an injected session a request that is still
     waiting for response headers cannot be cut short (see the module docstring).
-    ``auth``: an :class:`~mcp_sync.auth.AuthProvider` for bearer tokens.
-    ``open_get_stream``: open the server-push GET stream after initialization.
-    ``max_message_bytes``: largest JSON body or SSE event accepted.
-    ``connect_timeout``: seconds to wait for a TCP (and TLS) connection.
+    ``auth``: an :class:`~mcp_sync.auth.AuthProvider`. ``open_get_stream``: open the server-push
+    GET stream after initialization. ``max_message_bytes``: largest JSON body or SSE event taken.
+    ``connect_timeout``: seconds for a TCP+TLS connection. ``verify``, ``cert``, ``proxy``: TLS.
     """
 
     kind = "http"
@@ -185,6 +186,7 @@ class StreamableHttpTransport(HttpTransportBase):
         max_message_bytes: int = 16 * MIB,
         reconnect: ReconnectOptions | None = None,
         connect_timeout: float = 10.0,
+        **options: Unpack[HttpOptions],
     ) -> None:
         super().__init__(
             url,
@@ -194,6 +196,7 @@ class StreamableHttpTransport(HttpTransportBase):
             max_message_bytes=max_message_bytes,
             connect_timeout=connect_timeout,
             post=self._post_message,
+            options=options,
         )
         self.open_get_stream = open_get_stream
         self.reconnect = reconnect if reconnect is not None else ReconnectOptions()

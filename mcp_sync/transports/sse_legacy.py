@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
+from typing_extensions import Unpack
 
 from ..abort import AbortSignal
 from ..auth import AuthProvider
@@ -29,6 +30,7 @@ from ..errors import ConnectionClosed, HttpError, McpError, NetworkError, Transp
 from ..protocol import jsonrpc
 from ._http.base import ACK_TIMEOUT, HttpTransportBase
 from ._http.exchange import Cancelled, Exchange
+from ._http.options import HttpOptions
 from ._http.responses import (
     ERROR_BODY_LIMIT,
     MIB,
@@ -70,6 +72,7 @@ class SseTransport(HttpTransportBase):
         auth: AuthProvider | None = None,
         max_message_bytes: int = 16 * MIB,
         connect_timeout: float = 10.0,
+        **options: Unpack[HttpOptions],
     ) -> None:
         super().__init__(
             url,
@@ -79,6 +82,7 @@ class SseTransport(HttpTransportBase):
             max_message_bytes=max_message_bytes,
             connect_timeout=connect_timeout,
             post=self._post,
+            options=options,
         )
         #: The URL messages are POSTed to, from the ``endpoint`` event.
         self.endpoint: str | None = None

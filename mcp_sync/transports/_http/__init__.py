@@ -17,6 +17,8 @@
 - :mod:`.streams`: the one SSE stream loop that reconnects, by one :class:`~mcp_sync.Backoff`.
 - :mod:`.session_streams`: a handshake-era session's GET streams on that loop: the server-push
   stream and the resumption of a request's broken response stream.
+- :mod:`.options` and :mod:`.tls`: whose certificates to trust (certifi's, a bundle, the
+  operating system's store), the client certificate, the proxy.
 - :mod:`.base`: what both transports are made of.
 
 Nothing here knows MCP beyond what Streamable HTTP puts on the wire (its headers, JSON-RPC

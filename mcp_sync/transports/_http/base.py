@@ -15,6 +15,7 @@ from ...errors import ConnectionClosed
 from ..base import Transport
 from .client import HttpClient
 from .exchange import Exchange
+from .options import HttpOptions
 from .workers import LANE_STALL, Lane, Workers
 
 __all__ = ["ACK_TIMEOUT", "JOIN_TIMEOUT", "HttpTransportBase"]
@@ -39,6 +40,7 @@ class HttpTransportBase(Transport):
         max_message_bytes: int,
         connect_timeout: float,
         post: Callable[[Any, Callable[[], None]], None],
+        options: HttpOptions,
     ) -> None:
         super().__init__()
         if urlsplit(url).scheme not in ("http", "https"):
@@ -49,6 +51,7 @@ class HttpTransportBase(Transport):
         self.connect_timeout = connect_timeout
         self._session = session
         self._auth = auth
+        self._options = options
         self._http: HttpClient | None = None
         self._workers = Workers(f"mcp-sync-{self.kind}-worker")
         #: Outgoing messages, POSTed one at a time in ``send()`` order by ``post``.
@@ -67,7 +70,11 @@ class HttpTransportBase(Transport):
         if self._http is not None:
             raise RuntimeError("transport already started")
         self._http = HttpClient(
-            self.url, session=self._session, auth=self._auth, connect_timeout=self.connect_timeout
+            self.url,
+            session=self._session,
+            auth=self._auth,
+            connect_timeout=self.connect_timeout,
+            options=self._options,
         )
 
     def _is_own_thread(self) -> bool:

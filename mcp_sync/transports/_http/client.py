@@ -32,8 +32,10 @@ import requests
 from ...auth import AuthProvider, RequestContext, UnauthorizedContext, parse_www_authenticate
 from .errors import is_reset, translate
 from .exchange import Cancelled, Exchange, use_exchange
+from .options import HttpOptions
 from .responses import ERROR_BODY_LIMIT, read_limited
-from .send import OwnAdapter, RequestSender
+from .send import RequestSender
+from .tls import check_session, own_adapter, send_settings
 
 __all__ = ["HttpClient", "ResendOnReset"]
 
@@ -97,8 +99,11 @@ class HttpClient:
         session: requests.Session | None,
         auth: AuthProvider | None,
         connect_timeout: float,
+        options: HttpOptions | None = None,
     ) -> None:
         self.url = url
+        options = options or {}
+        check_session(options, session)
         self.auth = auth
         if auth is not None:
             auth.bind(url)  # a provider bound to another server refuses before any request
@@ -106,7 +111,7 @@ class HttpClient:
         self.owns_session = session is None
         if session is None:
             session = requests.Session()
-            adapter = OwnAdapter(pool_connections=4, pool_maxsize=32)
+            adapter = own_adapter(options, pool_connections=4, pool_maxsize=32)
             session.mount("http://", adapter)
             session.mount("https://", adapter)
             del session.headers["Connection"]  # (keep-alive: HTTP/1.1's default)
@@ -116,11 +121,7 @@ class HttpClient:
         settings = session.merge_environment_settings(url, {}, None, None, None)
         if self.owns_session:
             session.trust_env = False
-        self._send_kwargs: dict[str, Any] = {
-            "proxies": settings.get("proxies") or {},
-            "verify": settings.get("verify", True),
-            "cert": settings.get("cert"),
-        }
+        self._send_kwargs: dict[str, Any] = send_settings(options, settings)
         self._sender = RequestSender(session, url, self._send_kwargs, owned=self.owns_session)
         self._auth_lock = threading.Lock()
         #: The auth headers of the latest request (reused by ``last_token`` requests).
@@ -231,7 +232,8 @@ class HttpClient:
                 if r.exchange.cancelled:
                     raise Cancelled from exc
                 if not r.resend.allows(exc, r.exchange, safe=r.safe):
-                    raise translate(exc, self.url, self.connect_timeout) from exc
+                    proxies = self._send_kwargs.get("proxies")
+                    raise translate(exc, self.url, self.connect_timeout, proxies) from exc
                 logger.debug(
                     "%s %s: reused connection reset; sending it again on a fresh one",
                     r.method,

@@ -4,27 +4,33 @@ context manager around every call into ``requests`` that may fail in the network
 What leaves it is a :class:`~mcp_sync.errors.NetworkError` whose ``sent`` says whether the
 request provably never reached the server: a :class:`~mcp_sync.errors.ConnectFailed` when no
 connection was made (refused, the host did not resolve, connecting timed out: no byte left),
-a plain ``NetworkError`` with ``sent`` None otherwise (a reset, a read timeout, TLS: the
-request may have arrived). The HTTP library's exception is its ``__cause__``. Recovery reads
-that type and that attribute; nothing above this module inspects a ``requests`` or
-``urllib3`` class. Classification is by ``isinstance`` on the library's own classes, walking
-the wrapped causes (``requests`` wraps urllib3's ``MaxRetryError``, which wraps the reason).
+a :class:`~mcp_sync.errors.TlsError` or a :class:`~mcp_sync.errors.ProxyError` (naming the
+proxy, never its credentials), a plain ``NetworkError`` otherwise (a reset, a read timeout:
+the request may have arrived; ``sent`` None for all three). The HTTP library's exception is
+its ``__cause__``. Recovery reads that type and that attribute; nothing above this module
+inspects a ``requests`` or ``urllib3`` class. Classification is by ``isinstance`` on the
+library's own classes, walking the wrapped causes (``requests`` wraps urllib3's
+``MaxRetryError``, which wraps the reason).
 """
 
 from __future__ import annotations
 
+import copy
 import http.client
+import re
 import socket
 import ssl
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import requests
+from requests.utils import select_proxy
 from urllib3 import exceptions as urllib3_errors
 
 from ..._causes import causes_of
-from ...errors import ConnectFailed, NetworkError
+from ...errors import ConnectFailed, NetworkError, ProxyError, TlsError
+from .tls import without_credentials
 
 __all__ = ["describe", "is_reset", "is_timeout", "network_errors", "retold", "translate"]
 
@@ -42,27 +48,52 @@ _TIMEOUT = (TimeoutError, requests.Timeout, urllib3_errors.ReadTimeoutError)
 
 
 @contextmanager
-def network_errors(url: str, connect_timeout: float) -> Iterator[None]:
+def network_errors(
+    url: str, connect_timeout: float, proxies: Mapping[str, str] | None = None
+) -> Iterator[None]:
     """Turn a ``requests`` exception raised inside into its :class:`NetworkError`."""
     try:
         yield
     except requests.RequestException as exc:
-        raise translate(exc, url, connect_timeout) from exc
+        raise translate(exc, url, connect_timeout, proxies) from exc
 
 
-def translate(exc: BaseException, url: str, connect_timeout: float) -> NetworkError:
-    """The typed error of a failed exchange with ``url``, its message naming what failed."""
+def translate(
+    exc: BaseException, url: str, connect_timeout: float, proxies: Mapping[str, str] | None = None
+) -> NetworkError:
+    """The typed error of a failed exchange with ``url``, its message naming what failed;
+    ``proxies`` are those the request went through (``requests``' mapping)."""
+    causes = list(causes_of(exc))
+    proxy = select_proxy(url, dict(proxies)) if proxies else None
+    if proxy is not None and any(isinstance(c, requests.exceptions.ProxyError) for c in causes):
+        return _proxy_error(causes, url, without_credentials(proxy))
     message = describe(exc, url, connect_timeout)
-    if any(isinstance(c, _NOT_CONNECTED) for c in causes_of(exc)):
+    if any(isinstance(c, _NOT_CONNECTED) for c in causes):
         return ConnectFailed(message)
+    if any(isinstance(c, ssl.SSLError) for c in causes):
+        return TlsError(message)
     return NetworkError(message)
+
+
+_STATUS = re.compile(r"\b[1-5]\d\d [A-Z][A-Za-z -]*[a-z]")
+
+
+def _proxy_error(causes: list[BaseException], url: str, shown: str) -> ProxyError:
+    status = next((m.group() for c in causes for m in [_STATUS.search(str(c))] if m), None)
+    if status is not None and status.startswith(("407", "401")):  # (tinyproxy sends 401)
+        reason = f"{status}: its user or password is wrong or missing"
+    elif status is not None:
+        reason = f"it answered {status}"
+    else:
+        reason = "it could not be connected to or failed"
+    return ProxyError(f"the proxy {shown} refused the request to {url} ({reason})", proxy=shown)
 
 
 def retold(error: NetworkError, message: str) -> NetworkError:
     """``error`` with another message (what was being done), keeping its type, ``sent``,
-    request and cause."""
-    new = ConnectFailed(message) if isinstance(error, ConnectFailed) else NetworkError(message)
-    new.sent, new.request_id = error.sent, error.request_id
+    request, proxy and cause."""
+    new = copy.copy(error)
+    new.args = (message,)
     new.__cause__ = error.__cause__
     return new
 

@@ -233,6 +233,7 @@ def _session_secrets(sender: RequestSender) -> Iterator[str | None]:
     for proxy in (sender._send_kwargs.get("proxies") or {}).values():
         parts = urlsplit(proxy) if isinstance(proxy, str) else None
         if parts is not None and parts.password:
+            yield parts.password  # (as written in the URL: percent-encoded, maybe)
             yield unquote(parts.password)
             yield _basic(unquote(parts.username or ""), unquote(parts.password))
 
