@@ -167,6 +167,7 @@ _LAZY = {
     "AuthProvider": "mcp_sync.auth",
     "BearerToken": "mcp_sync.auth",
     "UnauthorizedContext": "mcp_sync.auth",
+    "Cassette": "mcp_sync.cassette",
 }
 
 

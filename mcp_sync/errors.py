@@ -45,6 +45,8 @@ they come back as results with ``result.is_error`` set.
     ├── ToolArgumentError           a typed tool function's arguments do not fit the tool's
     │                               inputSchema (also a builtin TypeError and ValueError)
     ├── ToolChanged                 a tool's definition is not the one pinned (mcp_sync.pins)
+    ├── CassetteError               a recorded session (mcp_sync.cassette) is unreadable
+    │   └── CassetteMismatch        a request the recording has no answer for
     └── OAuthError                  the OAuth client's errors: their own subtree in
                                     mcp_sync.oauth.errors (loaded with mcp_sync.oauth)
 
@@ -70,6 +72,8 @@ from .redaction import redact, scrub
 __all__ = [
     "Aborted",
     "CapabilityError",
+    "CassetteError",
+    "CassetteMismatch",
     "ConfigError",
     "ConnectionClosed",
     "CrashLoop",
@@ -575,6 +579,38 @@ class ToolChanged(McpError):
         self.changes = list(changes)
         self.tools = [change.name for change in changes]
         self.pin_file = pin_file
+
+
+class CassetteError(McpError):
+    """A recorded session (:mod:`mcp_sync.cassette`) cannot be used: the file is missing,
+    unreadable, truncated or not a cassette. ``path`` names the file, ``line`` the line
+    (or None)."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
+
+class CassetteMismatch(CassetteError):
+    """A request the recording has no answer for (replay only). ``request`` is the request
+    as it is matched (method and parameters), ``nearest`` the closest recorded one (or None),
+    ``diff`` a unified diff between them; ``line`` is the nearest one's line in the file."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str,
+        request: Any,
+        nearest: Any = None,
+        diff: str = "",
+        line: int | None = None,
+    ) -> None:
+        super().__init__(message, path=path, line=line)
+        self.request = request
+        self.nearest = nearest
+        self.diff = diff
 
 
 class ToolChangedWarning(UserWarning):
