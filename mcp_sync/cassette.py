@@ -43,6 +43,7 @@ from typing import IO, Any, Literal
 from . import _cassette_file as fmt
 from .abort import AbortSignal
 from .errors import CassetteError, CassetteMismatch, ConnectionClosed, RequestTimeout
+from .protocol.meta import PROTOCOL_VERSION
 from .redaction import MASK, hold_headers, is_secret_name
 from .transports.base import MessageOptions, Transport
 
@@ -348,17 +349,20 @@ class Cassette(Transport):
             if first:
                 self._open_inner(append=True)
         if first:
-            self._open_live_session()
+            self._open_live_session(message)
         self._write(fmt.CLIENT, message)
         assert self._inner is not None
         self._inner.send(message, signal, options=options)
 
-    def _open_live_session(self) -> None:
+    def _open_live_session(self, first: dict[str, Any]) -> None:
         """The real server hears the recorded handshake first (the client's was replayed)."""
         assert self._inner is not None
+        meta = (first.get("params") or {}).get("_meta")
+        if isinstance(meta, dict) and PROTOCOL_VERSION in meta:
+            return  # the 2026 era: every request stands alone
         recorded = next((e for e in self._episodes if e.method == "initialize"), None)
         if recorded is None:
-            return  # a 2026-era recording: every request stands alone
+            return
         request = {**recorded.trigger, "id": _HANDSHAKE_ID}
         self._inner.send(request)
         if not self._handshake.wait(HANDSHAKE_TIMEOUT):
