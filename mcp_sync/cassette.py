@@ -142,12 +142,15 @@ class Cassette(Transport):
         if not append:
             for name in ("answers_every_request", "cancels_by_closing_stream"):
                 setattr(self, name, bool(getattr(inner, name, False)))
+        self._inner = inner
+        # Started first: a server that cannot be started leaves the old recording as it was.
+        # (No server speaks before the client, so nothing is lost meanwhile.)
+        inner.start()
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        self._file = open(self.path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
+        with self._write_lock:
+            self._file = open(self.path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
         if not append:
             self._write_raw(self._header(inner, headers))
-        self._inner = inner
-        inner.start()
 
     def _header(self, inner: Transport, headers: Any) -> dict[str, Any]:
         header: dict[str, Any] = {

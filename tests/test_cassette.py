@@ -16,6 +16,8 @@ import mcp_sync
 from mcp_sync import Cassette, StdioTransport, StreamableHttpTransport
 from mcp_sync.errors import CassetteError, CassetteMismatch
 
+pytest_plugins = ["pytester"]
+
 EVERYTHING = [
     str(NODE),
     str(PEERS / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"),
@@ -291,3 +293,28 @@ def test_replay_leaves_no_thread_after_close(tmp_path):
         lambda: not [t for t in threading.enumerate() if t.name == "mcp-sync-cassette-reader"],
         timeout=10,
     )
+
+
+@pytest.mark.timeout(240)
+def test_pytest_marker_and_record_switch(pytester, monkeypatch):
+    pytester.makepyfile(
+        test_marked="""
+        import os, sys, pytest
+
+        @pytest.mark.mcp_cassette("adds")
+        def test_add(mcp_client):
+            client = mcp_client(os.environ["SERVER"].split("|"))
+            assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
+    """
+    )
+    args = ("-p", "no:cacheprovider", "--strict-markers")
+    monkeypatch.setenv("SERVER", "|".join(SDK))
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    recorded = pytester.path / "cassettes" / "adds.jsonl"
+    assert '"method":"tools/call"' in recorded.read_text()
+    monkeypatch.setenv("SERVER", "|".join(MISSING))
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)  # replayed
+    result = pytester.runpytest_subprocess(*args, "--mcp-record")  # records: the server is gone
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*ServerStartError*"])
+    assert '"method":"tools/call"' in recorded.read_text()  # a failed re-record keeps the old
