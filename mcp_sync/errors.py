@@ -583,34 +583,23 @@ class ToolChanged(McpError):
 
 class CassetteError(McpError):
     """A recorded session (:mod:`mcp_sync.cassette`) cannot be used: the file is missing,
-    unreadable, truncated or not a cassette. ``path`` names the file, ``line`` the line
-    (or None)."""
+    unreadable, truncated or not a cassette. ``path`` names the file, ``line`` the line."""
 
-    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+    def __init__(
+        self, message: str, *, path: str | None = None, line: int | None = None, **more: Any
+    ):
         super().__init__(message)
-        self.path = path
-        self.line = line
+        self.path, self.line = path, line
+        self.request, self.nearest, self.diff = (
+            more.get("request"),
+            more.get("nearest"),
+            more.get("diff", ""),
+        )
 
 
 class CassetteMismatch(CassetteError):
-    """A request the recording has no answer for (replay only). ``request`` is the request
-    as it is matched (method and parameters), ``nearest`` the closest recorded one (or None),
-    ``diff`` a unified diff between them; ``line`` is the nearest one's line in the file."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: str,
-        request: Any,
-        nearest: Any = None,
-        diff: str = "",
-        line: int | None = None,
-    ) -> None:
-        super().__init__(message, path=path, line=line)
-        self.request = request
-        self.nearest = nearest
-        self.diff = diff
+    """A request the recording has no answer for. ``request``: it as matched (method and
+    params), ``nearest``: the closest recorded one, ``line`` its line, ``diff`` between them."""
 
 
 class ToolChangedWarning(UserWarning):

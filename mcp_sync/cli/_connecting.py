@@ -73,6 +73,10 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
     if args.pin and args.verb != "pin":  # docs/pins.md
         options["pin"] = args.pin
     headers = _headers(args.header)
+    from ._record import output_of, recording
+
+    if output_of(args):
+        connect_target = recording(str(output_of(args)), connect_target)
     if args.config:
         from ..config import ConfigError, load
 
