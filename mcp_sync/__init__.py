@@ -21,6 +21,7 @@ from ._tasks import Tasks, ToolTask
 from ._version import __version__ as __version__
 from .abort import AbortController, AbortSignal
 from .backoff import Backoff
+from .cassette import Cassette
 from .client import Client, ClientState, HandlerContext, Subscription
 from .config import connect_all
 from .errors import (
@@ -92,6 +93,7 @@ __all__ = [
     "Backoff",
     "BreakerStatus",
     "CapabilityError",
+    "Cassette",
     "CircuitBreaker",
     "Client",
     "ClientOptions",
@@ -167,7 +169,6 @@ _LAZY = {
     "AuthProvider": "mcp_sync.auth",
     "BearerToken": "mcp_sync.auth",
     "UnauthorizedContext": "mcp_sync.auth",
-    "Cassette": "mcp_sync.cassette",
 }
 
 

@@ -33,7 +33,7 @@ def output_of(args: argparse.Namespace) -> str | None:
 def recording(path: str, connect: Callable[..., Client]) -> Callable[..., Client]:
     """``connect`` (:func:`mcp_sync.connect`), with its target's transport recorded to
     ``path``."""
-    from .._targets import transport_for
+    from .. import transport_for
     from ..cassette import Cassette
 
     def connect_recorded(
