@@ -272,7 +272,14 @@ class Cassette(Transport):
             return
         line = fmt.filtered({"direction": fmt.CLIENT, "message": message}, self._filter)
         if line is None:
-            return  # the filter drops it: so it was never recorded either
+            if "id" not in message:
+                return  # a notification the filter drops: it was never recorded either
+            raise CassetteMismatch(
+                f"cassette {self.path}: the filter drops {message.get('method')} requests, so "
+                "the recording holds no answer to one",
+                path=self.path,
+                request=fmt.normalized(message),
+            )
         key = fmt.normalized(line["message"])
         with self._lock:
             episode = self._find(key, is_request="id" in message)

@@ -211,14 +211,19 @@ def test_filter_changes_and_drops_lines(tmp_path):
             arguments["city"] = "CITY"
         return line
 
-    with client_for(Cassette(path, stdio(SDK), filter=scrub)) as client:
+    # (the handshake era: the 2026 era has no ping)
+    with client_for(Cassette(path, stdio(SDK), filter=scrub), protocol="handshake") as client:
         client.ping()
         recorded = client.call_tool("weather", {"city": "Oslo"}).structured_content
     sent = [line for line in path.read_text().splitlines() if '"client->server"' in line]
     assert not [line for line in sent if '"ping"' in line or "Oslo" in line]
     assert any('"city":"CITY"' in line for line in sent)
-    with client_for(Cassette(path, mode="none", filter=scrub)) as client:
+    with client_for(Cassette(path, mode="none", filter=scrub), protocol="handshake") as client:
         assert client.call_tool("weather", {"city": "Bergen"}).structured_content == recorded
+        started = time.monotonic()
+        with pytest.raises(CassetteMismatch, match="the filter drops ping requests"):
+            client.ping()  # at once, not at the request timeout
+        assert time.monotonic() - started < 10
 
 
 def test_modes(tmp_path):
