@@ -20,6 +20,7 @@ from ._tasks import Tasks, ToolTask
 from ._version import __version__ as __version__
 from .abort import AbortController, AbortSignal
 from .backoff import Backoff
+from .cassette import Cassette
 from .client import Client, ClientState, HandlerContext, Subscription
 from .config import connect_all
 from .errors import (
@@ -90,6 +91,7 @@ __all__ = [
     "Backoff",
     "BreakerStatus",
     "CapabilityError",
+    "Cassette",
     "CircuitBreaker",
     "Client",
     "ClientOptions",

@@ -50,6 +50,8 @@ they come back as results with ``result.is_error`` set.
     ├── ToolArgumentError           a typed tool function's arguments do not fit the tool's
     │                               inputSchema (also a builtin TypeError and ValueError)
     ├── ToolChanged                 a tool's definition is not the one pinned (mcp_sync.pins)
+    ├── CassetteError               a recorded session (mcp_sync.cassette) is unreadable
+    │   └── CassetteMismatch        a request the recording has no answer for
     └── OAuthError                  the OAuth client's errors: their own subtree in
                                     mcp_sync.oauth.errors (loaded with mcp_sync.oauth)
 
@@ -75,6 +77,8 @@ from .redaction import redact, scrub
 __all__ = [
     "Aborted",
     "CapabilityError",
+    "CassetteError",
+    "CassetteMismatch",
     "ConfigError",
     "ConnectFailed",
     "ConnectionClosed",
@@ -631,6 +635,27 @@ class ToolChanged(McpError):
         self.changes = list(changes)
         self.tools = [change.name for change in changes]
         self.pin_file = pin_file
+
+
+class CassetteError(McpError):
+    """A recorded session (:mod:`mcp_sync.cassette`) cannot be used: the file is missing,
+    unreadable, truncated or not a cassette. ``path`` names the file, ``line`` the line."""
+
+    def __init__(
+        self, message: str, *, path: str | None = None, line: int | None = None, **more: Any
+    ):
+        super().__init__(message)
+        self.path, self.line = path, line
+        self.request, self.nearest, self.diff = (
+            more.get("request"),
+            more.get("nearest"),
+            more.get("diff", ""),
+        )
+
+
+class CassetteMismatch(CassetteError):
+    """A request the recording has no answer for. ``request``: it as matched (method and
+    params), ``nearest``: the closest recorded one, ``line`` its line, ``diff`` between them."""
 
 
 class ToolChangedWarning(UserWarning):

@@ -22,6 +22,13 @@ the module's (or the session's) last test is done::
     @pytest.fixture(scope="session")
     def server(mcp_client_session):
         return mcp_client_session(["python", "server.py"])
+
+Recorded sessions (:mod:`mcp_sync.cassette`): a test marked
+``@pytest.mark.mcp_cassette("name")`` gets its ``mcp_client`` clients through the cassette
+``cassettes/name.jsonl`` next to the test's file (recorded on the first run, replayed after:
+mode ``"once"``; the marker takes ``mode=``, ``match=`` and ``filter=`` too; a second client
+of the same test gets ``name-2.jsonl``). ``pytest --mcp-record`` records them all anew (mode
+``"all"``).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import os
 import shlex
 import threading
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -42,6 +50,7 @@ if TYPE_CHECKING:
     from .client import Client
     from .config import Config
     from .transports._http.options import ClientCert, Verify
+    from .transports.base import Transport
     from .transports.sandbox import Sandbox
 
 __all__ = ["McpClientFactory", "mcp_client", "mcp_client_module", "mcp_client_session"]
@@ -57,6 +66,7 @@ class McpClientFactory:
     def __init__(self, node: pytest.Item | pytest.Collector | Any) -> None:
         self._node = node
         self.clients: list[Client] = []
+        self._cassettes = 0
 
     def __call__(
         self,
@@ -79,6 +89,7 @@ class McpClientFactory:
         object, or a server name with ``config=``); the client is closed with the fixture."""
         from ._connect import connect
 
+        target = self._cassette(target, headers, auth, env, cwd, sandbox, on_stderr)
         stderr = _StderrTail(on_stderr)
         # Kept before connecting, so that a server failing to start shows its stderr too.
         self._node.stash.setdefault(_STDERR_KEY, []).append((_label(target), stderr.text))
@@ -103,6 +114,46 @@ class McpClientFactory:
     def close(self) -> None:
         for client in self.clients:
             client.close()
+
+    def _cassette(
+        self,
+        target: Target,
+        headers: Mapping[str, str] | None,
+        auth: AuthProvider | None,
+        env: Mapping[str, str] | None,
+        cwd: str | None,
+        sandbox: Sandbox | bool | None,
+        on_stderr: Callable[[str], None] | None,
+    ) -> Target:
+        """``target`` through the test's ``mcp_cassette`` marker's cassette, if it has one."""
+        get_marker = getattr(self._node, "get_closest_marker", None)
+        marker = get_marker("mcp_cassette") if get_marker is not None else None
+        if marker is None:
+            return target
+        from ._targets import transport_for
+        from .cassette import Cassette
+
+        if not marker.args or not isinstance(marker.args[0], str):
+            raise pytest.UsageError('mcp_cassette needs the cassette\'s name: mcp_cassette("name")')
+        self._cassettes += 1
+        name = marker.args[0] + (f"-{self._cassettes}" if self._cassettes > 1 else "")
+        path = Path(str(self._node.path)).parent / "cassettes" / f"{name}.jsonl"
+        options = dict(marker.kwargs)
+        if self._node.config.getoption("mcp_record", False):
+            options["mode"] = "all"
+
+        def make() -> Transport:
+            return transport_for(
+                target,
+                headers=headers,
+                auth=auth,
+                env=env,
+                cwd=cwd,
+                on_stderr=on_stderr,
+                sandbox=sandbox,
+            )
+
+        return Cassette(path, make, **options)
 
 
 class _StderrTail:
@@ -132,6 +183,23 @@ def _label(target: object) -> str:
         return shlex.join(str(arg) for arg in target)
     name = getattr(target, "name", None)
     return name if isinstance(name, str) else type(target).__name__
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--mcp-record",
+        action="store_true",
+        dest="mcp_record",
+        help="record the mcp_cassette tests' sessions anew (mcp_sync.cassette mode 'all')",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "mcp_cassette(name, mode='once', match=None, filter=None): the mcp_client fixture's "
+        "clients record to / replay from cassettes/<name>.jsonl next to the test",
+    )
 
 
 @pytest.fixture

@@ -295,6 +295,11 @@ class Runner:
         self.out.write(stubs(self.client, server=info.name if info else None))
         return EXIT_OK
 
+    def record(self) -> int:
+        from ._record import explore
+
+        return explore(self.client, self.out, self.args.output, self.timeout)
+
     def ping(self) -> int:
         started = time.perf_counter()
         self.client.ping(timeout=self.timeout)

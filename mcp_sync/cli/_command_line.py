@@ -166,6 +166,12 @@ def _common(
         "--pin", default=default(None), metavar="FILE", help="stop a tool that differs from FILE"
     )
     group.add_argument(
+        "--record",
+        default=default(None),
+        metavar="FILE",
+        help="record the session to FILE, a cassette (JSONL; see docs/testing.md)",
+    )
+    group.add_argument(
         "--json",
         action="store_true",
         default=default(False),
@@ -313,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
         "mcp-sync logout URL [options]\n       mcp-sync logout --config FILE [--server NAME]"
     )
     verb("info", "server name, version, protocol, capabilities and instructions")
+    verb("record", "record a look at the server (its lists) to FILE", "-o FILE").add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="the cassette to write"
+    )
     verb("pin", "record or refresh FILE, the pins of the server's tools").add_argument("file")
     return parser
 

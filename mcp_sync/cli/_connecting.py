@@ -74,6 +74,11 @@ def connect(args: argparse.Namespace, err: IO[str]) -> Client:
         options["pin"] = args.pin
     headers = _headers(args.header)
     tls = _tls_options(args)
+
+    from ._record import output_of, recording
+
+    if output_of(args):
+        connect_target = recording(str(output_of(args)), connect_target)
     if args.config:
         from ..config import ConfigError, load
 
