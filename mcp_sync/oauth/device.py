@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from .._terminal import safe
 from ..errors import Aborted
 from ..redaction import hold
 from . import _state
@@ -71,15 +72,6 @@ _MIN_INTERVAL = 1.0
 _DEFAULT_EXPIRY = 900.0
 
 
-def _printable(text: str) -> str:
-    """``text`` with every control or format character escaped: the server wrote it, and a
-    terminal would act on an escape sequence in it."""
-    return "".join(
-        ch if ch.isprintable() else (f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}")
-        for ch in text
-    )
-
-
 @dataclass(frozen=True)
 class DeviceCode:
     """What the user needs to approve a device sign-in: open ``verification_uri`` and type
@@ -99,33 +91,33 @@ class DeviceCode:
 
     def __str__(self) -> str:
         text = (
-            f"To sign in, open {_printable(self.verification_uri)} "
-            f"and enter the code {_printable(self.user_code)}"
+            f"To sign in, open {safe(self.verification_uri)} "
+            f"and enter the code {safe(self.user_code)}"
         )
         if self.verification_uri_complete:
-            text += f" (or open {_printable(self.verification_uri_complete)})"
+            text += f" (or open {safe(self.verification_uri_complete)})"
         return text
 
     def _repr_markdown_(self) -> str:
         def literal(text: str) -> str:
-            return "`" + _printable(text).replace("`", "'") + "`"
+            return "`" + safe(text).replace("`", "'") + "`"
 
         text = (
-            f"**Sign in:** open <{html.escape(_printable(self.verification_uri))}> "
+            f"**Sign in:** open <{html.escape(safe(self.verification_uri))}> "
             f"and enter the code {literal(self.user_code)}"
         )
         if self.verification_uri_complete:
-            text += f" (or open <{html.escape(_printable(self.verification_uri_complete))}>)"
+            text += f" (or open <{html.escape(safe(self.verification_uri_complete))}>)"
         return text
 
     def _repr_html_(self) -> str:
         def link(url: str) -> str:
-            shown = html.escape(_printable(url))
+            shown = html.escape(safe(url))
             return f'<a href="{shown}" target="_blank" rel="noopener noreferrer">{shown}</a>'
 
         text = (
             f"<div><b>Sign in:</b> open {link(self.verification_uri)} and enter the code "
-            f"<code style='font-size:1.3em'>{html.escape(_printable(self.user_code))}</code>"
+            f"<code style='font-size:1.3em'>{html.escape(safe(self.user_code))}</code>"
         )
         if self.verification_uri_complete:
             text += f" (or open {link(self.verification_uri_complete)})"
