@@ -123,6 +123,7 @@ def test_a_server_that_closes_stdout_but_keeps_running_is_stopped() -> None:
     pid = transport.pid
     assert pid is not None
     assert seen.message() == OK
+    transport.send({"jsonrpc": "2.0", "method": "notifications/go"})  # now it closes stdout
     started = time.monotonic()
     cause = seen.wait_closed()
     print(f"\nstdout closed -> on_close after {(time.monotonic() - started) * 1000:.0f} ms")

@@ -12,7 +12,8 @@ waits for EOF on stdin:
 - ``blank``: blank and whitespace-only lines (with CR) around the ok line
 - ``scalar``: a JSON value that is no message (``42``)
 - ``split``: one message written a few bytes at a time
-- ``close-stdout``: close stdout (after the ok line) and keep running until killed
+- ``close-stdout``: after the ok line, wait for a line on stdin, then close stdout and keep
+  running until killed
 """
 
 import os
@@ -67,6 +68,7 @@ def main() -> None:
     else:
         write(OK)
     if mode == "close-stdout":
+        sys.stdin.buffer.readline()  # (the test reads the pid first: it is None once stopped)
         os.close(1)
         while True:
             time.sleep(3600)
