@@ -1,6 +1,6 @@
 """Human output of the CLI: aligned tables with wrapped text, results, a progress bar.
 
-Every string a server sent goes through :func:`~mcp_sync._terminal.safe` before it reaches the
+Every string a server sent goes through :func:`mcp_sync.terminal.safe` before it reaches the
 terminal (escape sequences, controls and hidden characters shown as escapes; ``--json``
 output as JSON escapes): the reasons are in that module.
 """
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from .. import tool_parameters
-from .._terminal import safe
+from ..terminal import safe
 
 __all__ = ["Progress", "render_result", "safe", "table", "terminal_width"]
 

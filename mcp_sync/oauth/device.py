@@ -30,9 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from .._terminal import safe
 from ..errors import Aborted
 from ..redaction import hold
+from ..terminal import safe
 from . import _state
 from ._deadline import inherited
 from ._http import Limits, current_limits, exchange, limits, require_secure

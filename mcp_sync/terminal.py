@@ -1,4 +1,5 @@
-"""Text from a server, fit for a terminal: :func:`safe`.
+"""Text from a server, fit for a terminal: :func:`safe`, for whatever prints what a server
+sent (a tool's description, a result, an error message).
 
 A server is code the user did not write, and ESC, OSC and CSI sequences, BEL, a carriage
 return or a C1 control can retitle the terminal, clear or hide text, or draw a fake prompt;
@@ -6,8 +7,7 @@ bidi controls, zero-width and tag characters hide or reorder text. They are show
 escapes (``\\x1b``, ``\\u202e``). A lone surrogate, which no terminal encoding can write, is
 shown the same way. ``as_json`` turns the same characters into JSON escapes, so that the text
 of a JSON document still parses to exactly what the server sent. The CLI renders everything
-through it, and so does whatever else shows a server's text on a terminal (the OAuth device
-grant's code and address).
+through it, and so does the OAuth device grant (its code and address).
 """
 
 from __future__ import annotations
