@@ -557,9 +557,16 @@ def test_sixteen_threads_through_restarts_no_call_runs_twice_no_answer_goes_astr
         client.close()
         if server is not None:
             server.__exit__()
-    ran = Counter(ledger.read_text().split())
-    twice = [token for token, times in ran.items() if times > 1]
-    assert not twice, f"run twice: {twice[:5]}"
+    runs: dict[str, list[str]] = {}  # token: "pid/request id" of each run
+    for line in ledger.read_text().splitlines():
+        token, pid, request_id = line.split()
+        runs.setdefault(token, []).append(f"{pid}/{request_id}")
+    ran = Counter({token: len(where) for token, where in runs.items()})
+    twice = {token: where for token, where in runs.items() if len(where) > 1}
+    # (which servers ran them, and the failures, say how a call came to be sent twice)
+    assert not twice, f"run twice (server pid/request id): {dict(list(twice.items())[:5])}; " + (
+        f"failures: {Counter(str(f).partition(chr(10))[0][:120] for f in failures)}"
+    )
     assert not [t for t in succeeded if t not in ran], "an answered call is not in the ledger"
     unexpected = [f for f in failures if not isinstance(f, ConnectionClosed)]
     assert not unexpected, [f"{type(f).__name__}: {f}" for f in unexpected[:3]]

@@ -4,7 +4,7 @@ ran: for the restart soak, which must show that no call was run twice.
     RECORD_TO=/path/ledger python recording_server.py stdio
     RECORD_TO=/path/ledger python recording_server.py streamable-http PORT
 
-``record(token)`` appends ``token`` and a newline to the file ``RECORD_TO`` names (one
+``record(token)`` appends a line ``token pid request-id`` to the file ``RECORD_TO`` names (one
 ``O_APPEND`` write, so a server killed at any moment leaves whole lines from every instance
 sharing the file) and answers with the token.
 """
@@ -15,7 +15,7 @@ import os
 import sys
 import warnings
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 warnings.simplefilter("ignore")
 
@@ -24,9 +24,10 @@ LEDGER = os.open(os.environ["RECORD_TO"], os.O_WRONLY | os.O_APPEND | os.O_CREAT
 
 
 @server.tool()
-def record(token: str) -> str:
-    """Write the token to the ledger, then answer with it."""
-    os.write(LEDGER, token.encode() + b"\n")
+def record(token: str, ctx: Context) -> str:
+    """Write the token, this server's pid and the request's JSON-RPC id to the ledger, then
+    answer with the token."""
+    os.write(LEDGER, f"{token} {os.getpid()} {ctx.request_id}\n".encode())
     return token
 
 
