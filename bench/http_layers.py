@@ -8,7 +8,7 @@ process, each against the floor of the same round:
 - ``http.client``: a raw POST on a kept-alive connection (``bench.raw_floor.RawHttp``): the floor;
 - ``urllib3``: ``PoolManager.request``;
 - ``requests``: ``requests.Session.post`` (``trust_env`` off, as mcp_sync's own session);
-- ``transport``: ``StreamableHttpTransport.send_before`` of the request (30 s deadline, as
+- ``transport``: ``StreamableHttpTransport.send`` of the request (30 s deadline, as
   ``client.request`` sends it), then the wait for the message
   it delivers (no session, no client);
 - ``client.request``: mcp_sync up to the untyped result;
@@ -49,6 +49,7 @@ from typing import Any
 
 import mcp_sync
 from mcp_sync.protocol import jsonrpc
+from mcp_sync.transports import MessageOptions
 
 from . import sdk_client
 from .instructions import count_instructions
@@ -68,6 +69,8 @@ from .suite import (
 FLOOR = "http.client"
 SDK_WAY = "mcp (official)"
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+#: What the session sends every message after ``initialize`` with: the negotiated version.
+_AT = MessageOptions(version="2025-11-25")
 _INIT = {
     "protocolVersion": "2025-11-25",
     "capabilities": {},
@@ -154,16 +157,16 @@ def transport_way(url: str) -> tuple[Callable[[], Any], Callable[[], None]]:
     transport.start()
     ids = itertools.count(1)
 
-    def request(method: str, params: dict[str, Any]) -> Any:
+    def request(method: str, params: dict[str, Any], options: MessageOptions | None = _AT) -> Any:
         request_id = next(ids)
         future: Future[Any] = Future()
         waiting[request_id] = future
-        transport.send_before(jsonrpc.request(request_id, method, params), time.monotonic() + 30)
+        message = jsonrpc.request(request_id, method, params)
+        transport.send(message, deadline=time.monotonic() + 30, options=options)
         return future.result(10)
 
-    request("initialize", _INIT)
-    transport.set_protocol_version("2025-11-25")
-    transport.send(jsonrpc.notification("notifications/initialized"))
+    request("initialize", _INIT, None)
+    transport.send(jsonrpc.notification("notifications/initialized"), options=_AT)
     name, arguments = ECHO
     return lambda: request("tools/call", {"name": name, "arguments": arguments}), transport.close
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -53,8 +54,9 @@ class CannedTransport(mcp_sync.Transport):
     def send(
         self,
         message: dict[str, Any],
-        signal: mcp_sync.AbortSignal | None = None,
         *,
+        deadline: float = math.inf,
+        signal: mcp_sync.AbortSignal | None = None,
         options: MessageOptions | None = None,
     ) -> None:
         jsonrpc.encode(message)  # what a real transport does before writing

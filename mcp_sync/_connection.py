@@ -235,9 +235,9 @@ class Connection:
         """Use what the negotiation settled."""
         self.server = state
         stateless_era = state.era == "stateless"
-        # A stateless-era message stands alone at its version: every one says so.
-        session.message_options = (
-            MessageOptions(version=state.protocol_version) if stateless_era else None
+        # Every message says the version; a stateless-era one stands alone at it.
+        session.message_options = MessageOptions(
+            version=state.protocol_version, standalone=stateless_era
         )
         # Some transports cancel a stateless-era request by closing its stream, nothing more.
         session.cancel_on_wire = not (stateless_era and session.transport.cancels_by_closing_stream)

@@ -34,10 +34,9 @@ __all__ = ["Offer", "ServerState", "handshake", "negotiate"]
 
 logger = logging.getLogger("mcp_sync")
 
-#: The handshake's messages belong to the session it opens, whatever the session sent before
-#: (a recovery may find a stateless-era session); the last one opens it.
+#: ``initialize`` belongs to the session it opens, whatever the session sent before (a recovery
+#: may find a stateless-era session), and goes at no version: its answer says which.
 _IN_SESSION = MessageOptions()
-_OPENS_SESSION = MessageOptions(opens_session=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,9 +228,11 @@ def handshake(
     result = parse_result("initialize", InitializeResult, raw)
     if result.protocol_version not in versions.HANDSHAKE_VERSIONS:
         raise UnsupportedProtocolVersion(result.protocol_version, versions.HANDSHAKE_VERSIONS)
-    session.transport.set_protocol_version(result.protocol_version)
-    # a write has a deadline too
-    session.notify("notifications/initialized", timeout=timeout, options=_OPENS_SESSION)
+    # From here on every message says the version: an answer to a server request sent before
+    # the client has adopted the state included.
+    session.message_options = MessageOptions(version=result.protocol_version)
+    opens = MessageOptions(version=result.protocol_version, opens_session=True)
+    session.notify("notifications/initialized", timeout=timeout, options=opens)  # (a deadline)
     return ServerState(
         result.protocol_version, result.capabilities, result.server_info, result.instructions
     )
@@ -251,7 +252,7 @@ def _discover(
         pending = session.begin(
             "server/discover",
             {"_meta": meta},
-            options=MessageOptions(version=version),
+            options=MessageOptions(version=version, standalone=True),
             signal=signal,
         )
         try:

@@ -192,11 +192,7 @@ class ServerRequests:
 
     def _send_quietly(self, message: dict[str, Any]) -> None:
         try:
-            options = self._options()
-            if options is None:  # (a ``send`` replaced on the instance may not take it)
-                self._transport.send(message)
-            else:
-                self._transport.send(message, options=options)
+            self._transport.send(message, options=self._options())
         except McpError as exc:
             # After close, answers to the server's last requests have nowhere to go.
             log = logger.debug if self._closed() or self._transport.closed else logger.warning

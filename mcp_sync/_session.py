@@ -5,8 +5,8 @@ A blocking call travels like this::
     caller thread                      reader thread (transport)        dispatcher thread
     -------------                      -------------------------        -----------------
     request(): new id, pending entry
-    transport.send_before(message,
-        deadline, signal)
+    transport.send(message,
+        deadline=..., signal=...)
     wait on the Future, until the      response arrives: parse,
     (movable) deadline                 resolve the Future
     <- result / raise                  progress: move the deadline,     on_progress callback
@@ -99,7 +99,7 @@ class Session:
         #: False in eras/transports where cancelling means closing the request's stream.
         self.cancel_on_wire = True
         #: What the transport is told with every message this session sends, unless a call
-        #: gives its own (in the stateless era: the version each message stands alone at).
+        #: gives its own: once negotiated, the version (in the stateless era: standalone).
         self.message_options: MessageOptions | None = None
         #: Called on the reader thread for each notification, before any listener: for the
         #: client's own bookkeeping only (quick, never user code).
@@ -176,7 +176,7 @@ class Session:
 
         For long-lived requests (``subscriptions/listen``); end one with :meth:`cancel`.
         ``signal`` aborts the request; it is listened to before the request is sent, as a
-        transport may make the whole exchange inside ``send_before`` (HTTP does).
+        transport may make the whole exchange inside ``send`` (HTTP does).
         """
         self._check_open()
         request_id = next(self._ids)
@@ -192,10 +192,10 @@ class Session:
         if signal is not None:
             pending.remove_abort = self._settle_on_abort(pending, signal)
         try:
-            self.transport.send_before(
+            self.transport.send(
                 jsonrpc.request(request_id, method, params),
-                pending.deadline,
-                pending.send_signal,
+                deadline=pending.deadline,
+                signal=pending.send_signal,
                 options=options,
             )
         except WriteTimeout as exc:
@@ -209,7 +209,7 @@ class Session:
             if pending.remove_abort is not None:
                 pending.remove_abort()
             if isinstance(exc, KeyboardInterrupt):
-                # (Ctrl-C inside send_before: the request may be on its way, as in _wait)
+                # (Ctrl-C inside send: the request may be on its way, as in _wait)
                 interrupted = Aborted("KeyboardInterrupt")
                 self._settle_locally(pending, interrupted, "Interrupted by the user")
                 self._send_cancel(pending, method != "initialize")
@@ -248,9 +248,9 @@ class Session:
         within ``timeout`` seconds (None: no limit)."""
         self._check_open()
         deadline = math.inf if timeout is None else time.monotonic() + timeout
-        self.transport.send_before(
+        self.transport.send(
             jsonrpc.notification(method, params),
-            deadline,
+            deadline=deadline,
             options=_unattended(options or self.message_options),
         )
 

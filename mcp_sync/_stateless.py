@@ -274,7 +274,7 @@ class StatelessEra:
         server = self._link.server
         if not found or server is None:
             return None
-        return MessageOptions(version=server.protocol_version, headers=found)
+        return MessageOptions(version=server.protocol_version, standalone=True, headers=found)
 
     # -- notifications, listen, recovery ------------------------------------------------
 

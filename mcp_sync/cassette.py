@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import queue
 import threading
@@ -98,6 +99,7 @@ class Cassette(Transport):
         self._outbox: queue.Queue[Any] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._handshake = threading.Event()
+        self._live_version: str | None = None  # what the live server's ``initialize`` chose
         self._closing = False
         #: True when this run records (known once started).
         self.recording = False
@@ -174,8 +176,9 @@ class Cassette(Transport):
     def send(
         self,
         message: dict[str, Any],
-        signal: AbortSignal | None = None,
         *,
+        deadline: float = math.inf,
+        signal: AbortSignal | None = None,
         options: MessageOptions | None = None,
     ) -> None:
         if signal is not None and signal.aborted:
@@ -185,28 +188,9 @@ class Cassette(Transport):
         if self.recording:
             self._write(fmt.CLIENT, message)
             assert self._inner is not None
-            self._inner.send(message, signal, options=options)
+            self._inner.send(message, deadline=deadline, signal=signal, options=options)
             return
         self._replay_send(message, signal, options)
-
-    def send_before(
-        self,
-        message: dict[str, Any],
-        deadline: float,
-        signal: AbortSignal | None = None,
-        *,
-        options: MessageOptions | None = None,
-    ) -> None:
-        if self.recording and self._inner is not None and not self._closing:
-            self._write(fmt.CLIENT, message)
-            self._inner.send_before(message, deadline, signal, options=options)
-            return
-        self.send(message, signal, options=options)
-
-    def set_protocol_version(self, version: str) -> None:
-        super().set_protocol_version(version)
-        if self._inner is not None:
-            self._inner.set_protocol_version(version)
 
     def close(self) -> None:
         with self._lock:
@@ -243,6 +227,9 @@ class Cassette(Transport):
                 self._from_server(item)
             return
         if message.get("id") == _HANDSHAKE_ID:
+            result = message.get("result")
+            version = result.get("protocolVersion") if isinstance(result, dict) else None
+            self._live_version = version if isinstance(version, str) else None
             self._handshake.set()
             return
         self._write(fmt.SERVER, message)
@@ -263,7 +250,7 @@ class Cassette(Transport):
             message_id = message.get("id")
             if message_id in self._live_server_requests and self._inner is not None:
                 self._write(fmt.CLIENT, message)
-                self._inner.send(message, signal, options=options)
+                self._inner.send(message, signal=signal, options=options)
                 return
             with self._lock:
                 waiting = self._waiting.pop(message_id, None)
@@ -362,7 +349,7 @@ class Cassette(Transport):
             self._open_live_session(message)
         self._write(fmt.CLIENT, message)
         assert self._inner is not None
-        self._inner.send(message, signal, options=options)
+        self._inner.send(message, signal=signal, options=options)
 
     def _open_live_session(self, first: dict[str, Any]) -> None:
         """The real server hears the recorded handshake first (the client's was replayed)."""
@@ -377,7 +364,10 @@ class Cassette(Transport):
         self._inner.send(request)
         if not self._handshake.wait(HANDSHAKE_TIMEOUT):
             raise RequestTimeout("initialize", HANDSHAKE_TIMEOUT)
-        self._inner.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self._inner.send(
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            options=MessageOptions(version=self._live_version),
+        )
 
 
 _HANDSHAKE_ID = "mcp-sync-cassette-initialize"

@@ -9,6 +9,9 @@
   (every fact about one is a row of ``protocol/methods.py``; the session passes what the
   transport needs in ``MessageOptions``), in the manner of h11's "everything that affects the
   state machine lives in this file".
+- The transport contract has one ``send`` (with a ``deadline=``) and one channel for the
+  protocol version (each message's ``MessageOptions``): no ``send_before``, no
+  ``set_protocol_version``.
 - A module is short enough to read in one sitting, or says why not.
 """
 
@@ -189,6 +192,40 @@ def test_no_transport_imports_the_method_table():
         if name.startswith("mcp_sync.transports") and "mcp_sync.protocol.methods" in GRAPH[name]
     }
     assert strays == set()
+
+
+#: What the transport contract had twice, and has once now: ``send(deadline=)`` and the
+#: version in each message's ``MessageOptions``.
+_REMOVED_FROM_THE_CONTRACT = frozenset({"send_before", "set_protocol_version"})
+
+
+def _removed_names(source: str) -> list[tuple[int, str]]:
+    """``(line, name)`` for every definition or attribute use of a removed contract method."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = node.name
+        elif isinstance(node, ast.Attribute):
+            name = node.attr
+        else:
+            continue
+        if name in _REMOVED_FROM_THE_CONTRACT:
+            found.append((node.lineno, name))
+    return sorted(found)
+
+
+def test_the_transport_contract_has_one_send_and_one_version_channel():
+    strays = {
+        name: found
+        for name, path in MODULES.items()
+        if (found := _removed_names(path.read_text(encoding="utf-8")))
+    }
+    assert strays == {}
+
+
+def test_the_removed_contract_check_sees_one():
+    source = "def send_before(self):\n    pass\nt.set_protocol_version(v)\nt.send(m)\n"
+    assert _removed_names(source) == [(1, "send_before"), (3, "set_protocol_version")]
 
 
 def test_no_module_is_too_long_to_read():

@@ -56,10 +56,20 @@ def test_connect_performs_the_handshake(server):
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-03-26", "2024-11-05"])
 def test_older_supported_versions_are_accepted_and_given_to_the_transport(version):
     server = MockServer(protocol_version=version)
+    versions = []
+    send = server.client_transport.send
+
+    def spy(message, **kwargs):
+        if message.get("method") != "server/discover":  # (the era probe, standalone)
+            versions.append(kwargs["options"].version)
+        return send(message, **kwargs)
+
+    server.client_transport.send = spy
     client = server.connect(Client())
     try:
+        client.ping()
         assert client.protocol_version == version
-        assert server.client_transport.protocol_version == version
+        assert versions == [None, version, version]  # initialize, initialized, ping
     finally:
         client.close()
 
@@ -141,11 +151,11 @@ def test_a_request_settled_before_it_is_written_is_never_written(server):
     transport = server.client_transport
     original = transport.send
 
-    def spy(message, signal=None, *, options=None):
+    def spy(message, *, signal=None, **kwargs):
         if message.get("method") == "tools/call":
             signals.append(signal)
             return None  # as if the write were still queued: not written yet
-        return original(message, signal, options=options)
+        return original(message, signal=signal, **kwargs)
 
     transport.send = spy
     client = server.connect(Client())

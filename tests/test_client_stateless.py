@@ -15,6 +15,7 @@ from mcp_sync import (
     UnsupportedProtocolVersion,
 )
 from mcp_sync.testing import NO_REPLY, MockServer
+from mcp_sync.types import Root
 
 PV = "io.modelcontextprotocol/protocolVersion"
 CAPS = "io.modelcontextprotocol/clientCapabilities"
@@ -520,14 +521,14 @@ def test_a_dropped_listen_stream_is_listened_again():
 
 
 def _record_options(transport):
-    """Record ``(method, options)`` of every message the client hands ``transport`` (the
-    in-memory transport's ``send_before`` goes through its ``send``)."""
+    """Record ``(method, options)`` of every message the client hands ``transport`` (an
+    answer to a server request: method None)."""
     sent = []
     send = transport.send
 
-    def spy(message, signal=None, *, options=None):
-        sent.append((message.get("method"), options))
-        return send(message, signal, options=options)
+    def spy(message, **kwargs):
+        sent.append((message.get("method"), kwargs.get("options")))
+        return send(message, **kwargs)
 
     transport.send = spy
     return sent
@@ -566,7 +567,7 @@ def test_each_message_tells_the_transport_its_version_and_a_tool_call_its_param_
             "tools/call",
             "notifications/custom",
         ]
-        assert all(o is not None and o.version == "2026-07-28" for _, o in sent), sent
+        assert all(o is not None and o.version == "2026-07-28" and o.standalone for _, o in sent)
         assert dict(sent[2][1].headers) == {"Mcp-Param-Region": "eu-west"}
         assert [dict(o.headers) for _, o in sent[3:]] == [{}, {}]
         assert not hasattr(server.client_transport, "header_provider")  # no callback up
@@ -574,15 +575,28 @@ def test_each_message_tells_the_transport_its_version_and_a_tool_call_its_param_
         client.close()
 
 
-def test_the_handshake_tells_the_transport_which_message_opens_the_session():
-    server = MockServer()
+def test_the_handshake_tells_the_transport_which_message_opens_the_session_and_its_version():
+    """``initialize`` goes at no version; every message after it, at the negotiated one: the
+    initialized notification, requests, notifications and answers to the server's requests
+    (HTTP's ``MCP-Protocol-Version`` header comes from there)."""
+    server = MockServer(protocol_version="2025-06-18")
     sent = _record_options(server.client_transport)
-    client = server.connect(Client(protocol="handshake"))
+    client = server.connect(Client(protocol="handshake", roots=[Root(uri="file:///tmp")]))
     try:
         client.ping()
+        client.notify("notifications/custom")
+        assert server.request("roots/list")["roots"][0]["uri"] == "file:///tmp"
         opened = [method for method, o in sent if o is not None and o.opens_session]
         assert opened == ["notifications/initialized"]
-        assert all(o is None or o.version is None for _, o in sent)  # the session's messages
+        (first, first_options), *later = sent
+        assert first == "initialize" and first_options.version is None
+        assert [method for method, _ in later] == [
+            "notifications/initialized",
+            "ping",
+            "notifications/custom",
+            None,  # the answer to roots/list
+        ]
+        assert all(o.version == "2025-06-18" and not o.standalone for _, o in later), later
     finally:
         client.close()
 
@@ -601,8 +615,9 @@ def test_a_request_asking_for_progress_tells_the_transport_so(protocol):
         listed = [o for method, o in sent if method == "tools/list"]
         assert listed[0] is not None and listed[0].streams_progress
         assert listed[1] is None or not listed[1].streams_progress
-        era_version = None if protocol == "handshake" else "2026-07-28"
-        assert listed[0].version == era_version  # the era's options, with the progress flag
+        era = ("2025-11-25", False) if protocol == "handshake" else ("2026-07-28", True)
+        # the era's options, with the progress flag
+        assert (listed[0].version, listed[0].standalone) == era
     finally:
         client.close()
 

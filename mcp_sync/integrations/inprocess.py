@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -151,12 +152,13 @@ class InProcessTransport(Transport):
     def send(
         self,
         message: dict[str, Any],
-        signal: AbortSignal | None = None,
         *,
+        deadline: float = math.inf,
+        signal: AbortSignal | None = None,
         options: MessageOptions | None = None,
     ) -> None:
         try:
-            self._client_end.send(message, signal)
+            self._client_end.send(message, signal=signal)
         except ConnectionClosed as exc:
             if self._failure is None:
                 raise

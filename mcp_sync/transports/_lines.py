@@ -96,18 +96,9 @@ class LineTransport(Transport):
     def send(
         self,
         message: dict[str, Any],
-        signal: AbortSignal | None = None,
         *,
-        options: MessageOptions | None = None,
-    ) -> None:
-        self.send_before(message, math.inf, signal)
-
-    def send_before(
-        self,
-        message: dict[str, Any],
-        deadline: float,
+        deadline: float = math.inf,
         signal: AbortSignal | None = None,
-        *,
         options: MessageOptions | None = None,
     ) -> None:
         data = jsonrpc.encode(message) + b"\n"

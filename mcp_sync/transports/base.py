@@ -1,109 +1,58 @@
-"""The transport contract: the strict point of cut-off between the session core and I/O.
+"""The transport contract: the cut between the session core and I/O.
 
 A transport moves whole JSON-RPC messages and knows nothing of their meaning beyond what
-framing needs. The session core (:mod:`mcp_sync._session`) owns ids, correlation, timeouts,
-cancellation and initialization.
-
-Contract, for someone writing a transport:
+framing needs; the session core (:mod:`mcp_sync._session`) owns ids, correlation, timeouts,
+cancellation and initialization. The client starts the transport it is given and closes it
+(on ``close()``, on a failed ``connect()``, when recovery replaces it); the session only sends
+and listens, and never closes it.
 
 ``start()``
-    Open the connection (spawn the process, open the socket) and start the reader thread,
-    named ``mcp-sync-<kind>-reader`` and daemonic. Raise a :class:`~mcp_sync.errors.McpError`
-    naming what failed (a missing command, a refused connection). Called once.
+    Open the connection and start the reader thread (``mcp-sync-<kind>-reader``, daemonic).
+    Called once; raise a :class:`~mcp_sync.errors.McpError` naming what failed.
 
-``send(message, signal=None, *, options=None)``
-    Write one message (a JSON-serializable dict). Serialize concurrent writers. Do not start
-    writing if ``signal`` is already aborted: the caller has given up. For a request, the
-    session aborts ``signal`` once the request settles (answered, timed out, aborted), so a
-    transport that keeps a per-request stream open (HTTP) closes it then. Return once the
-    message is handed off; a transport whose peer may take long to answer does that waiting on
-    its own threads. Messages reach the peer in ``send()`` order: a request handed off later
-    does not overtake a notification handed off earlier. Raise
-    :class:`~mcp_sync.errors.ConnectionClosed` after close, or a
+``send(message, *, deadline=math.inf, signal=None, options=None)``
+    Write one message (a JSON-serializable dict), or hand it off to the transport's own
+    threads, by ``deadline`` (a :func:`time.monotonic` time; ``math.inf``: no limit), else
+    raise :class:`~mcp_sync.errors.WriteTimeout`; if part of it was written, set ``partial``
+    and close with that reason. A transport may also read a request's answer here, on the
+    caller's thread, within ``deadline`` (Streamable HTTP does for a JSON answer), giving up
+    when ``signal`` aborts or it is closed. Do not start if ``signal`` is already aborted; the
+    session aborts a request's ``signal`` once it settles (HTTP then closes its stream).
+    Serialize concurrent senders: messages reach the peer in ``send()`` order. Raise
+    :class:`~mcp_sync.errors.ConnectionClosed` after close,
     :class:`~mcp_sync.errors.TransportError` when this one message cannot be sent.
-    ``options`` (a :class:`MessageOptions`) says what this message needs beyond its bytes;
-    a transport uses what applies to it and ignores the rest (stdio, pipes and the in-memory
-    pair ignore all of it). ``None`` means "nothing special": a message of the session the
-    handshake opened.
-
-``send_before(message, deadline, signal=None, *, options=None)``
-    :meth:`send`, giving up at ``deadline`` (a :func:`time.monotonic` time; ``math.inf``: no
-    limit) when the peer does not take the message: raise
-    :class:`~mcp_sync.errors.WriteTimeout`. If part of the message was written the stream
-    is unrecoverable: set ``partial``, and close (``on_close`` with the reason). The session
-    sends requests this way, with the request's deadline. The default calls :meth:`send`,
-    right for transports whose ``send`` only hands the message off. A transport may also read
-    the answer of a request right here, on the caller's thread, within ``deadline`` (the
-    caller would wait for it anyway; Streamable HTTP does so for a plain JSON answer): it
-    delivers the answer as usual, and gives up when ``signal`` aborts or it is closed.
 
 ``close()``
-    Idempotent, callable from any thread (a listener included). Messages already handed off
-    go out first, within a short bound (a transport that hands off to its own threads waits
-    for them that long). Release every reader, stop the peer (a child process is gone when it
-    returns), join the threads it started, and fire ``on_close`` once, with ``None`` as the
-    cause.
+    Idempotent, from any thread (a listener's included). Let what was handed off go out
+    within a short bound, release every reader, stop the peer (a child process is gone when it
+    returns), join the transport's threads, and fire ``on_close(None)``.
 
 ``release_after_fork()``
-    Called instead of ``close()`` in a child process made by ``fork()``, on the child's copy
-    of a started transport: the peer, the session and the threads belong to the parent. Close
-    this process's copies of the descriptors the transport opened, and nothing more: send
-    nothing (no goodbye, no ``DELETE``), signal no process, shut no socket down (that would
-    end the parent's connection too), join no thread and take no lock (a thread of the parent
-    may have held it at the fork). The default does nothing: the copies stay open until the
-    child exits.
+    In a ``fork()`` child, instead of ``close()``: close this process's copies of the
+    descriptors and nothing more (send nothing, signal no process, shut no socket down, join
+    no thread, take no lock: all of it is the parent's). The default does nothing.
 
-``set_protocol_version(version)``
-    Tells the transport the version the handshake negotiated (HTTP sends it as a header on
-    the session's later messages).
+Listeners (called on the transport's threads: be quick; each ``on_*`` returns a remover):
+``on_message`` gets each decoded JSON value (an object or a batch array) in order;
+``on_error`` problems that do not end the connection (one with ``request_id`` fails that
+request); ``on_close`` the cause, once (None after ``close()``).
 
-Per-message options (:class:`MessageOptions`), all of them optional:
+:class:`MessageOptions`, what one message needs beyond its bytes (a transport uses what
+applies to it; stdio, pipes and the in-memory pair ignore all of it; ``None``: nothing
+special): ``version``, the protocol version it is sent at (every message once the version is
+known; HTTP's ``MCP-Protocol-Version``); ``standalone``, it stands alone (stateless era): no
+session id, no stream resumption; ``headers``, extra headers that never override the
+protocol's; ``opens_session`` (``notifications/initialized``: HTTP opens its GET stream);
+``begins_session`` (``initialize``: no session id yet); ``streams_progress`` (a request that
+asked for progress: its answer may be long coming); ``safe_to_resend`` (it only reads);
+``interactive_auth`` (False: a 401 may refresh a token but open no browser).
 
-``version``
-    This message stands alone at this protocol version (the stateless era, 2026-07-28 on):
-    it carries its version itself and belongs to no session. HTTP sends the version headers
-    of :func:`mcp_sync.protocol.headers.standard_headers` and no ``Mcp-Session-Id``, and does
-    not resume its stream. ``None``: the message belongs to the session the handshake opened.
-``headers``
-    Extra headers for this message (HTTP: the 2026-07-28 ``Mcp-Param-*`` headers of a
-    ``tools/call``). They override the transport's own ``headers=`` but never the headers the
-    transport's protocol sets.
-``opens_session``
-    The handshake completes with this message (``notifications/initialized``): HTTP opens its
-    server-push GET stream with it.
-``begins_session``
-    This request starts a (new) session (``initialize``): HTTP sends it without
-    ``Mcp-Session-Id`` and holds the session's other requests until it is answered.
-``safe_to_resend``
-    The request only reads (``tools/list``): sending it twice changes nothing, so after a
-    reset connection HTTP may send it again even if it may have arrived.
-``interactive_auth``
-    A rejected token (HTTP 401) on this message may start an interactive sign-in. False for
-    the messages nobody waits for (notifications, answers to the server): HTTP tells its auth
-    provider so (``UnauthorizedContext.interactive``), which may refresh but opens no browser.
+Class attributes the session reads: ``cancels_by_closing_stream`` (a stateless-era request is
+cancelled by aborting its ``signal``, with no ``notifications/cancelled``: Streamable HTTP);
+``answers_every_request`` (every request gets an answer, so the era probe waits the whole
+connect timeout for ``server/discover``'s).
 
-Capabilities the session core reads (class attributes):
-
-``cancels_by_closing_stream``
-    True when a stateless-era request is cancelled by closing its stream (aborting its
-    ``signal``), so the session sends no ``notifications/cancelled`` for it (Streamable HTTP).
-``answers_every_request``
-    True when every server answers every request, however slowly (Streamable HTTP: a POST
-    always gets a response), so version negotiation waits for the ``server/discover`` probe's
-    answer for the whole connect timeout instead of a short probe window (stdio, where an
-    old server may ignore the probe).
-
-Incoming traffic goes to listeners, called on the transport's threads; they must be quick:
-
-- ``on_message(callback)``: each decoded JSON value (an object, or a batch array), in order.
-- ``on_error(callback)``: problems that do not end the connection (an unparsable line, an HTTP
-  error for one request). An error with ``request_id`` set fails just that request.
-- ``on_close(callback)``: once, when the connection ends, with the cause (None after a normal
-  ``close()``; a :class:`~mcp_sync.errors.ConnectionClosed` carries the details).
-
-Each ``on_*`` returns a function that removes the listener.
-
-Example, a transport over a socket-like object ``conn`` with ``readline``/``write``::
+Example, a transport over a socket-like ``conn`` with ``readline``/``write``::
 
     class SocketLineTransport(Transport):
         kind = "line"
@@ -116,9 +65,9 @@ Example, a transport over a socket-like object ``conn`` with ``readline``/``writ
                 self._deliver(json.loads(line))
             self._fire_close(None)
 
-        def send(self, message, signal=None, *, options=None):
+        def send(self, message, *, deadline=math.inf, signal=None, options=None):
             if signal is None or not signal.aborted:
-                conn.write(jsonrpc.encode(message) + b"\\n")
+                conn.write(jsonrpc.encode(message) + b"\\n")  # (a blocking write: no deadline)
 
         def close(self):
             conn.close()
@@ -127,14 +76,12 @@ Example, a transport over a socket-like object ``conn`` with ``readline``/``writ
 
 from __future__ import annotations
 
-import inspect
 import logging
+import math
 import threading
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import wraps
 from typing import Any, ClassVar
 
 from ..abort import AbortSignal
@@ -152,19 +99,12 @@ CloseListener = Callable[[BaseException | None], None]
 class MessageOptions:
     """What a transport must do differently for one message (see the module docstring).
 
-    ``version``: the message stands alone at this (stateless-era) protocol version; ``None``:
-    it belongs to the session the handshake opened. ``headers``: extra headers for it (HTTP).
-    ``opens_session``: the handshake completes with it. ``streams_progress``: a request that
-    asked for progress notifications, so its answer may take long to come (HTTP reads it on a
-    worker rather than on the calling thread). ``interactive_auth``: a 401 on it may start an
-    interactive sign-in (False for notifications and answers). ``begins_session``: the
-    request that starts a (new) session. ``safe_to_resend``: it only reads, so it may be sent
-    twice. The session fills the last two from the method's row in
-    :mod:`mcp_sync.protocol.methods`, so that no transport reads a method name; a transport
-    that ignores them loses nothing but the resend.
+    The session fills ``safe_to_resend`` and ``begins_session`` from the method's row in
+    :mod:`mcp_sync.protocol.methods`, so that no transport reads a method name.
     """
 
     version: str | None = None
+    standalone: bool = False
     headers: Mapping[str, str] = field(default_factory=dict)
     opens_session: bool = False
     streams_progress: bool = False
@@ -185,26 +125,12 @@ class Transport(ABC):
     #: of giving up after a short window.
     answers_every_request: ClassVar[bool] = False
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for name in ("send", "send_before"):
-            method = cls.__dict__.get(name)
-            if callable(method) and not _takes_options(method):
-                warnings.warn(
-                    f"{cls.__qualname__}.{name}() takes no options= argument; it is called "
-                    "without one until 0.2.0 (see mcp_sync.transports.base)",
-                    DeprecationWarning,
-                    stacklevel=2,
-                )
-                setattr(cls, name, _dropping_options(method))
-
     def __init__(self) -> None:
         self._message_listeners: tuple[MessageListener, ...] = ()
         self._error_listeners: tuple[ErrorListener, ...] = ()
         self._close_listeners: tuple[CloseListener, ...] = ()
         self._listener_lock = threading.Lock()
         self._close_fired = False
-        self.protocol_version: str | None = None
 
     # -- the contract -------------------------------------------------------------------
 
@@ -216,25 +142,12 @@ class Transport(ABC):
     def send(
         self,
         message: dict[str, Any],
-        signal: AbortSignal | None = None,
         *,
+        deadline: float = math.inf,
+        signal: AbortSignal | None = None,
         options: MessageOptions | None = None,
     ) -> None:
-        """Write one JSON-RPC message (see the module docstring)."""
-
-    def send_before(
-        self,
-        message: dict[str, Any],
-        deadline: float,
-        signal: AbortSignal | None = None,
-        *,
-        options: MessageOptions | None = None,
-    ) -> None:
-        """:meth:`send`, ending by ``deadline`` (see the module docstring)."""
-        if options is None:
-            self.send(message, signal)  # (a ``send`` replaced on the instance may not take it)
-        else:
-            self.send(message, signal, options=options)
+        """Write one JSON-RPC message by ``deadline`` (see the module docstring)."""
 
     @abstractmethod
     def close(self) -> None:
@@ -243,10 +156,6 @@ class Transport(ABC):
     def release_after_fork(self) -> None:  # noqa: B027 (optional: most have nothing to do)
         """In a forked child: let go of this process's copies of the descriptors, touching
         nothing the parent uses (see the module docstring)."""
-
-    def set_protocol_version(self, version: str) -> None:
-        """Record the negotiated protocol version."""
-        self.protocol_version = version
 
     # -- listeners ----------------------------------------------------------------------
 
@@ -314,22 +223,3 @@ class Transport(ABC):
                 listener(cause)
             except Exception:
                 logger.exception("%s transport: close listener failed", self.kind)
-
-
-def _takes_options(method: Callable[..., Any]) -> bool:
-    try:
-        parameters = inspect.signature(method).parameters.values()
-    except (TypeError, ValueError):
-        return True  # nothing to go by: trust it
-    return any(p.name == "options" or p.kind is p.VAR_KEYWORD for p in parameters)
-
-
-def _dropping_options(method: Callable[..., Any]) -> Callable[..., Any]:
-    """``method`` (a ``send`` written before per-message options), called without them: a
-    transport subclassed from an older version keeps working."""
-
-    @wraps(method)
-    def call(*args: Any, options: MessageOptions | None = None, **kwargs: Any) -> Any:
-        return method(*args, **kwargs)
-
-    return call

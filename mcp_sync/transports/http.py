@@ -2,10 +2,12 @@
 
 Eras
     In the handshake era (2025-03-26 .. 2025-11-25) the transport keeps the ``Mcp-Session-Id``
-    the ``initialize`` response gave, sends it and ``MCP-Protocol-Version`` on every later
-    request, opens the GET stream with the message whose options say ``opens_session`` and
-    DELETEs the session on close. A message whose options carry a ``version`` (the stateless
-    era, 2026-07-28) stands alone: its POST carries the headers of
+    the ``initialize`` response gave, sends it and ``MCP-Protocol-Version`` (the message's
+    ``options.version``) on every later request, opens the GET stream with the message whose
+    options say ``opens_session`` and DELETEs the session on close; the GET stream, the
+    resumption of a response stream and the DELETE go at the version of the session's last
+    message. A message whose options say ``standalone`` (the stateless era, 2026-07-28)
+    stands alone: its POST carries the headers of
     :func:`mcp_sync.protocol.headers.standard_headers` instead, and no session id; there is no
     GET stream, no resumption of a broken response stream and no DELETE. ``Mcp-Method`` /
     ``Mcp-Name`` go on every POST of both eras: a dual-era client's ``initialize`` is a POST
@@ -16,9 +18,9 @@ Eras
     message to decide these: not its ``params._meta``, not its method name.
 
 Threads
-    A request sent with a deadline (``send_before``, as the session sends every call that has a
-    timeout) and no progress token is POSTed on the caller's thread, which would only wait for
-    its answer anyway: a JSON answer is read there too, with no hand-off to another thread and
+    A request sent with a deadline (as the session sends every call that has a timeout) and no
+    progress token is POSTed on the caller's thread, which would only wait for its answer
+    anyway: a JSON answer is read there too, with no hand-off to another thread and
     back (the socket's read timeout is the time left, so the caller is back by the deadline;
     its abort signal or ``close()`` cut the exchange short from another thread). An SSE answer
     is read by a worker from a small pool of daemon threads (``mcp-sync-http-worker-N``; idle
@@ -201,6 +203,8 @@ class StreamableHttpTransport(HttpTransportBase):
         self.open_get_stream = open_get_stream
         self.reconnect = reconnect if reconnect is not None else ReconnectOptions()
         self.session_id: str | None = None
+        #: The version of the session's last message: what its GET and DELETE are sent at.
+        self._session_version: str | None = None
         self._had_session = False  # a session id was given: a request without one is refused
         self._renewal = SessionRenewal()
         self._delivery = Delivery(url, max_message_bytes, self._deliver, self._report)
@@ -221,18 +225,9 @@ class StreamableHttpTransport(HttpTransportBase):
     def send(
         self,
         message: dict[str, Any],
-        signal: AbortSignal | None = None,
         *,
-        options: MessageOptions | None = None,
-    ) -> None:
-        self.send_before(message, math.inf, signal, options=options)
-
-    def send_before(
-        self,
-        message: dict[str, Any],
-        deadline: float,
+        deadline: float = math.inf,
         signal: AbortSignal | None = None,
-        *,
         options: MessageOptions | None = None,
     ) -> None:
         if self._closing:
@@ -241,11 +236,13 @@ class StreamableHttpTransport(HttpTransportBase):
             raise TransportError("call start() before send()")
         if signal is not None and signal.aborted:
             return
+        if options is not None and options.version and not options.standalone:
+            self._session_version = options.version  # (for the GET and DELETE of the session)
         method = message.get("method")
         request_id = message.get("id")
         if isinstance(method, str) and jsonrpc.is_request_id(request_id):
             renewal = self._renewal
-            if renewal.until and not (options and (options.begins_session or options.version)):
+            if renewal.until and not (options and (options.begins_session or options.standalone)):
                 renewal.wait(deadline, signal, lambda: self._closing)  # see "Session renewal"
             # Not before the notifications and responses sent ahead of it (their own lane).
             self._lane.wait_passed(deadline)
@@ -308,7 +305,7 @@ class StreamableHttpTransport(HttpTransportBase):
             self.open_get_stream
             and options is not None
             and options.opens_session
-            and options.version is None
+            and not options.standalone
         )
 
     def _post_headers(
@@ -320,7 +317,7 @@ class StreamableHttpTransport(HttpTransportBase):
             options,
             static=self.headers,
             session_id=self.session_id,
-            negotiated=self.protocol_version,
+            negotiated=self._session_version,
         )
 
     # -- helpers --------------------------------------------------------------------------
@@ -331,7 +328,7 @@ class StreamableHttpTransport(HttpTransportBase):
             accept,
             static=self.headers,
             session_id=self.session_id,
-            negotiated=self.protocol_version,
+            negotiated=self._session_version,
         )
 
     def _client(self) -> HttpClient:
@@ -418,7 +415,7 @@ class StreamableHttpTransport(HttpTransportBase):
     ) -> Callable[[], None] | None:
         """POST a request and deliver its answer; with a ``deadline`` (on the caller's
         thread), return what is left to do for an SSE answer instead of reading it."""
-        stateless = options is not None and options.version is not None
+        stateless = options is not None and options.standalone
         fresh = not stateless and options is not None and options.begins_session
         if fresh:
             self.session_id = None  # (re-)initializing: a new session

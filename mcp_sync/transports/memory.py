@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import queue
 import threading
 from typing import Any
@@ -54,8 +55,9 @@ class InMemoryTransport(Transport):
     def send(
         self,
         message: dict[str, Any],
-        signal: AbortSignal | None = None,
         *,
+        deadline: float = math.inf,
+        signal: AbortSignal | None = None,
         options: MessageOptions | None = None,
     ) -> None:
         self.send_raw(message, signal)

@@ -16,6 +16,7 @@ The end of the stream ends the connection (``on_close`` with a
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -114,8 +115,9 @@ class SseTransport(HttpTransportBase):
     def send(
         self,
         message: dict[str, Any],
-        signal: AbortSignal | None = None,
         *,
+        deadline: float = math.inf,
+        signal: AbortSignal | None = None,
         options: MessageOptions | None = None,
     ) -> None:
         if self._closing or self.closed:

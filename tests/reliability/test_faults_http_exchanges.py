@@ -44,12 +44,12 @@ FRAMINGS = ["connection-close", "http-1.0"]
 
 
 def initialize(transport: StreamableHttpTransport) -> Inbox:
-    """Start ``transport`` and initialize it at 2025-11-25; the inbox holds what arrives."""
+    """Start ``transport`` and send ``initialize`` (at 2025-11-25); the inbox holds what
+    arrives."""
     inbox = Inbox(transport)
     transport.start()
     transport.send(INIT)
     inbox.response(1)
-    transport.set_protocol_version("2025-11-25")
     return inbox
 
 

@@ -60,7 +60,6 @@ def initialize(transport: StreamableHttpTransport, inbox: Inbox) -> None:
     """``initialize`` and its answer, without the initialized notification."""
     transport.send(INIT)
     inbox.response(1)
-    transport.set_protocol_version("2025-11-25")
 
 
 def handshake(transport: StreamableHttpTransport, inbox: Inbox) -> None:
@@ -223,7 +222,7 @@ def test_already_aborted_signal_sends_nothing(make) -> None:
         transport, inbox = make(server.url, open_get_stream=False)
         controller = AbortController()
         controller.abort("too late")
-        transport.send(call(7), controller.signal)
+        transport.send(call(7), signal=controller.signal)
         transport.send(INIT)  # sent after it: once this is answered, the first was not sent
         inbox.response(1)
         sent = [(r.method, (r.json or {}).get("method")) for r in server.requests]
@@ -270,7 +269,7 @@ def test_abort_releases_a_reader_blocked_on_a_silent_server(make, send_headers: 
         transport, inbox = make(server.url, open_get_stream=False)
         handshake(transport, inbox)
         controller = AbortController()
-        transport.send(call(2), controller.signal)
+        transport.send(call(2), signal=controller.signal)
         wait_until(lambda: len(server.of("POST")) == 3)
         time.sleep(0.1)  # the reader is now blocked in recv
         assert transport._exchanges
@@ -492,7 +491,7 @@ def test_slow_drip_stream_is_reassembled(make) -> None:
         transport, inbox = make(server.url, open_get_stream=False)
         handshake(transport, inbox)
         controller = AbortController()
-        transport.send(call(2), controller.signal)
+        transport.send(call(2), signal=controller.signal)
         assert inbox.response(2)["result"] == {"drip": True}
         controller.abort("answered")  # what the session does: the linger is cut by close()
         assert not inbox.errors
@@ -522,7 +521,7 @@ def test_a_request_does_not_overtake_the_initialized_notification(make) -> None:
         transport, inbox = make(server.url)
         initialize(transport, inbox)
         transport.send(INITIALIZED)
-        transport.send_before(jsonrpc.request(2, "tools/list"), time.monotonic() + 20)
+        transport.send(jsonrpc.request(2, "tools/list"), deadline=time.monotonic() + 20)
         inbox.response(2)
         assert events == ["initialized acknowledged", "tools/list arrived"]
 
@@ -538,7 +537,7 @@ def test_a_notification_never_acknowledged_holds_a_request_up_only_briefly(make)
         transport, inbox = make(server.url)
         initialize(transport, inbox)
         transport.send(INITIALIZED)
-        transport.send_before(jsonrpc.request(2, "tools/list"), time.monotonic() + 60)
+        transport.send(jsonrpc.request(2, "tools/list"), deadline=time.monotonic() + 60)
         # answered after the lane's stall (1 s), long before the request's own deadline
         assert inbox.response(2, timeout=10)["result"] == {"echo": "tools/list"}
 
@@ -795,7 +794,7 @@ def test_injected_session_abort_after_headers_still_releases_the_reader(make) ->
         transport, inbox = make(server.url, session=session, open_get_stream=False)
         handshake(transport, inbox)
         controller = AbortController()
-        transport.send(call(2), controller.signal)
+        transport.send(call(2), signal=controller.signal)
         wait_until(lambda: len(server.of("POST")) == 3)
         time.sleep(0.1)
         start = time.perf_counter()

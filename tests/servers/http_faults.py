@@ -57,8 +57,9 @@ INIT = jsonrpc.request(
     },
 )
 INITIALIZED = jsonrpc.notification("notifications/initialized")
-#: What the session core sends the initialized notification with: it opens the GET stream.
-OPENS_SESSION = MessageOptions(opens_session=True)
+#: What the session core sends the initialized notification with: it opens the GET stream, at
+#: the negotiated version (what the transport sends on its own goes at it too).
+OPENS_SESSION = MessageOptions(version="2025-11-25", opens_session=True)
 
 
 def initialize_result(version: str = "2025-11-25") -> dict[str, Any]:

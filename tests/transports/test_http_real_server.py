@@ -18,11 +18,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
-from http_faults import INIT, OPENS_SESSION, Inbox
+from http_faults import INIT, Inbox
 from support import client_threads
 
 from mcp_sync.errors import HttpError, SessionExpired
 from mcp_sync.protocol import jsonrpc
+from mcp_sync.transports.base import MessageOptions
 from mcp_sync.transports.http import (
     ReconnectOptions,
     StreamableHttpTransport,
@@ -102,8 +103,9 @@ def opened() -> Iterator[list[Any]]:
 def handshake(transport: Any, inbox: Inbox) -> dict[str, Any]:
     transport.send(INIT)
     result: dict[str, Any] = inbox.response(1)["result"]
-    transport.set_protocol_version(result["protocolVersion"])
-    transport.send(jsonrpc.notification("notifications/initialized"), options=OPENS_SESSION)
+    # at the negotiated version, as the session sends it (the later messages go at it too)
+    opens = MessageOptions(version=result["protocolVersion"], opens_session=True)
+    transport.send(jsonrpc.notification("notifications/initialized"), options=opens)
     return result
 
 
@@ -159,8 +161,7 @@ def test_streamable_http_against_the_sdk_server(
     stale_inbox = Inbox(stale)
     stale.start()
     stale.session_id = session_id
-    stale.set_protocol_version("2025-11-25")
-    stale.send(jsonrpc.request(5, "tools/list"))
+    stale.send(jsonrpc.request(5, "tools/list"), options=MessageOptions(version="2025-11-25"))
     error = stale_inbox.error()
     assert isinstance(error, SessionExpired) and error.request_id == 5
 

@@ -1,7 +1,8 @@
 """Streamable HTTP in the stateless era (2026-07-28): headers on the wire, no session, no GET.
 
-Each message is sent as the session core sends it: with ``MessageOptions(version=...)`` (and
-a tool call's ``Mcp-Param-*`` headers), and with the ``_meta`` a stateless server needs.
+Each message is sent as the session core sends it: with ``MessageOptions(version=...,
+standalone=True)`` (and a tool call's ``Mcp-Param-*`` headers), and with the ``_meta`` a
+stateless server needs.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ META = {
     "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
 }
 DISCOVER_RESULT = discover_result(STATELESS)
-ALONE = MessageOptions(version=STATELESS)
+ALONE = MessageOptions(version=STATELESS, standalone=True)
 
 
 def b64(text: str) -> str:
@@ -113,7 +114,9 @@ def test_exact_headers_after_negotiation(make: Any) -> None:
     with FaultServer(stateless_server) as server:
         transport, inbox = make(server.url, headers={"X-Custom": "1"})
         arguments = {"region": " Zürich ", "count": 3, "loud": False, "other": "x"}
-        with_params = MessageOptions(version=STATELESS, headers=param_headers(schema, arguments))
+        with_params = MessageOptions(
+            version=STATELESS, standalone=True, headers=param_headers(schema, arguments)
+        )
         transport.send(
             request(2, "tools/call", name="get_weather", arguments=arguments), options=with_params
         )
@@ -175,7 +178,7 @@ def test_no_session_no_get_stream_no_delete(make: Any) -> None:
         # a message that stands alone opens no GET stream, whatever else its options say
         transport.send(
             jsonrpc.notification("notifications/initialized"),
-            options=MessageOptions(version=STATELESS, opens_session=True),
+            options=MessageOptions(version=STATELESS, standalone=True, opens_session=True),
         )
         transport.send(
             jsonrpc.notification("notifications/something", {"_meta": META}), options=ALONE
@@ -260,7 +263,9 @@ def test_cancel_closes_the_stream_and_sends_nothing(make: Any) -> None:
         transport, inbox = make(server.url)
         controller = AbortController()
         transport.send(
-            request(1, "tools/call", name="slow", arguments={}), controller.signal, options=ALONE
+            request(1, "tools/call", name="slow", arguments={}),
+            signal=controller.signal,
+            options=ALONE,
         )
         inbox.wait_for(lambda: inbox.messages)
         controller.abort()
@@ -278,10 +283,9 @@ def test_handshake_era_keeps_session_and_version_rules(make: Any) -> None:
         transport, inbox = make(server.url)
         transport.send(jsonrpc.request(1, "initialize", {"protocolVersion": "2025-11-25"}))
         inbox.response(1)
-        transport.set_protocol_version("2025-11-25")
         transport.send(
             jsonrpc.request(2, "tools/call", {"name": "x", "arguments": {}}),
-            options=MessageOptions(headers={"X-From-Message": "yes"}),
+            options=MessageOptions(version="2025-11-25", headers={"X-From-Message": "yes"}),
         )
         inbox.response(2)
         init, call = server.of("POST")
@@ -344,7 +348,9 @@ def test_official_sdk_server_checks_param_headers(make: Any, sdk_port: int) -> N
 
     for id, region in enumerate(["eu-west", " Zürich ", "=?base64?x?=", "tab\there"], start=2):
         arguments = {"region": region, "zone": 7}
-        options = MessageOptions(version=STATELESS, headers=param_headers(schema, arguments))
+        options = MessageOptions(
+            version=STATELESS, standalone=True, headers=param_headers(schema, arguments)
+        )
         transport.send(
             request(id, "tools/call", name="locate", arguments=arguments), options=options
         )

@@ -8,10 +8,9 @@ in test_http_stateless.py.
 
 from __future__ import annotations
 
-import math
 import sys
 import threading
-import warnings
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 from http_faults import INIT, FaultServer, Inbox, Request, discover_result, initialize_result
 from support import wait_until
 
-from mcp_sync.abort import AbortSignal
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports import (
     InMemoryTransport,
@@ -32,7 +30,6 @@ from mcp_sync.transports import (
     SseTransport,
     StdioTransport,
     StreamableHttpTransport,
-    Transport,
     in_memory_transport_pair,
 )
 
@@ -80,10 +77,10 @@ def http() -> Iterator[tuple[StreamableHttpTransport, Inbox, FaultServer]]:
             transport.close()
 
 
-def test_version_option_sends_a_standalone_stateless_post(http: Any) -> None:
+def test_standalone_option_sends_a_standalone_stateless_post(http: Any) -> None:
     transport, inbox, fault_server = http
-    # no params._meta and no negotiated version: only the options say which era this is
-    options = MessageOptions(version=STATELESS, headers={"Mcp-Param-Region": "eu"})
+    # no params._meta and no session: only the options say which era this is
+    options = MessageOptions(version=STATELESS, standalone=True, headers={"Mcp-Param-Region": "eu"})
     transport.send(
         jsonrpc.request(1, "tools/call", {"name": "get", "arguments": {}}), options=options
     )
@@ -97,17 +94,16 @@ def test_version_option_sends_a_standalone_stateless_post(http: Any) -> None:
     }
 
 
-def test_without_a_version_option_the_message_joins_the_session(http: Any) -> None:
+def test_a_message_not_standalone_joins_the_session_at_its_version(http: Any) -> None:
     transport, inbox, fault_server = http
     transport.send(INIT, options=MessageOptions())
     inbox.response(1)
-    transport.set_protocol_version("2025-11-25")
     # params._meta names a stateless version, but the options say "the session's": they win
     meta = {"io.modelcontextprotocol/protocolVersion": STATELESS}
-    transport.send_before(
+    transport.send(
         jsonrpc.request(2, "tools/list", {"_meta": meta}),
-        math.inf,
-        options=MessageOptions(headers={"X-Extra": "1"}),
+        deadline=time.monotonic() + 10,
+        options=MessageOptions(version="2025-11-25", headers={"X-Extra": "1"}),
     )
     inbox.response(2)
     _, post = fault_server.of("POST")
@@ -123,7 +119,6 @@ def test_without_options_a_message_is_the_sessions_whatever_it_says(http: Any) -
     transport, inbox, fault_server = http
     transport.send(INIT)
     inbox.response(1)
-    transport.set_protocol_version("2025-11-25")
     # neither params._meta nor the method name makes the transport treat a message otherwise
     meta = {"io.modelcontextprotocol/protocolVersion": STATELESS}
     transport.send(jsonrpc.notification("notifications/initialized", {"_meta": meta}))
@@ -135,11 +130,41 @@ def test_without_options_a_message_is_the_sessions_whatever_it_says(http: Any) -
     assert fault_server.of("GET") == []  # nothing said this message opens the session
 
 
+def test_what_the_transport_sends_on_its_own_goes_at_the_sessions_last_version(http: Any) -> None:
+    """The GET stream and the DELETE carry no message, so no options: they go at the version
+    of the session's last message; a standalone message leaves it as it was."""
+    transport, inbox, fault_server = http
+    transport.send(INIT, options=MessageOptions(begins_session=True))
+    inbox.response(1)
+    transport.send(
+        jsonrpc.notification("notifications/initialized"),
+        options=MessageOptions(version="2025-06-18", opens_session=True),
+    )
+    wait_until(lambda: len(fault_server.of("GET")) == 1)
+    transport.send(
+        jsonrpc.request(2, "tools/list"),
+        options=MessageOptions(version=STATELESS, standalone=True),
+    )
+    inbox.response(2)
+    transport.close()
+    init, initialized, listed = fault_server.of("POST")
+    assert "mcp-protocol-version" not in init.headers
+    assert initialized.headers["mcp-protocol-version"] == "2025-06-18"
+    assert listed.headers["mcp-protocol-version"] == STATELESS
+    assert "mcp-session-id" not in listed.headers
+    (get,) = fault_server.of("GET")
+    (delete,) = fault_server.of("DELETE")
+    for own in (get, delete):
+        assert own.headers["mcp-protocol-version"] == "2025-06-18"
+        assert own.headers["mcp-session-id"] == "s-1"
+
+
 def test_option_headers_never_override_the_protocols_own(http: Any) -> None:
     transport, inbox, fault_server = http
     transport.headers["X-Trace"] = "static"
     options = MessageOptions(
         version=STATELESS,
+        standalone=True,
         headers={"mcp-method": "evil", "MCP-PROTOCOL-VERSION": "1999", "x-trace": "message"},
     )
     transport.send(jsonrpc.request(1, "tools/list"), options=options)
@@ -154,7 +179,6 @@ def test_opens_session_option_opens_the_get_stream_first(http: Any) -> None:
     transport, inbox, fault_server = http
     transport.send(INIT)
     inbox.response(1)
-    transport.set_protocol_version("2025-11-25")
     initialized = jsonrpc.notification("notifications/initialized")
     # the method name alone opens nothing when the options do not say so
     transport.send(initialized, options=MessageOptions())
@@ -188,37 +212,9 @@ def test_in_memory_transport_ignores_options() -> None:
     client_end.start()
     try:
         message = jsonrpc.request(1, "ping")
-        client_end.send_before(
-            message, math.inf, options=MessageOptions(version=STATELESS, opens_session=True)
-        )
+        options = MessageOptions(version=STATELESS, standalone=True, opens_session=True)
+        client_end.send(message, deadline=time.monotonic() + 5, options=options)
         assert arrived.wait(5)
         assert received == [message]
     finally:
         client_end.close()
-
-
-def test_a_transport_written_without_options_keeps_working() -> None:
-    sent: list[dict[str, Any]] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-
-        class OldStyle(Transport):
-            kind = "old"
-
-            def start(self) -> None:
-                pass
-
-            def send(self, message: dict[str, Any], signal: AbortSignal | None = None) -> None:  # type: ignore[override]
-                sent.append(message)
-
-            def close(self) -> None:
-                self._fire_close(None)
-
-    assert [w.category for w in caught] == [DeprecationWarning]
-    assert "OldStyle.send() takes no options=" in str(caught[0].message)
-    transport = OldStyle()
-    transport.send_before(
-        jsonrpc.request(1, "ping"), math.inf, options=MessageOptions(version=STATELESS)
-    )
-    transport.send(jsonrpc.request(2, "ping"), None, options=None)
-    assert [m["id"] for m in sent] == [1, 2]

@@ -28,22 +28,23 @@ def post_headers(
     ``options.headers`` (the message's own), then the protocol's (``Accept``,
     ``Content-Type``, session, version, ``Mcp-Method`` / ``Mcp-Name``).
 
-    ``options.version``: the version the message stands alone at, or None for a message of
-    the session (``session_id``, at the ``negotiated`` version). ``options.begins_session``:
-    the request that opens a new session, which has neither yet.
+    ``options.version``: the version the message is sent at (default ``negotiated``, the
+    session's last). ``options.standalone``: the message stands alone (its version headers are
+    those of :func:`~mcp_sync.protocol.headers.standard_headers`), with no ``session_id``.
+    ``options.begins_session``: the request that opens a new session, which has neither yet.
     """
     options = options or _SESSION_MESSAGE
-    stateless = options.version
     protocol = {"Accept": f"{JSON_TYPE}, {SSE_TYPE}", "Content-Type": JSON_TYPE}
-    standard = standard_headers(message, stateless or "")
-    if stateless is None:
+    standard = standard_headers(message, options.version or "")
+    if not options.standalone:
         # Mcp-Method / Mcp-Name go on every POST; the version header keeps its old rules
         del standard[PROTOCOL_VERSION_HEADER]
         if not options.begins_session:
             if session_id:
                 protocol[SESSION_HEADER] = session_id
-            if negotiated:
-                protocol[PROTOCOL_VERSION_HEADER] = negotiated
+            version = options.version or negotiated
+            if version:
+                protocol[PROTOCOL_VERSION_HEADER] = version
     protocol.update(standard)
     return merge(merge(dict(static), options.headers), protocol)
 
