@@ -14,6 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ._connect import connect
+from ._extra_headers import extra_headers
 from ._repr import ToolParameter, tool_parameters
 from ._targets import ClientOptions, Target, transport_for
 from ._tasks import Tasks, ToolTask
@@ -118,6 +119,7 @@ __all__ = [
     "UnauthorizedContext",
     "connect",
     "connect_all",
+    "extra_headers",
     "McpError",
     "MissingClientCapability",
     "Notification",

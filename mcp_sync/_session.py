@@ -41,6 +41,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from . import _dispatch
+from ._extra_headers import with_extra_headers
 from ._method_options import for_method
 from ._pending import PendingRequest, ProgressCallback
 from ._server_requests import RequestHandler, ServerRequests
@@ -181,7 +182,7 @@ class Session:
         self._check_open()
         request_id = next(self._ids)
         pending = PendingRequest(request_id, method, timeout, max_total_timeout, on_progress)
-        options = for_method(method, options or self.message_options)
+        options = with_extra_headers(for_method(method, options or self.message_options))
         if on_progress is not None:
             params = dict(params or {})
             meta = dict(params.get("_meta") or {})
@@ -251,7 +252,7 @@ class Session:
         self.transport.send(
             jsonrpc.notification(method, params),
             deadline=deadline,
-            options=_unattended(options or self.message_options),
+            options=_unattended(with_extra_headers(options or self.message_options)),
         )
 
     def _wait(self, pending: PendingRequest, cancellable: bool) -> Any:

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import pydantic
 
 from ._cache import CACHEABLE, ResultCache
+from ._extra_headers import current as current_extra_headers
 from ._negotiation import ServerState
 from ._server_requests import MAX_INPUT_REQUESTS, RequestHandler
 from ._session import PendingRequest, Session
@@ -406,11 +407,12 @@ def _handler_signal(
 
 
 def authorization_context(transport: object) -> str | None:
-    """A digest of the credentials ``transport`` sends (its static headers and its auth
-    provider's token): the authorization context a ``"private"`` cached result belongs to.
-    A transport without any (stdio, in-memory) has one context, ``""``; None when the
-    provider fails (nothing private is then served or kept)."""
-    headers = getattr(transport, "headers", None)
+    """A digest of the credentials ``transport`` sends (its static headers, its auth
+    provider's token, the :func:`~mcp_sync.extra_headers` in force): the authorization
+    context a ``"private"`` cached result belongs to. A transport without any (stdio,
+    in-memory) has one context, ``""``; None when the provider fails (nothing private is
+    then served or kept)."""
+    headers = {**dict(getattr(transport, "headers", None) or {}), **current_extra_headers()}
     # The HTTP transports' provider is not public API; its token() is called before every
     # request anyway ("should be cheap"), so asking it once more per cacheable call costs
     # what the request itself would.
@@ -421,9 +423,7 @@ def authorization_context(transport: object) -> str | None:
         token = auth.token() if auth is not None else None
     except Exception:  # the request itself will say what is wrong with the provider
         return None
-    material = json.dumps(
-        [sorted((str(k).lower(), str(v)) for k, v in dict(headers or {}).items()), token]
-    )
+    material = json.dumps([sorted((str(k).lower(), str(v)) for k, v in headers.items()), token])
     return hashlib.sha256(material.encode()).hexdigest()
 
 

@@ -42,6 +42,7 @@ from typing import Any, Literal
 from langchain_core.callbacks import CallbackManager
 from langchain_core.tools import StructuredTool, ToolException
 
+from .._extra_headers import extra_headers
 from ..errors import ConnectionClosed, RequestTimeout, ServerUnavailable
 from ..group import ClientGroup
 from ..protocol.types import CallToolResult, LoggingMessageNotificationParams, Tool
@@ -94,6 +95,9 @@ class McpToolCall:
     """The request's ``_meta`` (a trace id, a tenant, ...): sent when not empty (then the call
     goes through ``client.request`` and ``options`` keeps only ``timeout`` and
     ``on_progress``)."""
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Extra HTTP headers for this call alone (a tenant, a per-user token): sent through
+    :func:`mcp_sync.extra_headers`, whose rules apply."""
 
 
 #: ``interceptor(call, call_next)``: may change ``call`` before ``call_next(call)``, call it
@@ -267,6 +271,12 @@ def _id_of(input: Any) -> str | None:
 
 def _chain(client: ToolSource, interceptors: list[Interceptor]) -> Callable[[McpToolCall], Any]:
     def innermost(request: McpToolCall) -> Any:
+        if request.headers:
+            with extra_headers(request.headers):
+                return sent(request)
+        return sent(request)
+
+    def sent(request: McpToolCall) -> Any:
         if not request.meta:
             return client.call_tool(request.name, request.arguments, **request.options)
         if isinstance(client, ClientGroup):

@@ -31,6 +31,7 @@ from ..errors import ConnectionClosed, HttpError, McpError, NetworkError, Transp
 from ..protocol import jsonrpc
 from ._http.base import ACK_TIMEOUT, HttpTransportBase
 from ._http.exchange import Cancelled, Exchange
+from ._http.headers import merge
 from ._http.options import HttpOptions
 from ._http.responses import (
     ERROR_BODY_LIMIT,
@@ -256,8 +257,8 @@ class SseTransport(HttpTransportBase):
             return
         exchange.on_written = advance
         remove_abort = signal.on_abort(exchange.on_abort) if signal is not None else None
-        headers = dict(self.headers)
-        headers["Content-Type"] = "application/json"
+        headers = merge(dict(self.headers), options.headers) if options else dict(self.headers)
+        headers = merge(headers, {"Content-Type": "application/json"})
         try:
             response = self._http.open(
                 "POST",

@@ -47,6 +47,13 @@ def locate(
     return f"{region}/{zone}"
 
 
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """Answer with the value of the HTTP request header ``name`` ("" when absent)."""
+    request = ctx.request_context.request
+    return "" if request is None else request.headers.get(name, "")
+
+
 if __name__ == "__main__":
     mode, port = sys.argv[1], int(sys.argv[2])
     if mode == "streamable-http":
