@@ -31,6 +31,19 @@ def for_method(method: str, options: MessageOptions | None) -> MessageOptions | 
         return _PLAIN[method]
     if options.safe_to_resend is row.reads_only and options.begins_session is row.begins_session:
         return options
-    return dataclasses.replace(
+    # A session's options live as long as it does: derive each method's once, not per call
+    # (dataclasses.replace costs microseconds; every tools/list would pay them).
+    key = (method, id(options))
+    known = _DERIVED.get(key)
+    if known is not None and known[0] is options:
+        return known[1]
+    derived = dataclasses.replace(
         options, safe_to_resend=row.reads_only, begins_session=row.begins_session
     )
+    if len(_DERIVED) >= 256:
+        _DERIVED.clear()  # (options of sessions long gone)
+    _DERIVED[key] = (options, derived)
+    return derived
+
+
+_DERIVED: dict[tuple[str, int], tuple[MessageOptions, MessageOptions]] = {}
