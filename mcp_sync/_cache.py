@@ -12,7 +12,9 @@ under the same authorization context, a digest of the credentials the transport 
 :func:`mcp_sync._stateless.authorization_context`). Each page is its own entry.
 
 For how long: its ``ttlMs``, at most :data:`MAX_TTL_MS`, and no more than :data:`MAX_ENTRIES`
-entries (the least recently used go first). Results go in and come out as copies, so what one
+entries and :data:`MAX_BYTES` of text in all (the least recently used go first; a result
+larger than :data:`MAX_ENTRY_BYTES` is not kept: a server cannot make the client hold what
+512 results of 16 MiB would weigh). Results go in and come out as copies, so what one
 caller does to its result reaches no other. Expired entries are swept on the way in, at most
 once a :data:`SWEEP_INTERVAL`, so entries never read again do not pile up. A list_changed or
 resources/updated notification drops the entries it makes stale; a reconnection drops all.
@@ -30,13 +32,26 @@ from typing import Any
 
 from .protocol import methods
 
-__all__ = ["CACHEABLE", "MAX_ENTRIES", "MAX_TTL_MS", "SWEEP_INTERVAL", "ResultCache", "lifetime"]
+__all__ = [
+    "CACHEABLE",
+    "MAX_BYTES",
+    "MAX_ENTRIES",
+    "MAX_ENTRY_BYTES",
+    "MAX_TTL_MS",
+    "SWEEP_INTERVAL",
+    "ResultCache",
+    "lifetime",
+]
 
 #: Methods whose results may carry ``ttlMs`` (their rows in the method table say so).
 CACHEABLE = methods.CACHEABLE
 
 #: The most entries one client keeps; the least recently used go first.
 MAX_ENTRIES = 512
+#: The most the kept results of one client may weigh, in all (see :func:`_sized_copy`).
+MAX_BYTES = 64 * 1024 * 1024
+#: The largest result kept: one an eighth of the budget would push out most of the rest.
+MAX_ENTRY_BYTES = MAX_BYTES // 8
 #: The longest ``ttlMs`` honoured (one day); a longer one is no hint a client can trust.
 MAX_TTL_MS = 86_400_000
 #: How often, at most, expired entries are swept (seconds).
@@ -71,6 +86,25 @@ def _copy(value: Any) -> Any:
     return value
 
 
+def _sized_copy(value: Any) -> tuple[Any, int]:
+    """:func:`_copy`, and what the tree weighs: the length of its strings and keys, and 8
+    for each other node (close to its size as JSON text, found on the way)."""
+    if isinstance(value, dict):
+        copied, size = {}, 8
+        for key, item in value.items():
+            copied[key], weight = _sized_copy(item)
+            size += weight + len(key)
+        return copied, size
+    if isinstance(value, list):
+        items, size = [], 8
+        for item in value:
+            kept, weight = _sized_copy(item)
+            items.append(kept)
+            size += weight
+        return items, size
+    return value, len(value) if isinstance(value, str) else 8
+
+
 def _key(method: str, params: Mapping[str, Any] | None, scope: str) -> str | None:
     """The entry's key, or None for a request that is never cached."""
     params = params or {}
@@ -91,12 +125,18 @@ class ResultCache:
     """
 
     def __init__(
-        self, *, max_entries: int = MAX_ENTRIES, clock: Callable[[], float] = time.monotonic
+        self,
+        *,
+        max_entries: int = MAX_ENTRIES,
+        max_bytes: int = MAX_BYTES,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._max_entries = max_entries
+        self._max_bytes = max_bytes
         self._clock = clock
-        # key -> (expires at, method, uri, result), least recently used first
-        self._entries: OrderedDict[str, tuple[float, str, str, Any]] = OrderedDict()
+        # key -> (expires at, method, uri, result, weight), least recently used first
+        self._entries: OrderedDict[str, tuple[float, str, str, Any, int]] = OrderedDict()
+        self._bytes = 0  # the weight of every entry kept
         self._next_sweep = -math.inf
         self._lock = threading.Lock()
 
@@ -118,7 +158,7 @@ class ResultCache:
                     continue
                 assert key is not None
                 if entry[0] <= now:
-                    del self._entries[key]
+                    self._drop(key)
                     continue
                 self._entries.move_to_end(key)
                 result = entry[3]
@@ -141,20 +181,31 @@ class ResultCache:
         if key is None:
             return
         uri = str((params or {}).get("uri", ""))
-        kept = _copy(result)
+        kept, weight = _sized_copy(result)
         now = self._clock()
         with self._lock:
+            self._drop(key)
+            if weight > self._max_bytes // 8:
+                return  # too large to keep (and the old entry for it is stale)
             if now >= self._next_sweep or len(self._entries) >= self._max_entries:
                 self._sweep(now)
-            self._entries.pop(key, None)
-            while len(self._entries) >= self._max_entries:
-                self._entries.popitem(last=False)
-            self._entries[key] = (now + seconds, method, uri, kept)
+            while self._entries and (
+                len(self._entries) >= self._max_entries or self._bytes + weight > self._max_bytes
+            ):
+                self._drop(next(iter(self._entries)))
+            self._entries[key] = (now + seconds, method, uri, kept, weight)
+            self._bytes += weight
+
+    def _drop(self, key: str) -> None:
+        """Forget one entry, if kept (lock held)."""
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self._bytes -= entry[4]
 
     def _sweep(self, now: float) -> None:
         """Drop every expired entry (lock held)."""
         for key in [k for k, entry in self._entries.items() if entry[0] <= now]:
-            del self._entries[key]
+            self._drop(key)
         self._next_sweep = now + SWEEP_INTERVAL
 
     def invalidate(self, notification_method: str, params: dict[str, Any] | None) -> None:
@@ -164,12 +215,13 @@ class ResultCache:
             (params or {}).get("uri") if notification_method.endswith("resources/updated") else None
         )
         with self._lock:
-            for key, (_, method, entry_uri, _result) in list(self._entries.items()):
+            for key, (_, method, entry_uri, _result, _weight) in list(self._entries.items()):
                 if method in methods or (
                     uri is not None and method == "resources/read" and entry_uri == uri
                 ):
-                    del self._entries[key]
+                    self._drop(key)
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._bytes = 0

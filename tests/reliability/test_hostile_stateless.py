@@ -239,6 +239,41 @@ def test_the_cache_is_bounded_in_size():
         client.close()
 
 
+def test_the_cache_is_bounded_in_bytes_not_only_in_entries():
+    """Ten cacheable reads of 7 MB each: what is kept weighs at most 64 MiB (the oldest go
+    first), and a 9 MB result (over an eighth of that) is not kept at all. Before, 512
+    entries of any size were kept: a server could make the client hold gigabytes."""
+    server = stateless_server()
+    size = {"x://big": 9_000_000}
+    server.handle(
+        "resources/read",
+        lambda p, c: {
+            "resultType": "complete",
+            "contents": [{"uri": p["uri"], "text": "x" * size.get(p["uri"], 7_000_000)}],
+            "ttlMs": 60_000,
+            "cacheScope": "public",
+        },
+    )
+    client = server.connect(Client(cache=True))
+
+    def reads() -> int:
+        return server.methods().count("resources/read")
+
+    try:
+        for n in range(10):
+            client.read_resource(f"x://r/{n}")
+        assert reads() == 10
+        client.read_resource("x://r/9")  # the newest: kept
+        assert reads() == 10
+        client.read_resource("x://r/0")  # the oldest: pushed out by the byte budget
+        assert reads() == 11
+        client.read_resource("x://big")
+        client.read_resource("x://big")
+        assert reads() == 13
+    finally:
+        client.close()
+
+
 def test_expired_entries_are_swept_without_being_read_again():
     now = [1000.0]
     cache = ResultCache(clock=lambda: now[0])
