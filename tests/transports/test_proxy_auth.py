@@ -159,7 +159,8 @@ def test_wrong_proxy_credentials_fail_typed_and_never_show_the_password(
     assert f"the proxy {bare} refused" in str(error)
     # (tinyproxy answers 401; RFC 9110's proxy answer is 407: both name the credentials)
     assert "401 Unauthorized: its user or password is wrong or missing" in str(error)
-    # plain HTTP: the proxy's refusal is the response, typed as an HTTP error
+    # plain HTTP: tinyproxy's refusal is a 401 with WWW-Authenticate, which nothing tells from
+    # the server's own: an HTTP error (an RFC 9110 proxy's 407 is a ProxyError, below)
     with pytest.raises(TransportError) as plain:
         mcp_sync.connect(
             f"http://127.0.0.1:{http_port}/mcp",
@@ -169,3 +170,38 @@ def test_wrong_proxy_credentials_fail_typed_and_never_show_the_password(
     for shown in (str(error), repr(error), str(plain.value), repr(plain.value), caplog.text):
         assert wrong not in shown
         assert "pr0xy" not in shown
+
+
+@pytest.fixture
+def rfc_proxy() -> Iterator[str]:
+    """proxy.py (a real proxy that answers wrong credentials with 407 and
+    ``Proxy-Authenticate``, as RFC 9110 says), requiring ``USER``/``PASSWORD``; its URL
+    without credentials."""
+    port = free_port()
+    argv = [sys.executable, "-m", "proxy", "--hostname", "127.0.0.1", "--port", str(port)]
+    with HttpServer([*argv, "--basic-auth", f"{USER}:{PASSWORD}", "--num-workers", "1"], port):
+        yield f"http://127.0.0.1:{port}"
+
+
+def test_a_proxys_407_over_plain_http_is_a_proxy_error_never_sent_to_the_server(
+    rfc_proxy, http_port, clean_env, caplog
+) -> None:
+    """Over ``http://`` the proxy refuses the request itself (no ``CONNECT``): its 407 was an
+    ``HttpError`` as if the server had answered. It is a ``ProxyError`` naming the proxy
+    (never the password) with ``sent`` False: the server never saw the request, so recovery
+    may send it again once the credentials are right."""
+    caplog.set_level(logging.DEBUG, logger="mcp_sync")
+    url = f"http://127.0.0.1:{http_port}/mcp"
+    wrong = "not-" + PASSWORD
+    host = rfc_proxy.removeprefix("http://")
+    with pytest.raises(ProxyError) as raised:
+        mcp_sync.connect(url, proxy=f"http://{USER}:{wrong}@{host}", request_timeout=30)
+    error = raised.value
+    assert error.proxy == rfc_proxy
+    assert f"the proxy {rfc_proxy} refused the request to {url} (407" in str(error)
+    assert "its user or password is wrong or missing" in str(error)
+    assert error.sent is False
+    for shown in (str(error), repr(error), caplog.text):
+        assert wrong not in shown
+    with mcp_sync.connect(url, proxy=f"http://{USER}:{PASSWORD}@{host}", request_timeout=30) as c:
+        assert _add(c) == {"result": 5}

@@ -30,7 +30,7 @@ from urllib.parse import urljoin, urlsplit
 import requests
 
 from ...auth import AuthProvider, RequestContext, UnauthorizedContext, parse_www_authenticate
-from .errors import is_reset, translate
+from .errors import is_reset, proxy_refusal, translate
 from .exchange import Cancelled, Exchange, use_exchange
 from .options import HttpOptions
 from .responses import ERROR_BODY_LIMIT, read_limited
@@ -266,6 +266,16 @@ class HttpClient:
         if exchange.cancelled:
             response.close()
             raise Cancelled
+        refused = proxy_refusal(
+            response.status_code,
+            response.reason or "",
+            response.headers,
+            r.url,
+            self._send_kwargs.get("proxies"),
+        )
+        if refused is not None:
+            response.close()
+            raise refused
         keep_alive = response.headers.get("Keep-Alive")
         if keep_alive is not None:
             exchange.note_keep_alive(keep_alive)

@@ -32,7 +32,15 @@ from ..._causes import causes_of
 from ...errors import ConnectFailed, NetworkError, ProxyError, TlsError
 from .tls import without_credentials
 
-__all__ = ["describe", "is_reset", "is_timeout", "network_errors", "retold", "translate"]
+__all__ = [
+    "describe",
+    "is_reset",
+    "is_timeout",
+    "network_errors",
+    "proxy_refusal",
+    "retold",
+    "translate",
+]
 
 #: Causes that mean no connection was made, so nothing of the request left.
 _NOT_CONNECTED = (
@@ -87,6 +95,31 @@ def _proxy_error(causes: list[BaseException], url: str, shown: str) -> ProxyErro
     else:
         reason = "it could not be connected to or failed"
     return ProxyError(f"the proxy {shown} refused the request to {url} ({reason})", proxy=shown)
+
+
+def proxy_refusal(
+    status: int,
+    reason: str,
+    headers: Mapping[str, str],
+    url: str,
+    proxies: Mapping[str, str] | None,
+) -> ProxyError | None:
+    """The error for a plain-``http://`` request's answer that came from its proxy refusing it
+    (407, or tinyproxy's 401, with ``Proxy-Authenticate``: no server sends that), else None.
+    Over ``https://`` the proxy's refusal fails the ``CONNECT`` instead (:func:`translate`)."""
+    if status not in (401, 407) or urlsplit(url).scheme != "http":
+        return None
+    if status == 401 and not any(name.lower() == "proxy-authenticate" for name in headers):
+        return None
+    proxy = select_proxy(url, dict(proxies)) if proxies else None
+    shown = "" if proxy is None else without_credentials(proxy) + " "
+    error = ProxyError(
+        f"the proxy {shown}refused the request to {url} ({status} {reason}: its user or "
+        "password is wrong or missing)",
+        proxy=shown.strip(),
+    )
+    error.sent = False  # it stopped at the proxy: the server never saw it
+    return error
 
 
 def retold(error: NetworkError, message: str) -> NetworkError:
