@@ -30,6 +30,7 @@ from typing import Any
 import requests
 
 from ..auth import AuthProvider, RequestContext, UnauthorizedContext
+from ..redaction import hold
 from . import _state
 from ._deadline import inherited, limits_for, waited
 from ._egress import Egress, guard_session
@@ -561,6 +562,8 @@ class OAuthProvider(AuthProvider):
             client = self._client(state, server)
             if client is None or client.client_id != pending.client_id:
                 raise OAuthError("the client this sign-in was started with is no longer registered")
+            # with both, whoever reads an error that quotes the exchange could redeem it
+            hold(self, code, pending.code_verifier)
             try:
                 tokens = exchange_code(
                     self.session, server, client, pending, code, dpop=self._dpop_for(server)

@@ -308,6 +308,23 @@ def test_a_token_endpoint_echoing_the_refresh_token_and_client_secret(stub, reco
             assert secret not in text, text
 
 
+def test_a_token_endpoint_echoing_the_code_and_pkce_verifier_of_a_sign_in(stub, records) -> None:
+    """The code exchange's form holds the authorization code and the PKCE verifier: with both,
+    anyone who reads the error could redeem the sign-in. Neither shows (before, both were in
+    the message, its repr and the log)."""
+    stub.standard()
+    stub.route("POST", "/token", echoing_token_endpoint)
+    provider = OAuthProvider(stub.url, REDIRECT, on_redirect=headless_redirect())
+    with pytest.raises(TokenError) as raised:
+        provider.on_unauthorized(challenge(stub.url))
+    form = stub.hits("/token")[-1]["form"]
+    assert form["grant_type"] == "authorization_code"
+    error = raised.value
+    for secret in (form["code_verifier"], form["code"]):
+        for text in (str(error), repr(error), error.description or "", logged(records)):
+            assert secret not in text, text
+
+
 def test_a_machine_client_secret_echoed_by_the_token_endpoint_is_hidden(stub) -> None:
     stub.standard()
     stub.route("POST", "/token", echoing_token_endpoint)
