@@ -18,7 +18,7 @@ from urllib.parse import quote
 from ..redaction import hold, watch
 from .registration import ClientInfo
 
-__all__ = ["held", "watch_provider"]
+__all__ = ["held", "held_sign_in", "watch_provider"]
 
 _Client = TypeVar("_Client", bound="ClientInfo | None")
 
@@ -36,6 +36,12 @@ def held(provider: object, client: _Client) -> _Client:
     if client is not None and client.client_secret:
         hold(provider, *_secret_forms(client.client_id, client.client_secret))
     return client
+
+
+def held_sign_in(provider: object, code: str, verifier: str) -> None:
+    """Hold a sign-in's authorization code and PKCE verifier for as long as ``provider``
+    lives: with both, whoever reads an error quoting the code exchange could redeem it."""
+    hold(provider, code, verifier)
 
 
 def _secret_forms(client_id: str | None, secret: str | None) -> Iterator[str | None]:

@@ -30,12 +30,11 @@ from typing import Any
 import requests
 
 from ..auth import AuthProvider, RequestContext, UnauthorizedContext
-from ..redaction import hold
 from . import _state
 from ._deadline import inherited, limits_for, waited
 from ._egress import Egress, guard_session
 from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, require_secure
-from ._secrets import held, watch_provider
+from ._secrets import held, held_sign_in, watch_provider
 from ._store_guard import guarded
 from .discovery import Discovery, ServerMetadata, canonical_resource, discover
 from .dpop import DPoPKey, authorization_headers, note_nonce, supported_by, take_nonce
@@ -562,8 +561,7 @@ class OAuthProvider(AuthProvider):
             client = self._client(state, server)
             if client is None or client.client_id != pending.client_id:
                 raise OAuthError("the client this sign-in was started with is no longer registered")
-            # with both, whoever reads an error that quotes the exchange could redeem it
-            hold(self, code, pending.code_verifier)
+            held_sign_in(self, code, pending.code_verifier)
             try:
                 tokens = exchange_code(
                     self.session, server, client, pending, code, dpop=self._dpop_for(server)
