@@ -133,6 +133,7 @@ class ResultCache:
     ) -> None:
         self._max_entries = max_entries
         self._max_bytes = max_bytes
+        self._max_entry_bytes = max_bytes * MAX_ENTRY_BYTES // MAX_BYTES  # (an eighth)
         self._clock = clock
         # key -> (expires at, method, uri, result, weight), least recently used first
         self._entries: OrderedDict[str, tuple[float, str, str, Any, int]] = OrderedDict()
@@ -185,7 +186,7 @@ class ResultCache:
         now = self._clock()
         with self._lock:
             self._drop(key)
-            if weight > self._max_bytes // 8:
+            if weight > self._max_entry_bytes:
                 return  # too large to keep (and the old entry for it is stale)
             if now >= self._next_sweep or len(self._entries) >= self._max_entries:
                 self._sweep(now)

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from types import MappingProxyType
 
+from .protocol.headers import merge
 from .transports.base import MessageOptions
 
 __all__ = ["current", "extra_headers", "with_extra_headers"]
@@ -49,11 +50,7 @@ def extra_headers(headers: Mapping[str, str]) -> Iterator[None]:
     Raises ``ValueError`` for a name that is not an HTTP token, a value with a line break or
     NUL, or a header the protocol sets itself (``Mcp-Session-Id``, ``Content-Type``, ...).
     """
-    merged = dict(_current.get())
-    for name, value in _checked(headers).items():
-        for old in [key for key in merged if key.lower() == name.lower()]:
-            del merged[old]
-        merged[name] = value
+    merged = merge(dict(_current.get()), _checked(headers))
     token = _current.set(MappingProxyType(merged))
     try:
         yield
@@ -74,10 +71,7 @@ def with_extra_headers(options: MessageOptions | None) -> MessageOptions | None:
         return options
     if options is None:
         return MessageOptions(headers=extra)
-    own = {name.lower() for name in options.headers}
-    headers = {k: v for k, v in extra.items() if k.lower() not in own}
-    headers.update(options.headers)
-    return dataclasses.replace(options, headers=headers)
+    return dataclasses.replace(options, headers=merge(dict(extra), options.headers))
 
 
 def _checked(headers: Mapping[str, str]) -> dict[str, str]:

@@ -48,6 +48,7 @@ __all__ = [
     "X_MCP_HEADER",
     "decode_header_value",
     "encode_header_value",
+    "merge",
     "param_headers",
     "standard_headers",
     "tool_header_problems",
@@ -102,6 +103,16 @@ def _is_plain(text: str) -> bool:
         and not text.endswith(" ")
         and text[: len(_PREFIX)].lower() != _PREFIX
     )
+
+
+def merge(headers: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` updated with ``extra``, a name in any letter case replacing the old one."""
+    for name, value in extra.items():
+        lower = name.lower()
+        for old in [key for key in headers if key.lower() == lower]:
+            del headers[old]
+        headers[name] = value
+    return headers
 
 
 def encode_header_value(value: str | int | bool) -> str:

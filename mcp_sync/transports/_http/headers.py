@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...protocol.headers import PROTOCOL_VERSION_HEADER, standard_headers
+from ...protocol.headers import PROTOCOL_VERSION_HEADER, merge, standard_headers
 from ..base import MessageOptions
 from .responses import JSON_TYPE, SSE_TYPE
 
@@ -59,13 +59,3 @@ def session_headers(
     if negotiated:
         protocol[PROTOCOL_VERSION_HEADER] = negotiated
     return merge(dict(static), protocol)
-
-
-def merge(headers: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
-    """``headers`` updated with ``extra``, a name in any letter case replacing the old one."""
-    for name, value in extra.items():
-        lower = name.lower()
-        for old in [key for key in headers if key.lower() == lower]:
-            del headers[old]
-        headers[name] = value
-    return headers
