@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
+from reliability_support import ServerKiller, live_servers
 from support import SERVERS, HttpServer, free_port, wait_until
-from test_recovery import FAST, dead, live_servers
+from test_recovery import FAST
 
 import mcp_sync
 from mcp_sync import ConnectionClosed, McpError, StdioTransport
@@ -128,19 +129,13 @@ def test_sixteen_threads_through_a_stdio_server_killed_again_and_again(
         recovery=FAST,
         request_timeout=60,
     )
-    killed: set[int] = set()
-
-    def kill() -> None:
-        (pid,) = wait_until(lambda: live_servers("ledger_server.py") - killed, timeout=60)
-        os.kill(pid, signal.SIGKILL)
-        killed.add(pid)
-        wait_until(lambda: dead(pid), timeout=30)  # it writes nothing more to the ledger
+    servers = ServerKiller("ledger_server.py")  # waits until each is dead: no more writes
 
     with Callers(client) as callers:
         for _ in range(RESTARTS):
-            killer(ledger, 0.25, kill, callers.stop)
+            killer(ledger, 0.25, servers.kill_next, callers.stop)
     check(ledger, callers, (ConnectionClosed,))
-    assert len(killed) == RESTARTS
+    assert len(servers.killed) == RESTARTS
     after_the_soak(client)
     assert len(live_servers("ledger_server.py")) == 1
     client.close()

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
 import requests
-from support import NODE, PEERS, SERVERS, HttpServer, child_pids, free_port, wait_until
+from reliability_support import dead, live_servers
+from support import NODE, PEERS, SERVERS, HttpServer, free_port, wait_until
 
 import mcp_sync
 from mcp_sync import Backoff, ConnectionClosed, StdioTransport
@@ -30,34 +31,6 @@ SDK = str(SERVERS / "sdk_server.py")
 HTTP_FIXTURE = str(SERVERS / "http_fixture_server.py")
 FAST = Backoff(initial_delay=0.05, max_delay=0.5, max_retries=200)
 ANSWER = {"role": "assistant", "content": {"type": "text", "text": "forty-two"}, "model": "m"}
-
-
-def live_servers(script: str = "sdk_server.py") -> set[int]:
-    """Children of this process running ``script`` that are alive (not zombies)."""
-    found = set()
-    for pid in child_pids():
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-            with open(f"/proc/{pid}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z" and any(arg.endswith(script.encode()) for arg in argv):
-            found.add(pid)
-    return found
-
-
-def dead(pid: int) -> bool:
-    """True once every thread of ``pid`` has exited (a zombie leader alone is not enough:
-    its other threads still hold the pipes for a moment)."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state == "Z" and tasks == [str(pid)]
 
 
 def kill_the_server(client: mcp_sync.Client) -> int:

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
 import requests
-from reliability_support import fault_peer
+from reliability_support import ServerKiller, fault_peer
 from support import SERVERS, HttpServer, free_port, wait_until
 from test_recovery import FAST, kill_the_server, live_servers, sdk_http_server
 
@@ -510,6 +510,7 @@ def test_sixteen_threads_through_restarts_no_call_runs_twice_no_answer_goes_astr
         target = server.url()
     policy = Backoff(initial_delay=0.05, max_delay=0.5, max_retries=1000)
     client = mcp_sync.connect(target, protocol="handshake", recovery=policy, request_timeout=60)
+    servers = ServerKiller("recording_server.py")
     stop = threading.Event()
     succeeded: list[str] = []
     failures: list[BaseException] = []
@@ -538,11 +539,11 @@ def test_sixteen_threads_through_restarts_no_call_runs_twice_no_answer_goes_astr
             loops = [pool.submit(caller, n) for n in range(16)]
             try:
                 for _ in range(rounds):
-                    progress(len(succeeded))  # this server is up and answering
+                    progress(len(succeeded))  # a server is up and answering
                     if transport == "stdio":
-                        (pid,) = wait_until(lambda: live_servers("recording_server.py"))
-                        stop.wait(0.25)
-                        os.kill(pid, signal.SIGKILL)
+                        servers.next_server()  # this round's (answers from the last may
+                        stop.wait(0.25)  # have met the wait above)
+                        servers.kill_next()
                     else:
                         assert server is not None
                         stop.wait(0.7)
@@ -557,20 +558,70 @@ def test_sixteen_threads_through_restarts_no_call_runs_twice_no_answer_goes_astr
         client.close()
         if server is not None:
             server.__exit__()
-    runs: dict[str, list[str]] = {}  # token: "pid/request id" of each run
+    runs: dict[str, list[tuple[str, str, str]]] = {}  # token: (pid, request id, run) per line
     for line in ledger.read_text().splitlines():
-        token, pid, request_id = line.split()
-        runs.setdefault(token, []).append(f"{pid}/{request_id}")
+        token, pid, request_id, run = line.split()
+        runs.setdefault(token, []).append((pid, request_id, run))
     ran = Counter({token: len(where) for token, where in runs.items()})
-    twice = {token: where for token, where in runs.items() if len(where) > 1}
-    # (which servers ran them, and the failures, say how a call came to be sent twice)
-    assert not twice, f"run twice (server pid/request id): {dict(list(twice.items())[:5])}; " + (
-        f"failures: {Counter(str(f).partition(chr(10))[0][:120] for f in failures)}"
+    twice = {token: how_it_ran_twice(where) for token, where in runs.items() if len(where) > 1}
+    assert not twice, f"run twice: {dict(list(twice.items())[:5])}; " + (
+        f"failures: {Counter(str(f).partition(chr(10))[0][:120] for f in failures)}; "
+        f"servers killed: {servers.killed}"
     )
     assert not [t for t in succeeded if t not in ran], "an answered call is not in the ledger"
     unexpected = [f for f in failures if not isinstance(f, ConnectionClosed)]
     assert not unexpected, [f"{type(f).__name__}: {f}" for f in unexpected[:3]]
     print(f"{transport}: {len(succeeded)} calls answered, {len(failures)} failed, {rounds} deaths")
+
+
+def test_the_soak_kill_step_never_takes_a_server_it_killed_before() -> None:
+    """Right after a kill the old server can still be listed (dying, its last answers still
+    arriving, which may satisfy the soak's wait for progress): the step waits for the next
+    server instead. Before, the step took "the live server": here the old one again, so that
+    round killed nothing; with both listed it raised ``ValueError``. A pid the system hands
+    out again is a new server (told apart by start time). The process table is scripted, as
+    a dying process cannot be held in that state on demand."""
+    old, new = 4100, 4200
+    listings = iter(
+        [
+            {old: "7"},  # the first server
+            {old: "7"},  # killed, still dying
+            {old: "7"},
+            {old: "7", new: "9"},  # the next one is up before the old one is gone
+            {new: "9"},
+            {old: "31"},  # pid 4100 again, for a third server
+        ]
+    )
+    listed: dict[int, str] = {}
+
+    def processes() -> dict[int, str]:
+        nonlocal listed
+        listed = next(listings, listed)
+        return listed
+
+    signalled: list[int] = []
+    servers = ServerKiller(
+        "server.py", processes=processes, signal_pid=signalled.append, is_dead=lambda pid: True
+    )
+    servers.kill_next()
+    servers.kill_next()
+    assert servers.next_server() == old
+    servers.kill_next()
+    assert signalled == [old, new, old]
+    assert servers.killed == [(old, "7"), (new, "9"), (old, "31")]
+
+
+def how_it_ran_twice(runs: list[tuple[str, str, str]]) -> str:
+    """Which of the ways a call can be in the ledger twice its lines show: each line is
+    (server pid, JSON-RPC request id, the server's run number)."""
+    where = ", ".join("/".join(run) for run in runs)
+    if len(set(runs)) < len(runs):
+        return f"the ledger counted one run twice ({where})"
+    if len({pid for pid, _, _ in runs}) > 1:
+        return f"sent again to a new server ({where})"
+    if len({request_id for _, request_id, _ in runs}) == 1:
+        return f"the same request run twice on one server ({where})"
+    return f"sent twice to one server, under two request ids ({where})"
 
 
 def http_recording_server(env: dict[str, str], port: int | None = None) -> HttpServer:
