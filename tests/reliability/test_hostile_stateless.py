@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import free_port, wait_until
+from support import free_port, wait_listening
 
 import mcp_sync
 from mcp_sync import (
@@ -145,18 +145,8 @@ def sdk_cache_server(scope: str):
         stderr=subprocess.PIPE,
     )
     try:
-        url = f"http://127.0.0.1:{port}/mcp"
-
-        def up() -> bool:
-            with contextlib.suppress(OSError):
-                import socket
-
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                return True
-            return False
-
-        wait_until(up, timeout=60, message="the SDK cache server did not start")
-        yield url
+        wait_listening(process, port, timeout=60)
+        yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
         try:

@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 from urllib.parse import quote
 
-from support import free_port, wait_until
+from support import free_port, wait_listening
 
 __all__ = ["Tinyproxy"]
 
@@ -64,19 +64,7 @@ class Tinyproxy:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        import socket
-
-        def listening() -> bool:
-            assert self.process is not None
-            if self.process.poll() is not None:
-                raise AssertionError(f"tinyproxy exited with {self.process.returncode}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-            except OSError:
-                return False
-            return True
-
-        wait_until(listening, timeout=20, interval=0.05, message="tinyproxy did not listen")
+        wait_listening(self.process, self.port, timeout=20)
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -6,7 +6,6 @@ Driven with raw JSON-RPC dicts: these test the transports, not the client.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
 from http_faults import INIT, Inbox
-from support import client_threads
+from support import client_threads, free_port, wait_listening
 
 from mcp_sync.errors import HttpError, SessionExpired
 from mcp_sync.protocol import jsonrpc
@@ -37,12 +36,6 @@ pytestmark = pytest.mark.timeout(30)
 SERVER = Path(__file__).resolve().parent.parent / "servers" / "http_fixture_server.py"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def run_server(*args: str) -> Iterator[int]:
     port = free_port()
     proc = subprocess.Popen(
@@ -51,17 +44,12 @@ def run_server(*args: str) -> Iterator[int]:
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                stderr = proc.communicate()[1].decode(errors="replace")
-                pytest.fail(f"fixture server did not start:\n{stderr[-2000:]}")
-            time.sleep(0.02)
+    try:
+        wait_listening(proc, port)
+    except AssertionError as exc:
+        proc.kill()
+        proc.wait()
+        pytest.fail(f"fixture server did not start: {exc}")
     try:
         yield port
     finally:
