@@ -313,6 +313,7 @@ class Cassette(Transport):
         fits = [e for e in same if e.key == key]
         if not fits and self._match is not None:
             fits = [e for e in same if self._match(e.key, key)]
+        fits = [e for e in fits if _answered(e)] or fits  # (a later recording may answer it)
         unused = [e for e in fits if e.used == 0]
         if unused:
             return unused[0]

@@ -412,6 +412,10 @@ def test_a_recorded_request_whose_answer_was_never_recorded_fails_at_once(tmp_pa
     assert caught.value.path == str(path) and caught.value.line == request
     assert f"{path}, line {request}" in str(caught.value)
     assert "no recorded answer" in str(caught.value)
+    # new_episodes asks the real server instead, and the answer it records is used from then on
+    assert record_adds(path, [(1, 2)], mode="new_episodes") == [{"result": 3}]
+    with client_for(Cassette(path, mode="none")) as client:
+        assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
 
 
 def test_bad_mode_and_recording_without_a_transport(tmp_path):

@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 from support import PYTHON, ROOT, another_user, umask
@@ -89,16 +90,13 @@ def test_an_empty_listing_is_a_pin_and_a_tool_added_later_is_new(tmp_path, where
 def test_a_missing_pin_file_pins_the_first_listing_and_an_empty_one_does_not(tmp_path):
     missing, empty = tmp_path / "missing.json", tmp_path / "empty.json"
     empty.write_text('{"mcp_sync_pins": 1, "tools": {}}')
-    for path in (missing, empty):
-        book = pin_book(path)
-        assert book is not None
-        if path is missing:
-            book.check([tool()])
-            assert list(json.loads(path.read_text())["tools"]) == ["greet"]
-        else:
-            with pytest.raises(ToolChanged, match="'greet' is new"):
-                book.check([tool()])
-            assert json.loads(path.read_text())["tools"] == {}
+    first, second = pin_book(missing), pin_book(empty)
+    assert first is not None and second is not None
+    first.check([tool()])
+    assert list(json.loads(missing.read_text())["tools"]) == ["greet"]
+    with pytest.raises(ToolChanged, match="'greet' is new"):
+        second.check([tool()])
+    assert json.loads(empty.read_text())["tools"] == {}
 
 
 CHECKER = textwrap.dedent(
@@ -131,7 +129,7 @@ def shared_folder(tmp_path):
     folder = tempfile.mkdtemp(prefix="mcp-sync-pins-")
     os.chmod(folder, 0o755)
     try:
-        yield type(tmp_path)(folder)
+        yield Path(folder)
     finally:
         shutil.rmtree(folder)
 
