@@ -87,6 +87,10 @@ def load(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict[str, A
             continue
         try:
             item = json.loads(raw)
+        except RecursionError:
+            raise CassetteError(
+                f"{name}:{number}: nested too deeply to read", path=name, line=number
+            ) from None
         except ValueError as exc:
             last = number == len(lines) and not text.endswith("\n")
             what = "truncated (the recording stopped mid-line)" if last else "not JSON"
@@ -112,11 +116,40 @@ def load(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict[str, A
                 path=name,
                 line=number,
             )
+        fault = _fault(item["message"])
+        if fault is not None:
+            raise CassetteError(f"{name}:{number}: {fault}", path=name, line=number)
         item["line"] = number
         messages.append(item)
     if header is None:
         raise CassetteError(f"{name}: empty cassette (no header line)", path=name)
     return header, messages
+
+
+def _fault(message: Mapping[str, Any]) -> str | None:
+    """What in a recorded message the replay cannot use (it looks messages up by their id,
+    progress token and subscription id, and matches requests by their params), or None.
+    The rest is replayed as it was recorded, as the server sent it."""
+    if "id" in message and not _is_key(message["id"]):
+        return '"id" must be a string, a number or null'
+    params = message.get("params")
+    if params is None:
+        return None
+    if not isinstance(params, dict):
+        return '"params" must be an object'
+    meta = params.get("_meta")
+    keyed = {"params.progressToken": params.get("progressToken")}
+    if isinstance(meta, dict):
+        keyed["params._meta.progressToken"] = meta.get("progressToken")
+        keyed[f"params._meta.{keys.SUBSCRIPTION_ID}"] = meta.get(keys.SUBSCRIPTION_ID)
+    for where, value in keyed.items():
+        if not _is_key(value):
+            return f'"{where}" must be a string or a number'
+    return None
+
+
+def _is_key(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float))  # (bool is an int)
 
 
 def normalized(message: Mapping[str, Any]) -> dict[str, Any]:
@@ -150,6 +183,8 @@ class Episode:
     steps: list[dict[str, Any]] = field(default_factory=list)
     key: dict[str, Any] = field(default_factory=dict)
     used: int = 0
+    #: The server's answer to the trigger is among the steps.
+    answered: bool = False
 
     @property
     def is_request(self) -> bool:
@@ -197,7 +232,9 @@ def episodes(lines: list[dict[str, Any]]) -> list[Episode]:
         if owner is None:
             continue  # an answer to a request the filter dropped
         owner.steps.append(message)
-        if "method" in message and "id" in message:
+        if "method" not in message:
+            owner.answered = True
+        elif "id" in message:
             asked_by[message["id"]] = owner
     return found
 

@@ -37,6 +37,7 @@ import json
 import math
 import os
 import queue
+import re
 import threading
 from collections.abc import Callable
 from typing import IO, Any, Literal
@@ -44,6 +45,7 @@ from typing import IO, Any, Literal
 from . import _cassette_file as fmt
 from .abort import AbortSignal
 from .errors import CassetteError, CassetteMismatch, ConnectionClosed, RequestTimeout
+from .protocol import jsonrpc, methods
 from .protocol.meta import PROTOCOL_VERSION
 from .redaction import MASK, hold_headers, is_secret_name
 from .transports.base import MessageOptions, Transport
@@ -185,6 +187,9 @@ class Cassette(Transport):
             return
         if self._closing:
             raise ConnectionClosed(f"cassette {self.path} is closed")
+        # What no transport could send (a lone surrogate in an argument) is refused as the real
+        # one would refuse it, UnencodableValue, before it is recorded or matched.
+        jsonrpc.encode(message)
         if self.recording:
             self._write(fmt.CLIENT, message)
             assert self._inner is not None
@@ -216,6 +221,10 @@ class Cassette(Transport):
 
     def _write_raw(self, line: dict[str, Any]) -> None:
         text = json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+        if _LONE_SURROGATE.search(text):
+            # A server may send one (as the JSON escape "\ud800"), and UTF-8 has no bytes for
+            # it: the line keeps the escapes, else the write would fail inside the delivery.
+            text = json.dumps(line, separators=(",", ":"))
         with self._write_lock:
             if self._file is not None and not self._file.closed:
                 self._file.write(text + "\n")
@@ -268,20 +277,33 @@ class Cassette(Transport):
                 request=fmt.normalized(message),
             )
         key = fmt.normalized(line["message"])
+        is_request = "id" in message
         with self._lock:
-            episode = self._find(key, is_request="id" in message)
+            episode = unanswered = self._find(key, is_request=is_request)
+            if episode is not None and is_request and not _answered(episode):
+                episode = None  # the recording stopped, or the call ended, before an answer
             if episode is not None:
                 episode.used += 1
-                if "id" in message:
+                if is_request:
                     self._live_ids[episode.trigger["id"]] = message["id"]
         if episode is not None:
             self._play(episode, 0, message.get("id"))
             return
-        if "id" not in message:
+        if not is_request:
             return  # a notification nobody recorded (a cancellation): the server ignores it
         if self.mode == "new_episodes" and self._source is not None:
             self._go_live(message, signal, options)
             return
+        if unanswered is not None:
+            raise CassetteMismatch(
+                f"cassette {self.path}, line {unanswered.line}: the recorded "
+                f"{key['method']} request has no recorded answer (the recording ended, or the "
+                "call timed out or was cancelled, before the server answered)",
+                path=self.path,
+                request=key,
+                nearest=unanswered.key,
+                line=unanswered.line,
+            )
         raise self._mismatch(key)
 
     def _find(self, key: dict[str, Any], *, is_request: bool) -> fmt.Episode | None:
@@ -291,6 +313,7 @@ class Cassette(Transport):
         fits = [e for e in same if e.key == key]
         if not fits and self._match is not None:
             fits = [e for e in same if self._match(e.key, key)]
+        fits = [e for e in fits if _answered(e)] or fits  # (a later recording may answer it)
         unused = [e for e in fits if e.used == 0]
         if unused:
             return unused[0]
@@ -371,3 +394,10 @@ class Cassette(Transport):
 
 
 _HANDSHAKE_ID = "mcp-sync-cassette-initialize"
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _answered(episode: fmt.Episode) -> bool:
+    """The recording holds the answer to the episode's request, or none is due: a request
+    that stays open until the client ends it (``subscriptions/listen``)."""
+    return episode.answered or methods.method(episode.method).open_ended

@@ -25,6 +25,9 @@ they come back as results with ``result.is_error`` set.
     │   ├── InvalidHeaderValue      a header value that cannot be sent (a token ending in a
     │   │                           newline); also a builtin ValueError
     │   └── SessionExpired          the server forgot our Mcp-Session-Id (HTTP 404)
+    ├── UnencodableValue            a message holds what JSON over UTF-8 cannot carry (a lone
+    │                               surrogate, NaN, an object); nothing was sent (also a builtin
+    │                               TypeError and ValueError)
     ├── ProtocolError               the peer broke the protocol (bad JSON-RPC, bad result shape)
     │   ├── InvalidMessage          a JSON value that is not a JSON-RPC 2.0 message
     │   └── OutputValidationError   a tool's structuredContent does not match its outputSchema,
@@ -111,6 +114,7 @@ __all__ = [
     "ToolChanged",
     "ToolError",
     "TransportError",
+    "UnencodableValue",
     "UnknownName",
     "UnsupportedProtocolVersion",
     "UrlElicitationRequired",
@@ -393,6 +397,18 @@ class InvalidHeaderValue(TransportError, ValueError):
 
 class SessionExpired(TransportError):
     """The server no longer knows the session (HTTP 404 on a request carrying a session id)."""
+
+
+class UnencodableValue(McpError, TypeError, ValueError):
+    """A message to send holds a value JSON over UTF-8 cannot carry: a string with a lone
+    surrogate (half of a UTF-16 pair: no Unicode text, which UTF-8 has no bytes for), NaN or an
+    infinity, or an object JSON has no form for. Nothing was sent. ``path`` is where in the
+    message (a JSON pointer, ``/params/arguments/note``), ``method`` the message's method."""
+
+    def __init__(self, message: str, *, path: str = "", method: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.method = method
 
 
 class ProtocolError(McpError):

@@ -18,6 +18,10 @@ New and removed tools are reported the same way. The pin file is JSON, written w
 temporary file and renamed over the old one (never half-written), under a lock on a
 ``.lock`` file beside it, so clients in several processes can share one file. One pin file
 is for one server: ``mcp-sync pin`` (or :func:`record`) writes or refreshes it.
+
+A missing pin file means nothing is pinned yet; ``{"tools": {}}`` pins "no tools", so a tool
+that appears later is new. Checking reads the file only (the lock is taken to write), so a
+user who may read a pin file but not write it can check against it.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
+import secrets
+import stat
 import threading
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -148,31 +153,15 @@ class PinBook:
     def check(self, tools: Sequence[Tool], only: str | None = None, stacklevel: int = 2) -> None:
         """Compare ``tools`` (a whole listing) with the pins, for every tool or ``only`` the
         one named; pin them all if nothing is pinned yet. Applies the policy."""
-        with self._lock, self._store.locked():
-            pinned = self._store.read()
-            if not pinned:
-                self._store.write({tool.name: _entry(tool) for tool in tools})
-                return
-            changes = _changes(pinned, tools)
-            if only is not None:
-                changes = [change for change in changes if change.name == only]
+        with self._lock:
+            changes = self._settle(tools, only, write=False)
+            if changes is None:  # the pins must be written: again, under the store's lock
+                with self._store.locked():
+                    changes = self._settle(tools, only, write=True)
             if not changes:
                 return
-            policy = self.pins.on_change
-            if policy == "raise":
+            if self.pins.on_change == "raise":
                 raise ToolChanged(changes, self._where)
-            if policy == "accept":
-                for change in changes:
-                    if change.new is None:
-                        pinned.pop(change.name, None)
-                    else:
-                        pinned[change.name] = {
-                            "sha256": fingerprint(change.new),
-                            "definition": change.new,
-                        }
-                self._store.write(pinned)
-                logger.info("re-pinned %s", ", ".join(change.summary for change in changes))
-                return
         for change in changes:
             key = (change.name, fingerprint(change.new) if change.new else "removed")
             if key not in self._warned:
@@ -181,6 +170,34 @@ class PinBook:
                     ToolChangedWarning(str(ToolChanged([change], self._where))),
                     stacklevel=stacklevel + 1,
                 )
+
+    def _settle(
+        self, tools: Sequence[Tool], only: str | None, *, write: bool
+    ) -> list[ToolChange] | None:
+        """The changes left to report once a first listing is pinned or, with ``"accept"``,
+        the changes are; None (with ``write`` False) when that needs a write. Checking needs
+        only read access to the pin file: its lock is taken for writing only."""
+        pinned = self._store.read()
+        if pinned is None:  # nothing pinned yet (an empty pin set is a pin: "no tools")
+            if write:
+                self._store.write({tool.name: _entry(tool) for tool in tools})
+                return []
+            return None
+        changes = _changes(pinned, tools)
+        if only is not None:
+            changes = [change for change in changes if change.name == only]
+        if not changes or self.pins.on_change != "accept":
+            return changes
+        if not write:
+            return None
+        for change in changes:
+            if change.new is None:
+                pinned.pop(change.name, None)
+            else:
+                pinned[change.name] = {"sha256": fingerprint(change.new), "definition": change.new}
+        self._store.write(pinned)
+        logger.info("re-pinned %s", ", ".join(change.summary for change in changes))
+        return []
 
     @property
     def _where(self) -> str | None:
@@ -235,14 +252,14 @@ def _changes(pinned: Mapping[str, Any], tools: Sequence[Tool]) -> list[ToolChang
 
 class _MemoryStore:
     def __init__(self) -> None:
-        self._pins: dict[str, Any] = {}
+        self._pins: dict[str, Any] | None = None
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         yield  # the book's own lock is enough within one process
 
-    def read(self) -> dict[str, Any]:
-        return dict(self._pins)
+    def read(self) -> dict[str, Any] | None:
+        return None if self._pins is None else dict(self._pins)
 
     def write(self, pins: dict[str, Any]) -> None:
         self._pins = dict(pins)
@@ -265,14 +282,17 @@ class _FileStore:
             finally:
                 _unlock(handle.fileno())
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> dict[str, Any] | None:
+        """The pins, or None when the file does not exist (nothing pinned yet)."""
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return {}
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{self.path}: cannot read the pin file ({exc})") from None
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise ConfigError(f"{self.path}: not a pin file (invalid JSON: {exc})") from None
         tools = data.get("tools") if isinstance(data, dict) else None
         if not isinstance(tools, dict) or not all(
@@ -285,13 +305,24 @@ class _FileStore:
         return tools
 
     def write(self, pins: dict[str, Any]) -> None:
+        """Write the file whole beside it and rename it over the old one. A new pin file
+        gets 0666 less the umask, as any file the user makes (pins are no secret, and other
+        users may check against them); a rewritten one keeps its mode."""
         text = json.dumps({"mcp_sync_pins": FORMAT, "tools": pins}, indent=2, sort_keys=True)
-        fd, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
         try:
+            mode: int | None = stat.S_IMODE(os.stat(self.path).st_mode)
+        except FileNotFoundError:
+            mode = None
+        temporary = self.path.with_name(f".{self.path.name}.{secrets.token_hex(8)}")
+        try:
+            # (not tempfile.mkstemp: its files are 0600 whatever the umask)
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
+            if mode is not None:
+                os.chmod(temporary, mode)
             os.replace(temporary, self.path)
         except BaseException:
             with contextlib.suppress(OSError):

@@ -46,10 +46,15 @@ def _json_escape(code: int) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-def safe(text: str, *, lines: bool = False, as_json: bool = False) -> str:
+def safe(text: str, *, lines: bool = False, as_json: bool = False, limit: int | None = None) -> str:
     """``text`` from a server, fit for the terminal: each control, format character and lone
     surrogate escaped. ``lines`` keeps newlines and tabs (a CRLF is a newline); ``as_json``
-    writes JSON escapes, for the text of a JSON document."""
+    writes JSON escapes, for the text of a JSON document; ``limit`` shows at most that many
+    characters of ``text``, then how many more there were."""
+    more = ""
+    if limit is not None and len(text) > limit:
+        more = f"... ({len(text) - limit:,} more characters)"
+        text = text[:limit]
     if lines:
         text = text.replace("\r\n", "\n")
     escape: Callable[[int], str] = _json_escape if as_json else _python_escape
@@ -65,4 +70,4 @@ def safe(text: str, *, lines: bool = False, as_json: bool = False) -> str:
             for ch in run
         )
 
-    return (_LOOK_LINES if lines else _LOOK_LINE).sub(fix, text)
+    return (_LOOK_LINES if lines else _LOOK_LINE).sub(fix, text) + more

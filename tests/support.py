@@ -223,3 +223,42 @@ FASTMCP_MISSING = "fastmcp 4.2.3 needs Python >= 3.11: not installed on this Pyt
 needs_fastmcp = pytest.mark.skipif(
     importlib.util.find_spec("fastmcp") is None, reason=FASTMCP_MISSING
 )
+
+
+def another_user() -> tuple[list[str], dict[str, str], dict[str, int | list[int]]]:
+    """How to run Python as someone other than the test: ``(python, env, run_as)``, where
+    ``run_as`` goes to ``subprocess.run``. Under root that is the user ``nobody`` (root
+    passes every permission check, so a test of "may read but not write" needs another
+    user); otherwise it is the test's own user (``run_as`` empty), and the test takes the
+    write permission away with ``chmod`` instead."""
+    import subprocess
+
+    if os.geteuid() != 0:
+        return [PYTHON], {**os.environ, "PYTHONPATH": str(ROOT)}, {}
+    site = [p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix)]
+    env = {"PATH": os.defpath, "HOME": "/", "PYTHONPATH": os.pathsep.join([str(ROOT), *site])}
+    run_as: dict[str, int | list[int]] = {"user": 65534, "group": 65534, "extra_groups": []}
+    for python in (PYTHON, "/usr/bin/python3"):
+        try:
+            ok = subprocess.run(
+                [python, "-c", "import mcp_sync"], env=env, capture_output=True, **run_as
+            )
+        except OSError:  # not executable by nobody (an interpreter under /root)
+            continue
+        if ok.returncode == 0:
+            return [python], env, run_as
+    pytest.skip(f"this Python ({PYTHON}) cannot be run by the user nobody, and no other can")
+
+
+def umask() -> int:
+    """This process's umask (read without changing it, where Linux tells it)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    current = os.umask(0o022)
+    os.umask(current)
+    return current

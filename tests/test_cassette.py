@@ -14,7 +14,7 @@ from support import NODE, PEERS, PYTHON, SERVERS, HttpServer, free_port, wait_un
 
 import mcp_sync
 from mcp_sync import Cassette, StdioTransport, StreamableHttpTransport
-from mcp_sync.errors import CassetteError, CassetteMismatch
+from mcp_sync.errors import CassetteError, CassetteMismatch, UnencodableValue
 
 pytest_plugins = ["pytester"]
 
@@ -24,6 +24,9 @@ EVERYTHING = [
     "stdio",
 ]
 SDK = [PYTHON, str(SERVERS / "sdk_server.py"), "stdio"]
+#: The official TypeScript SDK, whose ``surrogate`` tool answers text with a lone surrogate
+#: (which the Python SDK cannot send).
+HOSTILE_TS = [str(NODE), str(SERVERS / "hostile_ts_server.mjs")]
 MISSING = ["/nonexistent/mcp-server-that-is-not-installed"]
 ROOT = "file:///tmp/cassette-root"
 
@@ -280,6 +283,139 @@ def test_a_broken_file_names_the_file_and_line(tmp_path, content, expected):
         mcp_sync.connect(Cassette(path, mode="none"), timeout=30)
     assert str(path) in str(caught.value)
     assert time.monotonic() - started < 10
+
+
+HEADER = '{"cassette":1}\n'
+
+
+def client_line(**message):
+    return json.dumps({"direction": "client->server", "message": {"jsonrpc": "2.0", **message}})
+
+
+def server_line(**message):
+    return json.dumps({"direction": "server->client", "message": {"jsonrpc": "2.0", **message}})
+
+
+#: The recorded handshake the hostile lines follow (matched whatever the client sends).
+INIT = {"id": 0, "method": "initialize", "params": {}}
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        (["[" * 200_000 + "]" * 200_000], r":2: nested too deeply"),
+        ([client_line(id=1, method="tools/call", params="oops")], r':2: "params" must be an'),
+        ([client_line(id={"a": 1}, method="tools/list")], r':2: "id" must be a string'),
+        (
+            [client_line(id=1, method="tools/call", params={"_meta": {"progressToken": [1]}})],
+            r':2: "params._meta.progressToken" must be a string or a number',
+        ),
+        ([client_line(**INIT), server_line(id=[0], result={})], r':3: "id" must be a string'),
+        (
+            [client_line(**INIT), server_line(method="notifications/progress", params="oops")],
+            r':3: "params" must be an object',
+        ),
+        (
+            [
+                client_line(**INIT),
+                server_line(method="notifications/progress", params={"progressToken": {}}),
+            ],
+            r':3: "params.progressToken" must be a string or a number',
+        ),
+        (
+            [
+                client_line(**INIT),
+                server_line(
+                    method="notifications/tools/list_changed",
+                    params={"_meta": {"io.modelcontextprotocol/subscriptionId": [2]}},
+                ),
+            ],
+            r':3: "params._meta.io.modelcontextprotocol/subscriptionId" must be',
+        ),
+    ],
+    ids=[
+        "deep",
+        "params",
+        "id",
+        "progress-token",
+        "answer-id",
+        "server-params",
+        "server-token",
+        "subscription-id",
+    ],
+)
+def test_a_hostile_line_is_a_cassette_error_naming_the_file_and_line(tmp_path, lines, expected):
+    """Lines of the right shape with hostile contents. Before: a raw RecursionError,
+    ValueError or TypeError from deep inside the replay (the last at the first request)."""
+    path = tmp_path / "hostile.jsonl"
+    path.write_text(HEADER + "\n".join(lines) + "\n")
+    started = time.monotonic()
+    cassette = Cassette(path, mode="none", match=lambda recorded, live: True)
+    with pytest.raises(CassetteError, match=expected) as caught:
+        mcp_sync.connect(cassette, timeout=30, protocol="handshake")
+    assert str(path) in str(caught.value)
+    assert caught.value.path == str(path) and caught.value.line == int(expected.split(":")[1])
+    assert time.monotonic() - started < 10
+
+
+def test_a_reply_with_a_lone_surrogate_is_recorded_and_delivered(tmp_path):
+    """``"\\ud800"`` is valid JSON. Before: writing it to the UTF-8 file failed inside the
+    delivery, so the reply was lost and the call waited out its timeout, with no answer in
+    the file."""
+    path = tmp_path / "surrogate.jsonl"
+    with mcp_sync.connect(Cassette(path, stdio(HOSTILE_TS)), request_timeout=30) as client:
+        started = time.monotonic()
+        recorded = client.call_tool("surrogate")
+        assert time.monotonic() - started < 10
+    assert recorded.text == "lone \ud800 surrogate"
+    assert "lone \\ud800 surrogate" in path.read_text(encoding="utf-8")  # the JSON escape
+    with mcp_sync.connect(Cassette(path, stdio(MISSING)), request_timeout=30) as client:
+        assert client.call_tool("surrogate").to_wire() == recorded.to_wire()
+
+
+@pytest.mark.parametrize("recorded", [False, True], ids=["live", "recording"])
+def test_a_lone_surrogate_in_an_argument_is_refused_naming_it(tmp_path, recorded):
+    """Nothing sent, nothing recorded, and the session goes on. Before: a raw
+    UnicodeEncodeError from protocol/_json.encode, with or without a cassette."""
+    path = tmp_path / "argument.jsonl"
+    target = Cassette(path, stdio(SDK)) if recorded else SDK
+    with mcp_sync.connect(target, request_timeout=30, protocol="handshake") as client:
+        with pytest.raises(UnencodableValue) as caught:
+            client.call_tool("weather", {"city": "Oslo\ud800"})
+        assert client.call_tool("weather", {"city": "Oslo"}).structured_content
+    error = caught.value
+    assert isinstance(error, ValueError) and error.path == "/params/arguments/city"
+    assert error.method == "tools/call"
+    message = str(error)
+    assert "/params/arguments/city" in message and "lone surrogate" in message, message
+    assert "\\ud800" in message and "\ud800" not in message  # shown escaped, printable
+    if recorded:
+        assert "Oslo\\ud800" not in path.read_text()
+
+
+def test_a_recorded_request_whose_answer_was_never_recorded_fails_at_once(tmp_path):
+    """The recording stopped (or the call timed out) before the server answered. Before: the
+    replay waited the whole request timeout."""
+    path = tmp_path / "unanswered.jsonl"
+    record_adds(path, [(1, 2)])
+    lines = path.read_text().splitlines(keepends=True)
+    answer = next(
+        n for n, line in enumerate(lines) if '"result":{"content"' in line and '"3"' in line
+    )
+    path.write_text("".join(lines[:answer] + lines[answer + 1 :]))
+    request = next(n for n, line in enumerate(lines, 1) if '"tools/call"' in line)
+    with client_for(Cassette(path, mode="none")) as client:
+        started = time.monotonic()
+        with pytest.raises(CassetteMismatch) as caught:
+            client.call_tool("add", {"a": 1, "b": 2})
+        assert time.monotonic() - started < 10
+    assert caught.value.path == str(path) and caught.value.line == request
+    assert f"{path}, line {request}" in str(caught.value)
+    assert "no recorded answer" in str(caught.value)
+    # new_episodes asks the real server instead, and the answer it records is used from then on
+    assert record_adds(path, [(1, 2)], mode="new_episodes") == [{"result": 3}]
+    with client_for(Cassette(path, mode="none")) as client:
+        assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
 
 
 def test_bad_mode_and_recording_without_a_transport(tmp_path):

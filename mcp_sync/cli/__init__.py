@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from ..errors import (
     CapabilityError,
+    ConfigError,
     ConnectionClosed,
     HttpError,
     McpError,
@@ -361,6 +362,8 @@ def exit_code_for(exc: BaseException) -> int:
     if isinstance(exc, StdioServerError):
         cause = exc.__cause__
         return EXIT_CONNECTION if exc.looks_like_http or cause is None else exit_code_for(cause)
+    if isinstance(exc, ConfigError):  # a file the user gave: a pin file, a config
+        return EXIT_USAGE
     if _is_auth_error(exc):
         return EXIT_AUTH
     if isinstance(exc, RequestTimeout):
@@ -468,6 +471,7 @@ def _run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     except (McpError, OSError) as exc:
         code = exit_code_for(exc)
         kind = {
+            EXIT_USAGE: "error",
             EXIT_TIMEOUT: "timeout",
             EXIT_CONNECTION: "connection failed",
             EXIT_PROTOCOL: "protocol error",

@@ -32,9 +32,7 @@ def store_path() -> Path:
 def _store() -> Any:
     from ..oauth import FileStateStore
 
-    path = store_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return FileStateStore(path)
+    return FileStateStore(store_path())  # (it makes its folder, 0700, when it first writes)
 
 
 def auth_for(url: str) -> AuthProvider | None:
@@ -99,11 +97,11 @@ def device_login(
     from ..oauth import DeviceCode, DeviceFlowProvider
 
     def show(code: DeviceCode) -> None:
-        # the authorization server wrote both: never raw to the terminal
-        err.write(f"To sign in, open {safe(code.verification_uri)}\n")
-        err.write(f"and enter the code: {safe(code.user_code)}\n")
-        if code.verification_uri_complete:
-            err.write(f"(or open {safe(code.verification_uri_complete)})\n")
+        # the authorization server wrote them: escaped and bounded, as the code shows itself
+        uri, user_code, complete = code._shown()
+        err.write(f"To sign in, open {uri}\nand enter the code: {user_code}\n")
+        if complete:
+            err.write(f"(or open {complete})\n")
         err.write("Waiting for the sign-in to be approved...\n")
         err.flush()
 
@@ -125,6 +123,8 @@ def logout(url: str, err: IO[str]) -> None:
 
     provider = OAuthProvider(url, store=_store())
     had = provider.tokens is not None
-    provider.revoke()
-    provider.forget()
+    try:
+        provider.revoke()  # (a refused or failed revocation is logged: a warning on stderr)
+    finally:
+        provider.forget()
     err.write(f"Signed out of {url}\n" if had else f"Not signed in to {url}\n")

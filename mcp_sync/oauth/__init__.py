@@ -57,6 +57,7 @@ from .errors import (
     StateMismatchError,
     StateStoreError,
     TokenError,
+    UnsafeStateFile,
 )
 from .flow import CallbackResult, PendingAuthorization, TokenSet
 from .jwt_bearer import AssertionSource, IdJagExchange, JwtBearerProvider
@@ -119,6 +120,7 @@ __all__ = [
     "TokenError",
     "TokenSet",
     "TokenSource",
+    "UnsafeStateFile",
     "adapt",
     "default_page",
     "discover",

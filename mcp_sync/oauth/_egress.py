@@ -18,14 +18,17 @@ The check is on addresses, not spellings (``0x7f.1``, ``::ffff:127.0.0.1``, a na
 is resolved, every address it resolves to is checked, and the connection goes to a checked
 address, never to a second resolution, so a name that answers differently the next time (DNS
 rebinding) cannot steer it. ``Host``, TLS SNI and certificate verification stay on the name.
-Through a proxy the name is checked, and the proxy connects.
+Through a proxy the name is checked, and the proxy connects. ``headless_redirect``, which
+fetches the authorization URL (the metadata's too), connects by the same rules.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -38,7 +41,7 @@ from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConn
 
 from .errors import ForbiddenEndpointError
 
-__all__ = ["Egress", "GuardedAdapter", "guard_session"]
+__all__ = ["Egress", "GuardedAdapter", "current_rules", "guard_session", "signing_in_through"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -242,6 +245,29 @@ class GuardedAdapter(HTTPAdapter):
         if request.url and select_proxy(request.url, dict(proxies or {})):
             self.egress.check_url(request.url)  # (the proxy resolves and connects)
         return super().send(request, stream, timeout, verify, cert, proxies)
+
+
+_signing_in = threading.local()
+
+
+@contextlib.contextmanager
+def signing_in_through(session: requests.Session) -> Iterator[None]:
+    """Within it (on this thread), :func:`current_rules` are the rules ``session`` connects
+    by (its :class:`GuardedAdapter`'s): a provider signs in so, for an ``on_redirect`` that
+    fetches the authorization URL itself (``headless_redirect``) to follow them too."""
+    adapter = session.get_adapter("https://")
+    previous = getattr(_signing_in, "egress", None)
+    _signing_in.egress = adapter.egress if isinstance(adapter, GuardedAdapter) else None
+    try:
+        yield
+    finally:
+        _signing_in.egress = previous
+
+
+def current_rules() -> Egress | None:
+    """The rules of the sign-in this thread is in (:func:`signing_in_through`), if any."""
+    egress = getattr(_signing_in, "egress", None)
+    return egress if isinstance(egress, Egress) else None
 
 
 def guard_session(session: requests.Session, egress: Egress) -> requests.Session:

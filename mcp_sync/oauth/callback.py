@@ -13,7 +13,7 @@ off, so that a fast redirect is never missed; ``PendingCallback.wait()`` blocks 
 
 :func:`headless_redirect` follows nothing: it GETs the authorization URL and reads the
 ``Location`` header, for authorization servers that approve without a user (test servers,
-automation, the conformance suite).
+automation, the conformance suite), by the provider's rules for server-named URLs.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import requests
 
+from ._egress import Egress, current_rules, guard_session
 from ._http import DEFAULT_TIMEOUT, current_limits, require_secure
 from .errors import AuthorizationDenied, CallbackError, OAuthError, StateMismatchError
 from .flow import CallbackResult
@@ -271,21 +272,33 @@ def headless_redirect(
 ) -> Callable[[str], CallbackResult]:
     """An ``on_redirect`` that fetches the authorization URL itself and reads ``Location``.
 
-    For authorization servers that approve without a user (automation, test servers).
+    For authorization servers that approve without a user (automation, test servers). The
+    URL is the metadata's, so it is fetched by the rules for server-named URLs of the
+    provider signing in (refused:
+    :class:`~mcp_sync.oauth.errors.ForbiddenEndpointError`); ``session`` gets the adapter
+    that checks them mounted, as ``OAuthProvider(session=...)`` does.
     """
-    http = session or requests.Session()
 
     def on_redirect(authorization_url: str) -> CallbackResult:
         require_secure(authorization_url, "authorization endpoint")
-        # only the headers matter: the body (a hostile server's, maybe huge) is never read
-        response = http.get(authorization_url, allow_redirects=False, timeout=timeout, stream=True)
-        with response:
-            location = response.headers.get("Location")
-            if response.status_code not in (301, 302, 303, 307, 308) or not location:
-                raise OAuthError(
-                    f"the authorization endpoint answered HTTP {response.status_code} "
-                    "without a redirect: it needs a user"
-                )
+        # Called on its own, outside a provider, no MCP server names a range to trust: the
+        # URL's own (link-local and non-host addresses are refused whatever it is).
+        egress = current_rules() or Egress(authorization_url)
+        http = guard_session(session or requests.Session(), egress)
+        try:
+            # only the headers matter: the body (a hostile server's, maybe huge) is never read
+            with http.get(
+                authorization_url, allow_redirects=False, timeout=timeout, stream=True
+            ) as response:
+                status, location = response.status_code, response.headers.get("Location")
+        finally:
+            if session is None:
+                http.close()
+        if status not in (301, 302, 303, 307, 308) or not location:
+            raise OAuthError(
+                f"the authorization endpoint answered HTTP {status} without a redirect: it "
+                "needs a user"
+            )
         return CallbackResult.from_url(location)
 
     return on_redirect

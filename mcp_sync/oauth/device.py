@@ -7,12 +7,13 @@ its metadata, RFC 8414) for a device code and a user code, shows the user where 
 endpoint until the user approves or denies it there, on any other device.
 
 Polling honours the server: every ``interval`` seconds (5 by default), 5 more after each
-``slow_down``, until ``expires_in`` (:class:`DeviceCodeExpired`), ``access_denied``
+``slow_down`` (never more than :data:`MAX_INTERVAL`), until ``expires_in`` (at most
+:data:`MAX_EXPIRY`: :class:`DeviceCodeExpired`), ``access_denied``
 (:class:`AuthorizationDenied`), the call's abort signal (:class:`~mcp_sync.errors.Aborted`)
 or its deadline (:class:`DeviceSignInTimeout`). The waits are on the abort event, so an abort
 ends them at once. The server names what is shown: it is checked to be an https (or loopback)
-URL and shown with control characters escaped; the device code and the tokens never reach a
-log record or an error.
+URL and shown with control characters escaped, and bounded; the device code and the tokens
+never reach a log record or an error.
 
 Opt-in only, by choosing this provider: a script that wanted a browser never finds itself
 printing a code instead (see "Headless sign-in" in docs/oauth.md).
@@ -53,6 +54,8 @@ from .registration import ClientInfo, ClientMetadata
 
 __all__ = [
     "DEVICE_CODE_GRANT",
+    "MAX_EXPIRY",
+    "MAX_INTERVAL",
     "DeviceCode",
     "DeviceCodeHandler",
     "DeviceFlowProvider",
@@ -68,8 +71,18 @@ DEFAULT_INTERVAL = 5.0
 SLOW_DOWN_STEP = 5.0
 # A server saying 0 would have the client hammer its token endpoint.
 _MIN_INTERVAL = 1.0
+# RFC 8628 sets no upper bound: a server's 1e9 would be 31 years between polls, and 1e12 or
+# Infinity more than a wait can be given (OverflowError).
+#: The longest wait between polls, ``slow_down`` included.
+MAX_INTERVAL = 60.0
+#: The longest a user code is waited for (servers issue codes for 5 to 30 minutes).
+MAX_EXPIRY = 3600.0
 # expires_in is required; a server that leaves it out gets what a browser sign-in gets.
 _DEFAULT_EXPIRY = 900.0
+#: What is shown of a user code, and of a verification URI: a code is a few characters a
+#: person types, a URI fits an address bar (a hostile server's may be megabytes).
+_SHOWN_CODE = 100
+_SHOWN_URI = 2048
 
 
 @dataclass(frozen=True)
@@ -90,38 +103,43 @@ class DeviceCode:
     issued_at: float = field(default_factory=time.monotonic, repr=False)
 
     def __str__(self) -> str:
-        text = (
-            f"To sign in, open {safe(self.verification_uri)} "
-            f"and enter the code {safe(self.user_code)}"
-        )
-        if self.verification_uri_complete:
-            text += f" (or open {safe(self.verification_uri_complete)})"
+        uri, user_code, complete = self._shown()
+        text = f"To sign in, open {uri} and enter the code {user_code}"
+        if complete:
+            text += f" (or open {complete})"
         return text
 
     def _repr_markdown_(self) -> str:
-        def literal(text: str) -> str:
-            return "`" + safe(text).replace("`", "'") + "`"
-
-        text = (
-            f"**Sign in:** open <{html.escape(safe(self.verification_uri))}> "
-            f"and enter the code {literal(self.user_code)}"
-        )
-        if self.verification_uri_complete:
-            text += f" (or open <{html.escape(safe(self.verification_uri_complete))}>)"
+        uri, user_code, complete = self._shown()
+        code = "`" + user_code.replace("`", "'") + "`"
+        text = f"**Sign in:** open <{html.escape(uri)}> and enter the code {code}"
+        if complete:
+            text += f" (or open <{html.escape(complete)}>)"
         return text
 
     def _repr_html_(self) -> str:
         def link(url: str) -> str:
-            shown = html.escape(safe(url))
+            shown = html.escape(url)
             return f'<a href="{shown}" target="_blank" rel="noopener noreferrer">{shown}</a>'
 
+        uri, user_code, complete = self._shown()
         text = (
-            f"<div><b>Sign in:</b> open {link(self.verification_uri)} and enter the code "
-            f"<code style='font-size:1.3em'>{html.escape(safe(self.user_code))}</code>"
+            f"<div><b>Sign in:</b> open {link(uri)} and enter the code "
+            f"<code style='font-size:1.3em'>{html.escape(user_code)}</code>"
         )
-        if self.verification_uri_complete:
-            text += f" (or open {link(self.verification_uri_complete)})"
+        if complete:
+            text += f" (or open {link(complete)})"
         return text + "</div>"
+
+    def _shown(self) -> tuple[str, str, str | None]:
+        """The verification URI, the user code and the complete URI as every rendering shows
+        them (the CLI's too): the server wrote them, so each is escaped and bounded."""
+        complete = self.verification_uri_complete
+        return (
+            safe(self.verification_uri, limit=_SHOWN_URI),
+            safe(self.user_code, limit=_SHOWN_CODE),
+            safe(complete, limit=_SHOWN_URI) if complete else None,
+        )
 
 
 #: ``on_code(code)``: show the user the code; called once per sign-in, before polling.
@@ -191,8 +209,10 @@ def request_device_code(
         user_code=str(fields["user_code"]),
         verification_uri=verification_uri,
         verification_uri_complete=complete,
-        expires_in=_seconds(body.get("expires_in"), _DEFAULT_EXPIRY),
-        interval=max(_MIN_INTERVAL, _seconds(body.get("interval"), DEFAULT_INTERVAL)),
+        expires_in=min(MAX_EXPIRY, _seconds(body.get("expires_in"), _DEFAULT_EXPIRY)),
+        interval=min(
+            MAX_INTERVAL, max(_MIN_INTERVAL, _seconds(body.get("interval"), DEFAULT_INTERVAL))
+        ),
         device_code=str(fields["device_code"]),
     )
 
@@ -209,6 +229,8 @@ def device_endpoint(server: ServerMetadata) -> str:
 
 
 def _seconds(value: Any, default: float) -> float:
+    """A non-negative number of seconds (Infinity too: the caller caps it), else ``default``
+    (NaN, a string, a bool, a negative number)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
         return float(value)
     return default
@@ -254,7 +276,7 @@ def poll(
             if exc.error == "authorization_pending":
                 continue
             if exc.error == "slow_down":
-                interval += SLOW_DOWN_STEP
+                interval = min(interval + SLOW_DOWN_STEP, MAX_INTERVAL)
                 logger.debug("the token endpoint asked to slow down: polling every %g s", interval)
                 continue
             if exc.error == "expired_token":

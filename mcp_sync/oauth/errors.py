@@ -30,6 +30,8 @@ and in ``description`` alike.
     ├── EndpointUnreachable       an OAuth endpoint (token, registration, metadata) could not
     │                             be reached: refused, unresolvable, TLS, reset; names it
     ├── StateStoreError           the state store (Redis, the file) failed; names the store
+    │   ├── UnsafeStateFile       a state file others could write (its mode, its owner):
+    │   │                         refused; also a ConfigError
     │   ├── SealedStateError      a sealed value did not open (wrong or unknown key, tampered,
     │   │                         unsealed where sealing is on); names the store, key, key id
     │   └── PlaintextDPoPKeyRefused  a DPoP private key would go into a shared store
@@ -43,7 +45,7 @@ and in ``description`` alike.
 
 from __future__ import annotations
 
-from ..errors import McpError
+from ..errors import ConfigError, McpError
 from ..redaction import redact
 
 __all__ = [
@@ -72,6 +74,7 @@ __all__ = [
     "StateMismatchError",
     "StateStoreError",
     "TokenError",
+    "UnsafeStateFile",
 ]
 
 
@@ -224,6 +227,19 @@ class EndpointUnreachable(OAuthError):
 class StateStoreError(OAuthError):
     """The OAuth state store (``RedisStateStore``, ``FileStateStore``, your own) failed; the
     message names the store and what it was doing, the cause is the store's own error."""
+
+
+class UnsafeStateFile(StateStoreError, ConfigError):
+    """A :class:`~mcp_sync.oauth.FileStateStore` file that another user could have written
+    (writable by its group or by everyone, or owned by someone else): refused, not read, as
+    ssh refuses such files. Whoever can write it could have put their own token endpoint or
+    client there, and fixing the mode would keep what they wrote. Also a
+    :class:`~mcp_sync.errors.ConfigError` (a local file to fix: the CLI exits 2). ``path``
+    names the file."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class SealedStateError(StateStoreError):

@@ -22,8 +22,8 @@ from .discovery import ServerMetadata
 from .dpop import DPoPKey
 from .errors import (
     AuthorizationDenied,
-    EndpointUnreachable,
     IssuerMismatchError,
+    OAuthError,
     StateMismatchError,
     TokenError,
     token_error,
@@ -486,7 +486,9 @@ def revoke(
     session: requests.Session, server: ServerMetadata, client: ClientInfo, tokens: TokenSet
 ) -> None:
     """Revoke the refresh and access tokens at ``server`` (RFC 7009), when it has a revocation
-    endpoint. A failure is logged, not raised: the caller forgets the tokens either way."""
+    endpoint. A failure (the endpoint refused by the rules for server-named URLs, unreachable,
+    too slow) is logged, not raised, and ends the revocation: the caller forgets the tokens
+    either way."""
     if not server.revocation_endpoint:
         return
     client = _revocation_client(client, server)
@@ -506,10 +508,14 @@ def revoke(
                 data=data,
                 headers=headers,
             )
-        except EndpointUnreachable as exc:
+        except OAuthError as exc:
             logger.warning(
-                "revocation at %s failed: %s", server.revocation_endpoint, type(exc).__name__
+                "revocation at %s failed (%s: %s); the tokens are forgotten here all the same",
+                server.revocation_endpoint,
+                type(exc).__name__,
+                exc,
             )
+            return
 
 
 def _revocation_client(client: ClientInfo, server: ServerMetadata) -> ClientInfo:

@@ -32,7 +32,7 @@ import requests
 from ..auth import AuthProvider, RequestContext, UnauthorizedContext
 from . import _state
 from ._deadline import inherited, limits_for, waited
-from ._egress import Egress, guard_session
+from ._egress import Egress, guard_session, signing_in_through
 from ._http import DEFAULT_TIMEOUT, Limits, current_limits, limits, origin, require_secure
 from ._secrets import held, held_sign_in, watch_provider
 from ._store_guard import guarded
@@ -310,7 +310,7 @@ class OAuthProvider(AuthProvider):
 
     def revoke(self) -> None:
         """Revoke the tokens at the authorization server (RFC 7009, when it has an endpoint)
-        and forget them."""
+        and forget them, whether or not the revocation worked (a failure is logged)."""
         with self._lock, self.store.lock(self._key), limits(Limits(self.timeout)):
             state = self._load()
             tokens = _state.stored_tokens(state)
@@ -515,7 +515,7 @@ class OAuthProvider(AuthProvider):
         """Sign in, once for everything sharing the store: the others wait for that sign-in
         (by their deadline) and use its tokens."""
         current_limits().check_interactive(self.server_url)  # a notification opens no browser
-        with self.store.sign_in_lock(self._key):
+        with self.store.sign_in_lock(self._key), signing_in_through(self.session):
             fresher = _state.fresher_tokens(self._load(), stale, scope if step_up else None)
             if fresher is not None:  # another worker signed in while this one waited
                 self._tokens = fresher

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 import threading
 import time
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ._deadline import lock_deadline, waited
-from .errors import LockTimeout
+from .errors import LockTimeout, UnsafeStateFile
 from .sealing import Sealer, StateCodec, default_sealer
 
 __all__ = ["FileStateStore", "MemoryStateStore", "StateStore"]
@@ -97,9 +98,11 @@ class FileStateStore(StateStore):
     """State in one JSON file (camelCase keys), shared by threads and processes.
 
     Writes are atomic (a temporary file in the same directory, then ``os.replace``), the file
-    and its lock file are created with mode 0600, and :meth:`lock` takes an exclusive
-    ``flock`` on ``<path>.lock`` so that processes sharing the file take turns (a sign-in,
-    on ``<path>.sign-in.lock``).
+    and its lock file are created with mode 0600 and the folders it makes with 0700, whatever
+    the umask, and :meth:`lock` takes an exclusive ``flock`` on ``<path>.lock`` so that
+    processes sharing the file take turns (a sign-in, on ``<path>.sign-in.lock``). A file
+    another user could have written (writable by its group or by everyone, or owned by
+    someone else but root) is refused: :class:`UnsafeStateFile`.
 
     ``sealer``: encrypt each server's entry (:mod:`.sealing`; by default an ``AesGcmSealer``
     from ``$MCP_SYNC_OAUTH_KEYS`` when it is set); ``accept_plaintext`` reads entries stored
@@ -136,7 +139,9 @@ class FileStateStore(StateStore):
 
     def _read_all(self) -> dict[str, Any]:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            with open(self.path, encoding="utf-8") as file:
+                _refuse_if_others_could_write(self.path, os.fstat(file.fileno()))
+                text = file.read()
         except FileNotFoundError:
             return {}
         try:
@@ -176,6 +181,43 @@ class FileStateStore(StateStore):
             raise
 
 
+def _refuse_if_others_could_write(path: Path, info: os.stat_result) -> None:
+    """Raise :class:`UnsafeStateFile` for a state file another user could have written: what
+    it holds (a token endpoint, a client) may be theirs (ssh refuses such files the same way;
+    a chmod would keep what they wrote)."""
+    if os.name != "posix":
+        return
+    me = os.geteuid()
+    if info.st_uid not in (me, 0):
+        problem = f"is owned by uid {info.st_uid}, not by you (uid {me})"
+        fix = "delete it, and sign in again"
+    elif info.st_mode & 0o022:
+        problem = f"is writable by others (mode {stat.S_IMODE(info.st_mode):04o})"
+        fix = f"if you trust what it holds, chmod 600 {path}; else delete it, and sign in again"
+    else:
+        return
+    raise UnsafeStateFile(
+        f"the OAuth state file {path} {problem}: another user could have put their own token "
+        f"endpoint or client in it, so it is not read ({fix})",
+        path=str(path),
+    )
+
+
+def _make_private_folders(folder: Path) -> None:
+    """Make ``folder`` and its missing parents with mode 0700, whatever the umask (what the
+    XDG base directory spec asks of a folder it makes); folders that exist are left alone."""
+    missing: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        try:
+            os.mkdir(made, 0o700)
+        except FileExistsError:
+            continue  # (another process made it meanwhile)
+        os.chmod(made, 0o700)  # (the umask may have taken some of 0700 away)
+
+
 class _FileLock:
     """An ``flock`` on one file, for the threads (reentrant) and processes of a host; a wait
     ends by the request's deadline (:class:`LockTimeout`)."""
@@ -190,7 +232,7 @@ class _FileLock:
     def held(self, what: str) -> Iterator[None]:
         with waited(self._thread_lock, what):
             if self._depth == 0:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                _make_private_folders(self.path.parent)
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
                 try:
                     _flock(fd, lock_deadline(None), what)

@@ -23,10 +23,11 @@ request or its response, under valgrind; ``docs/benchmarks.md``):
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ProtocolError
+from ..errors import ProtocolError, UnencodableValue
 
 __all__ = ["decode", "encode"]
 
@@ -58,15 +59,86 @@ _c_encoder = _make_c_encoder()
 def encode(message: Any) -> bytes:
     """Compact UTF-8 JSON for a message (no newlines inside, as stdio framing needs).
 
-    Raises ``TypeError`` for a value JSON cannot hold and ``ValueError`` for NaN, infinity or
-    a circular structure, as :func:`json.dumps` does.
+    Raises :class:`~mcp_sync.errors.UnencodableValue` (a ``TypeError`` and a ``ValueError``)
+    naming where in the message a value JSON over UTF-8 cannot carry is: a string with a lone
+    surrogate, NaN or an infinity, an object JSON has no form for. A circular structure is a
+    ``ValueError``, as :func:`json.dumps` says.
     """
-    if _c_encoder is None:
-        return _encoder.encode(message).encode("utf-8")
     try:
+        if _c_encoder is None:
+            return _encoder.encode(message).encode("utf-8")
         return "".join(_c_encoder(message, 0)).encode("utf-8")
     except RecursionError:
         raise ValueError("the message is circular or nested too deeply for JSON") from None
+    except (TypeError, ValueError):  # (a UnicodeEncodeError is a ValueError)
+        found = _unencodable(message)
+        if found is None:
+            raise
+        path, problem = found
+        method = message.get("method") if isinstance(message, dict) else None
+        method = method if isinstance(method, str) else None
+        raise UnencodableValue(
+            f"cannot send {method or 'the message'}: {path or 'the message'} {problem}; "
+            "nothing was sent",
+            path=path,
+            method=method,
+        ) from None
+
+
+def _unencodable(message: Any) -> tuple[str, str] | None:
+    """Where in ``message`` (a JSON pointer) the first value JSON over UTF-8 cannot carry is,
+    and what is wrong with it; None when there is none (the message is circular). Only on the
+    error path: it walks the whole message, without recursion."""
+    stack: list[tuple[Any, str]] = [(message, "")]
+    seen: set[int] = set()  # containers walked (a circular message ends)
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            problem = _lone_surrogate(value)
+            if problem is not None:
+                return path, f"holds {problem}"
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                return path, f"is {value!r}, which JSON cannot hold"
+        elif value is None or isinstance(value, int):  # (and bool)
+            continue
+        elif isinstance(value, (dict, list, tuple)):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if not isinstance(value, dict):
+                stack.extend((v, f"{path}/{i}") for i, v in reversed(list(enumerate(value))))
+                continue
+            members: list[tuple[Any, str]] = []
+            for key, item in value.items():
+                where = f"{path}/{_pointer_segment(str(key))}"
+                problem = _lone_surrogate(key) if isinstance(key, str) else None
+                if problem is not None:
+                    return where, f"is named with {problem}"
+                if not isinstance(key, (str, int, float)) and key is not None:
+                    return where, f"is named by a {type(key).__name__}, which JSON cannot hold"
+                members.append((item, where))
+            stack.extend(reversed(members))
+        else:
+            return path, f"is of type {type(value).__name__}, which JSON cannot hold"
+    return None
+
+
+def _lone_surrogate(text: str) -> str | None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (
+            f"a lone surrogate (\\u{ord(text[exc.start]):04x} at index {exc.start}), which is "
+            "no Unicode text: UTF-8 cannot carry it"
+        )
+    return None
+
+
+def _pointer_segment(key: str) -> str:
+    """``key`` as a JSON pointer segment (RFC 6901), a lone surrogate shown as its escape."""
+    key = key.replace("~", "~0").replace("/", "~1")
+    return key.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 _decoder = json.JSONDecoder()

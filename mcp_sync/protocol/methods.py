@@ -3,9 +3,10 @@
 Everything that depends on which method a message carries is decided from its row here: the
 model its result is parsed into, what the server must declare for it, the field of a list's
 items, whether it may be sent twice, which param goes in ``Mcp-Name``, whether its result may be
-cached, whether it may come back ``input_required``, and its tracing span. Nothing else in the
-package keeps a list of method names: the session reads the row and tells the transport what
-it needs (:class:`~mcp_sync.transports.base.MessageOptions`), so no transport reads a method
+cached, whether it may come back ``input_required``, its tracing span, and whether it stays
+open until the client ends it. Nothing else in the package keeps a list of method names: the
+session reads the row and tells the transport what it needs
+(:class:`~mcp_sync.transports.base.MessageOptions`), so no transport reads a method
 (``tests/test_architecture.py`` checks that no module under ``transports/`` names one).
 
 To add a method: one row below, then the facade method that sends it (``docs/contributing.md``).
@@ -71,6 +72,9 @@ class Method:
     span_params: tuple[tuple[str, str], ...] = ()
     #: ``gen_ai.operation.name`` of its span, when the conventions name one.
     span_operation: str | None = None
+    #: It stays open until the client ends it: its answer may never come (a recording of
+    #: one rightly holds none).
+    open_ended: bool = False
 
 
 _ROWS = (
@@ -148,7 +152,7 @@ _ROWS = (
     Method("tasks/list", ListTasksResult, "tasks.list", items="tasks", reads_only=True),
     Method("tasks/cancel", CancelTaskResult, "tasks.cancel", name_field="taskId"),
     Method("tasks/update", name_field="taskId"),
-    Method("subscriptions/listen"),
+    Method("subscriptions/listen", open_ended=True),
 )
 
 #: Every method the client sends, by name.

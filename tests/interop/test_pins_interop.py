@@ -206,3 +206,39 @@ def test_mcp_sync_pin_records_the_file_and_pin_flag_checks_it(tmp_path):
     assert greets(state) == ["greet a"]
     assert cli("pin", str(pins)).returncode == 0  # refresh: accept what the server has now
     assert cli("--pin", str(pins), "call", "greet", "name=c").returncode == 0
+
+
+def test_a_server_that_listed_no_tools_at_first_cannot_add_one_unnoticed(tmp_path):
+    """No tools is what was approved: the empty first listing is a pin, and a tool the
+    server's next version adds is new (before: ``{"tools": {}}`` counted as nothing pinned
+    yet, so the next listing was pinned as it stood and ``exfiltrate`` went through)."""
+    state, pins = tmp_path / "state", tmp_path / "pins.json"
+    state.write_text("empty")
+    with Client(pin=pins, protocol="handshake").connect(rug_pull_transport(state)) as client:
+        assert client.list_tools() == []
+    assert json.loads(pins.read_text())["tools"] == {}
+    state.write_text("pulled")  # the server's next version
+    client = Client(pin=pins, protocol="handshake").connect(rug_pull_transport(state))
+    with client, pytest.raises(ToolChanged, match="'exfiltrate' is new"):
+        client.call_tool("exfiltrate", {"path": "~/.ssh/id_rsa"})
+    assert json.loads(pins.read_text())["tools"] == {}
+
+
+def test_a_bad_pin_file_stops_the_cli_with_the_usage_exit_code_naming_the_file(tmp_path):
+    """docs/cli.md gives config problems exit 2 (before: 3, "protocol error")."""
+    state, pins = tmp_path / "state", tmp_path / "pins.json"
+    env: dict[str, Any] = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for content in ("{not json", '{"tools": {"greet": "abc"}}', "[]"):
+        pins.write_text(content)
+        command = [PYTHON, "-m", "mcp_sync", "--pin", str(pins), "call", "greet", "name=a"]
+        done = subprocess.run(
+            [*command, "--", PYTHON, SERVER, str(state)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert done.returncode == 2, done.stderr
+        assert f"{pins}: not a pin file" in done.stderr
+        assert "Traceback" not in done.stderr
+    assert greets(state) == []

@@ -8,6 +8,8 @@ out before the client went away.
 - ``/endless``: a JSON-looking body without Content-Length that never ends;
 - ``/bomb``: ``Content-Encoding: gzip``, about 64 KiB on the wire, 64 MiB inflated;
 - ``/drip``: headers, then one byte every 0.1 s until the client hangs up.
+
+A POST (to a token or revocation endpoint) gets the same answers.
 """
 
 from __future__ import annotations
@@ -76,6 +78,10 @@ class HostilePeer:
                     peer.hung_up.set()
                 finally:
                     peer.sent[self.path] = sent
+
+            def do_POST(self) -> None:  # (a token or revocation endpoint): the same answers
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.do_GET()
 
             def log_message(self, *args: object) -> None:
                 pass

@@ -17,7 +17,8 @@ What it does as RFC 8628 says:
 - ``POST /device`` (``user_code``, ``decision`` = ``approve`` / ``deny``) is the verification
   page's form: what the user does on their phone.
 
-What is scripted (``DeviceScript``): the lifetime and interval it issues, ``slow_down`` answers
+What is scripted (``DeviceScript``): the lifetime and interval it issues (absurd ones too:
+``1e12``, ``Infinity``), ``slow_down`` answers
 forced on the first polls, a lifetime shorter than the one it advertises (a server whose clock
 runs ahead), a user code or verification URI of the test's choosing (a hostile server's
 escape sequences), an endpoint elsewhere, and not advertising the endpoint at all. Every poll is logged with the
@@ -38,7 +39,7 @@ from urllib.parse import parse_qs, urlencode
 import requests
 from mcp.server.auth.provider import AccessToken
 from oauth_extensions import _body, _error, _replay
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 DEVICE_CODE = "urn:ietf:params:oauth:grant-type:device_code"
 
@@ -69,10 +70,10 @@ class DeviceScript:
     """How the device grant behaves (see the module docstring), and what it saw."""
 
     clients: tuple[str, ...] = ("device-client",)
-    expires_in: int = 600
+    expires_in: float = 600
     #: The lifetime the server applies, when it differs from the one it advertises.
     lifetime: float | None = None
-    interval: int = 1
+    interval: float = 1
     #: This many first polls are answered ``slow_down`` whatever their pace.
     slow_down: int = 0
     advertise: bool = True
@@ -80,6 +81,8 @@ class DeviceScript:
     endpoint: str | None = None
     user_code: str | None = None
     verification_uri: str | None = None
+    #: Whether ``verification_uri_complete`` is sent (optional in RFC 8628).
+    complete: bool = True
     #: Called with each user code issued (a docs page's user, who approves it at once).
     on_issue: Callable[[str], None] | None = None
     polls: list[Poll] = field(default_factory=list)
@@ -164,16 +167,18 @@ class DeviceGrant:
         if script.on_issue is not None:
             script.on_issue(user_code)
         uri = script.verification_uri or self.base + "/device"
-        return JSONResponse(
-            {
-                "device_code": device_code,
-                "user_code": user_code,
-                "verification_uri": uri,
-                "verification_uri_complete": uri + "?" + urlencode({"user_code": user_code}),
-                "expires_in": script.expires_in,
-                "interval": script.interval,
-            },
-            headers={"Cache-Control": "no-store"},
+        body = {
+            "device_code": device_code,
+            "user_code": user_code,
+            "verification_uri": uri,
+            "expires_in": script.expires_in,
+            "interval": script.interval,
+        }
+        if script.complete:
+            body["verification_uri_complete"] = uri + "?" + urlencode({"user_code": user_code})
+        # (json.dumps, not JSONResponse: a script's infinite lifetime is sent as Infinity)
+        return Response(
+            json.dumps(body), media_type="application/json", headers={"Cache-Control": "no-store"}
         )
 
     def decide(self, form: dict[str, str]) -> JSONResponse:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import FASTMCP_MISSING
+from support import FASTMCP_MISSING, wait_until
 
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
 
@@ -37,8 +37,10 @@ from mcp_sync.oauth import (
     FileStateStore,
     ForbiddenEndpointError,
     InsecureEndpointError,
+    device,
     show_device_code,
 )
+from mcp_sync.oauth.device import MAX_EXPIRY, MAX_INTERVAL
 
 
 @pytest.fixture
@@ -358,3 +360,81 @@ def test_in_a_jupyter_kernel_the_code_is_a_rich_display_and_the_sign_in_complete
     (result,) = [o for o in outputs if o["output_type"] == "execute_result"]
     assert result["data"]["text/plain"] == "'Bearer'"
     assert len(script.issued) == 1
+
+
+INFINITY = float("inf")  # sent as the JSON token Infinity, which Python's json reads
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("expires_in", "interval"),
+    [(1e12, 1e12), (INFINITY, 1), (600, INFINITY), (600, 1e9)],
+    ids=["both-1e12", "expires-inf", "interval-inf", "interval-31-years"],
+)
+def test_absurd_lifetimes_and_intervals_are_capped(server, script, expires_in, interval):
+    """RFC 8628 gives no upper bound; a server's ``1e12`` or ``Infinity`` is capped at
+    MAX_EXPIRY and MAX_INTERVAL. Before: a raw OverflowError from the wait (1e12), a 31-year
+    sleep between polls (1e9), a sign-in without a timeout waiting for a code that never
+    expires."""
+    script.expires_in, script.interval = expires_in, interval
+    user = User(server, decision=None)
+    cancelled = threading.Event()
+    thread, outcome = signing_in(provider_for(server, user), cancelled=cancelled)  # no timeout
+    try:
+        assert user.shown.wait(20)
+        aborted_at = time.monotonic()
+    finally:
+        cancelled.set()
+        thread.join(20)
+    assert isinstance(outcome.get("error"), Aborted), outcome
+    assert outcome["ended"] - aborted_at < 10
+    (code,) = user.codes
+    assert code.expires_in == min(expires_in, MAX_EXPIRY)
+    assert code.interval == min(interval, MAX_INTERVAL)
+
+
+@pytest.mark.timeout(60)
+def test_slow_down_never_stretches_the_interval_past_the_cap(server, script, monkeypatch):
+    monkeypatch.setattr(device, "MAX_INTERVAL", 3.0)  # (the real cap, 60 s, is slow to watch)
+    script.interval = 2
+    script.slow_down = 1  # the first poll is told to slow down: 5 s more would pass the cap
+    user = User(server, decision=None)
+    cancelled = threading.Event()
+    thread, _ = signing_in(provider_for(server, user), cancelled=cancelled, timeout=50)
+    try:
+        wait_until(lambda: len(script.polls) >= 2, timeout=30)
+    finally:
+        cancelled.set()
+        thread.join(20)
+    first, second = (poll.at for poll in script.polls[:2])
+    assert script.polls[0].answer == "slow_down"
+    assert 2.9 <= second - first <= 3.9  # the cap, not 2 + 5
+
+
+@pytest.mark.timeout(60)
+def test_a_huge_user_code_is_shown_bounded(server, script, tmp_path, monkeypatch):
+    """A code is a few characters a person types. Before: a 900 KB one was printed whole, on
+    one line, by the CLI, the stderr line and the Jupyter renderings alike."""
+    script.user_code = "ABCD-" * 180_000  # 900 KB
+    script.complete = False  # (twice would pass the 1 MiB a response may have)
+    monkeypatch.setenv("MCP_SYNC_OAUTH_FILE", str(tmp_path / "oauth.json"))
+    err = io.StringIO()
+    code = main(
+        ["login", "--device", server.url, "--client-id", "device-client", "--timeout", "2"],
+        out=io.StringIO(),
+        err=err,
+    )
+    assert code != 0
+    shown = err.getvalue()
+    assert "enter the code: ABCD-ABCD" in shown and "more characters" in shown
+    assert len(shown) < 10_000
+    user = User(server, decision=None)
+    with pytest.raises(DeviceSignInTimeout):
+        provider_for(server, user).sign_in(timeout=1.5)
+    (device_code,) = user.codes
+    assert device_code.user_code == script.user_code  # kept whole: only the display is bounded
+    line = io.StringIO()
+    show_device_code(device_code, line)
+    for rendering in (line.getvalue(), device_code._repr_html_(), device_code._repr_markdown_()):
+        assert "ABCD-ABCD" in rendering and "more characters" in rendering
+        assert len(rendering) < 10_000

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import base64
+import io
 import logging
+import os
+import stat
+import subprocess
+import sys
+import time
 
 import pytest
 import requests
+from hostile_peer import HostilePeer
 from oauth_stub import Stub
+from support import ROOT
 
 import mcp_sync
 from mcp_sync.auth import UnauthorizedContext
+from mcp_sync.cli import main
 from mcp_sync.oauth import (
     AuthorizationRequired,
     CallbackResult,
     EndpointUnreachable,
+    FileStateStore,
     InsecureEndpointError,
     InsufficientScopeError,
     InvalidGrantError,
@@ -25,7 +35,9 @@ from mcp_sync.oauth import (
     PkceNotSupportedError,
     ResourceMismatchError,
     StateMismatchError,
+    StateStoreError,
     TokenError,
+    UnsafeStateFile,
     discover,
     headless_redirect,
 )
@@ -353,3 +365,107 @@ def test_dynamic_registration_sends_application_type(stub):
     assert body["application_type"] == "native"
     assert body["redirect_uris"] == [REDIRECT]
     assert "refresh_token" in body["grant_types"]
+
+
+# -- revocation and the token store ----------------------------------------------------------
+
+
+@pytest.fixture
+def dripping_revocation():
+    """A revocation endpoint that drips its answer a byte every 0.1 s (tests/oauth/hostile_peer)."""
+    peer = HostilePeer()
+    yield f"{peer.base}/drip"
+    peer.close()
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "refusal"),
+    [
+        ("https://169.254.169.254/revoke", "ForbiddenEndpointError"),  # the cloud metadata host
+        ("http://10.1.2.3/revoke", "InsecureEndpointError"),
+        ("dripping", "ExchangeTimeout"),
+    ],
+)
+def test_a_refused_revocation_still_forgets_the_tokens(
+    stub, tmp_path, caplog, request, endpoint, refusal
+):
+    """RFC 7009 revocation is a courtesy to the server: the tokens are forgotten whether or
+    not it worked, as ``revoke()`` says (before: the refusal was raised and the refresh token
+    stayed on disk)."""
+    if endpoint == "dripping":
+        endpoint = request.getfixturevalue("dripping_revocation")
+    stub.standard(metadata={"revocation_endpoint": endpoint})
+    path = tmp_path / "oauth.json"
+    provider = signed_in(stub, store=FileStateStore(path), timeout=1)
+    assert "rt-1" in path.read_text()
+    caplog.set_level(logging.WARNING, logger="mcp_sync")
+    started = time.monotonic()
+    provider.revoke()
+    assert time.monotonic() - started < 15
+    assert provider.tokens is None
+    assert "rt-1" not in path.read_text() and "at-1" not in path.read_text()
+    assert refusal in caplog.text and endpoint in caplog.text
+    assert OAuthProvider(stub.url, store=FileStateStore(path)).tokens is None
+
+
+def test_logout_forgets_the_tokens_when_revocation_is_refused(stub, tmp_path, monkeypatch):
+    """Before: ``mcp-sync logout`` exited 6 and left the refresh token on disk."""
+    stub.standard(metadata={"revocation_endpoint": "https://169.254.169.254/revoke"})
+    path = tmp_path / "oauth.json"
+    monkeypatch.setenv("MCP_SYNC_OAUTH_FILE", str(path))
+    signed_in(stub, store=FileStateStore(path))
+    err = io.StringIO()
+    assert main(["logout", stub.url], out=io.StringIO(), err=err) == 0, err.getvalue()
+    assert f"Signed out of {stub.url}" in err.getvalue()
+    assert "169.254.169.254" in err.getvalue()  # the warning says revocation failed
+    assert "rt-1" not in path.read_text()
+
+
+def test_the_cli_makes_its_token_store_private_whatever_the_umask(tmp_path):
+    """The XDG base directory spec asks for 0700 for a directory it makes; the store file
+    and its locks are 0600. Before: ``~/.config/mcp-sync`` was 0755, and 0777 under umask 000."""
+    config = tmp_path / "config"
+    env = {**os.environ, "XDG_CONFIG_HOME": str(config), "PYTHONPATH": str(ROOT)}
+    env.pop("MCP_SYNC_OAUTH_FILE", None)
+    command = 'umask 000 && exec "$0" -m mcp_sync logout https://mcp.example.invalid/mcp'
+    done = subprocess.run(
+        ["sh", "-c", command, sys.executable], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    store = config / "mcp-sync" / "oauth.json"
+    for folder in (config, store.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    for file in store.parent.iterdir():
+        assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
+    assert store.exists()
+
+
+@pytest.mark.parametrize("fault", ["world-writable", "group-writable", "another user's"])
+def test_a_token_store_another_user_could_write_is_refused(stub, tmp_path, monkeypatch, fault):
+    """Whoever can write the file can swap in their own token endpoint or client: refused,
+    naming the file and the fix, as ssh refuses a key file others can read. Before: read
+    silently."""
+    stub.standard()
+    path = tmp_path / "oauth.json"
+    signed_in(stub, store=FileStateStore(path))
+    if fault == "another user's":
+        if os.geteuid() != 0:
+            pytest.skip("only root can give a file to another user")
+        os.chown(path, 65534, 65534)
+        says = "owned by uid 65534"
+    else:
+        path.chmod(0o666 if fault == "world-writable" else 0o620)
+        says = "writable by others"
+    with pytest.raises(UnsafeStateFile, match=says) as caught:
+        FileStateStore(path).load(stub.url)
+    assert str(path) in str(caught.value) and isinstance(caught.value, StateStoreError)
+    with pytest.raises(UnsafeStateFile):
+        FileStateStore(path).save(stub.url, None)
+    # the CLI: a config problem (exit 2) naming the file; nothing is sent with its tokens
+    monkeypatch.setenv("MCP_SYNC_OAUTH_FILE", str(path))
+    before = len(stub.hits("/mcp"))
+    err = io.StringIO()
+    assert main([stub.url, "tools"], out=io.StringIO(), err=err) == 2, err.getvalue()
+    assert str(path) in err.getvalue() and says in err.getvalue()
+    assert len(stub.hits("/mcp")) == before
+    assert "Traceback" not in err.getvalue()

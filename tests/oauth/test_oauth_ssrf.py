@@ -363,3 +363,27 @@ def test_a_machine_provider_takes_allow_hosts(stub, connects, resolver):
         allowed.on_unauthorized(challenge(stub.url, f"{stub.base}/nowhere"))
     assert not isinstance(caught.value, ForbiddenEndpointError)
     assert "10.1.2.3" in _off_loopback(connects)
+
+
+# -- headless_redirect -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "rule"),
+    [
+        ("https://169.254.169.254/authorize", "link-local"),
+        ("https://metadata.attacker.test/authorize", "link-local"),  # a name for it
+        ("https://10.1.2.3/authorize", "a private address"),
+    ],
+)
+def test_headless_redirect_follows_the_same_rules(stub, connects, resolver, endpoint, rule):
+    """The authorization URL is the metadata's too. Before: headless_redirect() connected to
+    it whatever it was (only this test's socket guard stopped it)."""
+    resolver.names["metadata.attacker.test"] = ["169.254.169.254"]
+    stub.standard(metadata={"authorization_endpoint": endpoint})
+    provider = provider_for(stub.url)
+    with pytest.raises(ForbiddenEndpointError, match=rule) as caught:
+        provider.on_unauthorized(challenge(stub.url, f"{stub.base}/nowhere"))
+    assert _off_loopback(connects) == []
+    assert endpoint.split("/authorize")[0] in str(caught.value)
+    assert provider.tokens is None

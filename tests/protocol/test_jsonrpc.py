@@ -2,7 +2,7 @@
 
 import pytest
 
-from mcp_sync.errors import ProtocolError
+from mcp_sync.errors import ProtocolError, UnencodableValue
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.protocol.jsonrpc import (
     ErrorResponse,
@@ -116,12 +116,21 @@ def test_decode_names_what_is_wrong(text, problem):
         jsonrpc.decode(text)
 
 
-def test_encode_refuses_what_json_cannot_hold():
+def test_encode_refuses_what_json_cannot_hold_naming_where():
     circular: dict = {}
     circular["self"] = circular
-    with pytest.raises(TypeError, match="not JSON serializable"):
-        jsonrpc.encode({"when": object()})
-    with pytest.raises(ValueError, match="not JSON compliant"):
-        jsonrpc.encode({"x": float("inf")})
+    with pytest.raises(TypeError, match=r"cannot send x: /params/when is of type object"):
+        jsonrpc.encode(jsonrpc.request(1, "x", {"when": object()}))
+    with pytest.raises(ValueError, match=r"^cannot send the message: /x/1 is inf, which JSON"):
+        jsonrpc.encode({"x": [1, float("inf")]})
+    # a lone surrogate, in a value or a name: UTF-8 has no bytes for it (shown escaped)
+    for params, where in (
+        ({"a": ["ok", "b\ud800"]}, "/params/a/1"),
+        ({"k/\udfff": 1}, "/params/k~1\\udfff"),
+    ):
+        with pytest.raises(UnencodableValue, match="lone surrogate") as caught:
+            jsonrpc.encode(jsonrpc.notification("n", params))
+        assert (caught.value.path, caught.value.method) == (where, "n")
+        assert isinstance(caught.value, ValueError)
     with pytest.raises(ValueError, match="circular"):
         jsonrpc.encode(circular)

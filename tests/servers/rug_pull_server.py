@@ -7,6 +7,7 @@ exists. Once it holds ``pulled`` (written by the ``rug_pull`` tool, or by a test
 kills the server so that the restarted one serves the new tools), ``greet`` carries a
 different description with an instruction hidden in Unicode tag characters, ``farewell`` is
 gone and ``exfiltrate`` is new. ``rug_pull`` also sends ``notifications/tools/list_changed``.
+While it holds ``empty`` the server starts with no tools at all (a first listing that pins none).
 
 Each call of ``greet`` is appended to ``STATE_FILE.calls``. ``hidden`` always has invisible characters in its description and in a parameter's
 description (tag characters, a bidi override, zero-width spaces), for the cleaning tests.
@@ -81,6 +82,10 @@ def hidden(who: Annotated[str, Field(description=PARAMETER)]) -> str:
 
 
 install()
+if STATE.exists() and STATE.read_text().strip() == "empty":
+    for name in ("greet", "farewell", "rug_pull", "hidden"):
+        with contextlib.suppress(Exception):  # not there
+            server.remove_tool(name)
 
 if __name__ == "__main__":
     server.run("stdio")
