@@ -98,7 +98,7 @@ def device_login(
 
     def show(code: DeviceCode) -> None:
         # the authorization server wrote them: escaped and bounded, as the code shows itself
-        uri, user_code, complete = code._shown()
+        uri, user_code, complete = code.shown()
         err.write(f"To sign in, open {uri}\nand enter the code: {user_code}\n")
         if complete:
             err.write(f"(or open {complete})\n")

@@ -103,14 +103,14 @@ class DeviceCode:
     issued_at: float = field(default_factory=time.monotonic, repr=False)
 
     def __str__(self) -> str:
-        uri, user_code, complete = self._shown()
+        uri, user_code, complete = self.shown()
         text = f"To sign in, open {uri} and enter the code {user_code}"
         if complete:
             text += f" (or open {complete})"
         return text
 
     def _repr_markdown_(self) -> str:
-        uri, user_code, complete = self._shown()
+        uri, user_code, complete = self.shown()
         code = "`" + user_code.replace("`", "'") + "`"
         text = f"**Sign in:** open <{html.escape(uri)}> and enter the code {code}"
         if complete:
@@ -122,7 +122,7 @@ class DeviceCode:
             shown = html.escape(url)
             return f'<a href="{shown}" target="_blank" rel="noopener noreferrer">{shown}</a>'
 
-        uri, user_code, complete = self._shown()
+        uri, user_code, complete = self.shown()
         text = (
             f"<div><b>Sign in:</b> open {link(uri)} and enter the code "
             f"<code style='font-size:1.3em'>{html.escape(user_code)}</code>"
@@ -131,7 +131,7 @@ class DeviceCode:
             text += f" (or open {link(complete)})"
         return text + "</div>"
 
-    def _shown(self) -> tuple[str, str, str | None]:
+    def shown(self) -> tuple[str, str, str | None]:
         """The verification URI, the user code and the complete URI as every rendering shows
         them (the CLI's too): the server wrote them, so each is escaped and bounded."""
         complete = self.verification_uri_complete
