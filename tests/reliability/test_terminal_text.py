@@ -1,12 +1,13 @@
 """Everything mcp_sync prints for a person goes through ``mcp_sync.terminal.safe``: escaped,
 bounded, in linear time. One hostile server's text is sent through every such path that
 ``tests/cli/test_cli_terminal.py`` (the CLI's verbs) does not walk: the ``-v`` stderr relay,
-the warnings about stdout chatter, a table holding a 3 MB word, the pins' diff and warning,
-and the pytest plugin's report.
+the warnings about stdout chatter, a table and an error message holding a 3 MB word, the pins'
+diff and warning, and the pytest plugin's report.
 
 The server is real: ``tests/servers/hostile_server.py`` (the official Python SDK's low-level
 server; ``--noisy`` makes it write chatter on stdout and hostile, long and unfinished lines on
-stderr, ``--wide N`` adds a tool whose description is one word of N characters).
+stderr, ``--wide N`` adds a tool whose description is one word of N characters and ends an
+error message with such a word).
 
 The linear-time tests compare the CPU time of the same work for n and 4n characters (a ratio,
 never a time): linear work grows about 4 times, quadratic work 16 times.
