@@ -69,6 +69,7 @@ header value in them is replaced by ``[redacted]`` when the error is made (``mcp
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Sequence
@@ -368,14 +369,32 @@ class HttpError(TransportError):
         self.headers = headers or {}
 
 
+def _rpc_error_in(body: str) -> str | None:
+    """A JSON-RPC error body said as :class:`RpcError` says it: ``message (JSON-RPC error N)``."""
+    if '"error"' not in body:
+        return None
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    error = value.get("error") if isinstance(value, dict) else None
+    if not isinstance(error, dict) or not isinstance(error.get("message"), str):
+        return None
+    return f"{error['message']} (JSON-RPC error {error.get('code')})"
+
+
 _TAG = re.compile(r"<(head|script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL)
 _BODY_SUMMARY_LIMIT = 200
 
 
 def _body_summary(body: str) -> str:
-    """An error body as one short line for a message: the text of an HTML page without its
-    markup, whitespace collapsed, at most 200 characters (``body`` keeps it all)."""
-    if "<" in body and ">" in body:
+    """An error body as one short line for a message: a JSON-RPC error's message and code,
+    the text of an HTML page without its markup, whitespace collapsed, at most 200 characters
+    (``body`` keeps it all)."""
+    rpc = _rpc_error_in(body)
+    if rpc is not None:
+        body = rpc
+    elif "<" in body and ">" in body:
         body = _TAG.sub(" ", body)
     text = " ".join(body.split())
     if len(text) > _BODY_SUMMARY_LIMIT:

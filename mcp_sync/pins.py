@@ -43,6 +43,7 @@ from typing import Any, Literal, Protocol
 
 from .errors import ConfigError, ToolChanged, ToolChangedWarning
 from .protocol.types import Tool
+from .terminal import safe
 
 __all__ = ["PinSource", "Pins", "ToolChange", "definition", "fingerprint", "record"]
 
@@ -81,7 +82,9 @@ PinSource = Pins | str | os.PathLike[str] | bool | None
 class ToolChange:
     """One tool that differs from its pin: ``kind`` is ``"changed"``, ``"added"`` (not
     pinned) or ``"removed"`` (pinned, no longer listed); ``diff`` a unified diff of the
-    pretty-printed definitions, with invisible characters shown as ``\\uXXXX`` escapes."""
+    pretty-printed definitions, fit for a terminal (:func:`mcp_sync.terminal.safe`): the
+    name and every character that is not printable shown as escapes (``\\u202e``), each
+    line at most :data:`~mcp_sync.terminal.LIMIT` characters."""
 
     name: str
     kind: ChangeKind
@@ -213,22 +216,18 @@ def _pretty(value: Mapping[str, Any] | None) -> list[str]:
     if value is None:
         return []
     text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
-    # a tag character or a bidi control hidden in a description must show in the diff
-    return "".join(_visible(char) for char in text).splitlines()
-
-
-def _visible(char: str) -> str:
-    if char == "\n" or char.isprintable():
-        return char
-    code = ord(char)
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    # a tag character or a bidi control hidden in a description must show in the diff: every
+    # character that is not printable is escaped; whole lines, so that a change far into a
+    # long description is still a changed line
+    return safe(text, lines=True, strict=True, limit=None).split("\n")
 
 
 def _diff(name: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> str:
+    shown = safe(name, strict=True)  # the server chose the name: it must not rewrite the diff
     lines = difflib.unified_diff(
-        _pretty(old), _pretty(new), f"pinned {name}", f"listed {name}", lineterm=""
+        _pretty(old), _pretty(new), f"pinned {shown}", f"listed {shown}", lineterm=""
     )
-    return "\n".join(lines)
+    return "\n".join(safe(line) for line in lines)  # each line bounded, once compared
 
 
 def _changes(pinned: Mapping[str, Any], tools: Sequence[Tool]) -> list[ToolChange]:

@@ -2,8 +2,9 @@
 
 Installed with mcp_sync and registered through the ``pytest11`` entry point, it gives the
 ``mcp_client`` fixture: a factory that connects a client to a server and closes it when the
-test ends, pass or fail. When a test fails, what the server wrote to stderr is attached to the
-report (a section named ``mcp server stderr``)::
+test ends, pass or fail. When a test fails, the end of what the server wrote to stderr (64 KiB,
+escaped by :func:`mcp_sync.terminal.safe`) is attached to the report (a section named
+``mcp server stderr``)::
 
     def test_add(mcp_client):
         client = mcp_client(["python", "server.py"])        # or a URL
@@ -41,6 +42,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from .terminal import safe
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -241,6 +244,7 @@ def pytest_runtest_makereport(
                 text = tail()
             except Exception as exc:  # the report must not fail because of this
                 text = f"(stderr unavailable: {exc})"
-            if text:
-                report.sections.append((f"mcp server stderr: {label}", text))
+            if text:  # the server wrote it: escaped, as everything a person reads
+                heading = f"mcp server stderr: {safe(label)}"
+                report.sections.append((heading, safe(text, lines=True, limit=_STDERR_TAIL_CHARS)))
     return report

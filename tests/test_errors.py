@@ -24,6 +24,7 @@ HOMES = {"mcp_sync.errors", "mcp_sync.oauth.errors"}
 INTERNAL = {
     "ArgumentError",  # the CLI's: becomes a UsageError
     "UsageError",  # the CLI's: becomes exit status 2 in its main()
+    "OutputClosed",  # the CLI's: its output's reader left; becomes exit status 0 in its main()
     "Cancelled",  # the HTTP transport's worker pool: a request given up, never raised out
     "TooLarge",  # the HTTP transport's body limit: becomes a TransportError
     "PipeClosed",  # the stdio transports' pipe writer: becomes a ConnectionClosed

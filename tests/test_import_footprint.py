@@ -59,5 +59,5 @@ def test_library_warnings_reach_stderr_only_where_the_program_configured_logging
         )
         assert out.returncode == 0, out.stderr
         assert int(out.stdout) > 0  # connected and listed
-        assert ("invalid JSON" in out.stderr) is shown, (mode, out.stderr)
+        assert ("not JSON" in out.stderr) is shown, (mode, out.stderr)
         assert ("LOGGED mcp_sync" in out.stderr) is shown, (mode, out.stderr)

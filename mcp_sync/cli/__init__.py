@@ -41,7 +41,8 @@ from ..redaction import RedactingWriter
 from . import _render
 from ._arguments import ArgumentError, parse_arguments, parse_json_object, unknown_arguments
 from ._command_line import UsageError, build_parser, parse_command_line
-from ._connecting import connect, inputs
+from ._connecting import connect, inputs, stderr_relay
+from ._output import OutputClosed, closed, guarded
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -64,18 +65,21 @@ __all__ = [
     "parse_command_line",
 ]
 
+#: Success; also when the reader of the output stopped reading (``mcp-sync ... | head``): the
+#: command ends quietly, whether or not a write found the pipe closed.
 EXIT_OK = 0
 #: The tool ran and reported an error (``isError: true``).
 EXIT_TOOL_ERROR = 1
 #: Bad command line, config, or arguments that do not fit the tool's schema; unknown tool.
 EXIT_USAGE = 2
-#: The server answered with a JSON-RPC error, broke the protocol, or lacks the capability.
+#: The server reported an error (a JSON-RPC error), broke the protocol, or lacks the capability.
 EXIT_PROTOCOL = 3
 #: The server could not be started or reached, or the connection broke.
 EXIT_CONNECTION = 4
 #: The request timed out (``--timeout``).
 EXIT_TIMEOUT = 5
-#: Authorization is needed or failed (OAuth): ``mcp-sync login URL`` signs in.
+#: Authorization is needed or failed: an HTTP 401 or 403 whatever its body, or OAuth
+#: (``mcp-sync login URL`` signs in where the server offers it; else ``-H``).
 EXIT_AUTH = 6
 #: Interrupted with Ctrl-C (SIGINT); the request was cancelled on the wire.
 EXIT_INTERRUPTED = 130
@@ -259,7 +263,7 @@ class Runner:
             self.out.write(f"[{_render.safe(message.role)}]\n")
             for item in to_llm_content([message.content]):
                 text = item.get("text") or f"[image: {item.get('mimeType')}]"
-                _render.write_lines(text, self.out)
+                _render.write_lines(text, self.out, limit=None)
         return EXIT_OK
 
     def complete(self) -> int:
@@ -364,7 +368,7 @@ def exit_code_for(exc: BaseException) -> int:
         return EXIT_CONNECTION if exc.looks_like_http or cause is None else exit_code_for(cause)
     if isinstance(exc, ConfigError):  # a file the user gave: a pin file, a config
         return EXIT_USAGE
-    if _is_auth_error(exc):
+    if _auth_error(exc) is not None:
         return EXIT_AUTH
     if isinstance(exc, RequestTimeout):
         return EXIT_TIMEOUT
@@ -378,32 +382,55 @@ def exit_code_for(exc: BaseException) -> int:
     return EXIT_PROTOCOL
 
 
-def _is_auth_error(exc: BaseException) -> bool:
+def _auth_error(exc: BaseException) -> BaseException | None:
+    """The OAuth error or HTTP 401/403 in ``exc``'s chain, if there is one."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         if type(current).__module__.startswith("mcp_sync.oauth"):
-            return True
+            return current
         if isinstance(current, HttpError) and current.status in (401, 403):
-            return True
+            return current
         current = current.__cause__ or current.__context__
-    return False
+    return None
+
+
+def _auth_hint(exc: BaseException, args: argparse.Namespace) -> str:
+    """What to do about a refusal: sign in where the server offers OAuth, else send what it
+    wants (an API key) in a header."""
+    refusal = _auth_error(exc)
+    url = _remote_url(args)
+    if isinstance(refusal, HttpError) and url:
+        from ._login import offers_oauth
+
+        headers = {name.lower(): value for name, value in refusal.headers.items()}
+        if not offers_oauth(url, headers.get("www-authenticate", "")):
+            return (
+                "the server offers no OAuth sign-in: send its credentials with "
+                "-H 'Authorization: ...'"
+            )
+    return "sign in with `mcp-sync login URL`"
+
+
+def _remote_url(args: argparse.Namespace) -> str | None:
+    """The URL of the server the command line names: ``URL``, or a ``--config`` entry's."""
+    if not args.config:
+        return cast("str | None", args.url)
+    from ..config import ConfigError, load
+
+    try:
+        config = load(args.config, inputs=inputs(args.input))
+        entry = config[args.server] if args.server else next(iter(config.values()))
+    except (ConfigError, StopIteration) as exc:
+        raise UsageError(str(exc) or "the config has no servers") from None
+    return entry.url
 
 
 def _sign_in_or_out(args: argparse.Namespace, err: IO[str]) -> int:
     from . import _login
 
-    url = args.url
-    if args.config:
-        from ..config import ConfigError, load
-
-        try:
-            config = load(args.config, inputs=inputs(args.input))
-            entry = config[args.server] if args.server else next(iter(config.values()))
-        except (ConfigError, StopIteration) as exc:
-            raise UsageError(str(exc) or "the config has no servers") from None
-        url = entry.url
+    url = _remote_url(args)
     if not url:
         raise UsageError(f"{args.verb} needs a remote server: a URL or a --config entry with url")
     if args.verb == "logout":
@@ -436,27 +463,34 @@ def main(
     argv: Sequence[str] | None = None, *, out: IO[str] | None = None, err: IO[str] | None = None
 ) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
-    # every byte the CLI prints goes through the redaction of the secrets the client holds
-    out = cast(IO[str], RedactingWriter(out or sys.stdout))
-    err = cast(IO[str], RedactingWriter(err or sys.stderr))
+    # every byte the CLI prints goes through the redaction of the secrets the client holds,
+    # and a reader that stopped reading (`| head`) ends the command quietly (OutputClosed)
+    out = cast(IO[str], RedactingWriter(guarded(out or sys.stdout)))
+    err = cast(IO[str], RedactingWriter(guarded(err or sys.stderr)))
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parse_command_line(argv)
-    except UsageError as exc:
-        err.write(f"mcp-sync: error: {exc}\n")
-        return EXIT_USAGE
-    except SystemExit as exc:  # argparse: --help, --version, bad options
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    with _logging(args.verbose, err):
-        return _run(args, out, err)
+        try:
+            args = parse_command_line(argv)
+        except UsageError as exc:
+            err.write(f"mcp-sync: error: {exc}\n")
+            return EXIT_USAGE
+        except SystemExit as exc:  # argparse: --help, --version, bad options
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        except BrokenPipeError:  # argparse writes --help to sys.stdout itself
+            closed(sys.stdout)
+        with _logging(args.verbose, err):
+            return _run(args, out, err)
+    except OutputClosed:
+        return EXIT_OK
 
 
 def _run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     client: Client | None = None
+    relay = stderr_relay(args, err)
     try:
         if args.verb in ("login", "logout"):
             return _sign_in_or_out(args, err)
-        client = connect(args, err)
+        client = connect(args, err, relay)
         if args.verbose:
             _show_server_logs(client, err, args.verbose)
         runner = Runner(args, client, out, err)
@@ -474,7 +508,10 @@ def _run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             EXIT_USAGE: "error",
             EXIT_TIMEOUT: "timeout",
             EXIT_CONNECTION: "connection failed",
-            EXIT_PROTOCOL: "protocol error",
+            # the server's own failure (a JSON-RPC error it sent) is not a protocol error
+            EXIT_PROTOCOL: "the server reported an error"
+            if isinstance(exc, RpcError)
+            else "protocol error",
             EXIT_AUTH: "authorization",
         }[code]
         message = str(exc)
@@ -487,12 +524,14 @@ def _run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             message = _refused(args.verb, client) or message
         err.write(f"mcp-sync: {kind}: {_render.safe(message, lines=True)}\n")
         if code == EXIT_AUTH and args.verb not in ("login", "logout"):
-            err.write("mcp-sync: sign in with `mcp-sync login URL`\n")
+            err.write(f"mcp-sync: {_auth_hint(exc, args)}\n")
         return code
     finally:
         if client is not None:
             with contextlib.suppress(KeyboardInterrupt):
                 client.close()
+        if relay is not None:  # the server is gone: its last line, if it had no newline
+            relay.flush()
         with contextlib.suppress(Exception):
             out.flush()
 
@@ -529,6 +568,15 @@ class _EscapingFormatter(logging.Formatter):
         return _render.safe(super().format(record), lines=True)
 
 
+class _WarningFormatter(_EscapingFormatter):
+    """A warning in the CLI's words: ``mcp-sync: warning: ...`` (the library's messages name
+    it ``mcp_sync:`` for a program's log, which the CLI's prefix says already)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        message = record.getMessage().removeprefix("mcp_sync: ")
+        return f"mcp-sync: {record.levelname.lower()}: {message}"
+
+
 @contextlib.contextmanager
 def _logging(verbose: int, err: IO[str]) -> Iterator[None]:
     """mcp_sync's warnings (what Python's last-resort handler would print raw) on ``err``,
@@ -540,7 +588,7 @@ def _logging(verbose: int, err: IO[str]) -> Iterator[None]:
         handler.setFormatter(_EscapingFormatter("[%(name)s] %(levelname)s %(message)s"))
         logger.setLevel(logging.DEBUG)
     else:
-        handler.setFormatter(_EscapingFormatter("%(message)s"))
+        handler.setFormatter(_WarningFormatter())
         handler.setLevel(logging.WARNING)
     logger.addHandler(handler)
     try:

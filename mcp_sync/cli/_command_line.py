@@ -19,7 +19,7 @@ targets (one of):
                            a server from an mcpServers JSON file (Claude Desktop, Cursor,
                            VS Code); --server may be left out if the file has one server;
                            --input ID=VALUE gives a VS Code ${input:ID}
-  options may stand before or after the URL and the verb
+  options may stand before or after the URL and the verb; the URL may end the line
 
 arguments of call and prompt:
   key=value                converted to the type the tool's input schema gives key
@@ -29,13 +29,14 @@ arguments of call and prompt:
                            override its keys. `--json '{...}'` is accepted too
 
 exit codes:
-  0    success
+  0    success (also when the reader of the output stopped reading: `| head`)
   1    the tool reported an error (isError)
   2    usage: bad command line, config or arguments; unknown tool or prompt
-  3    protocol: the server answered with an error or broke the protocol
+  3    the server reported an error, or broke the protocol
   4    connection: the server could not be started or reached, or it went away
   5    timeout
-  6    authorization needed or refused (OAuth): sign in with `mcp-sync login URL`
+  6    authorization needed or refused (HTTP 401/403, OAuth): `mcp-sync login URL`
+       where the server offers OAuth, else -H 'Authorization: ...'
   130  interrupted (Ctrl-C): the request was cancelled on the wire
 
 examples:
@@ -397,15 +398,29 @@ def _verb_at(words: Sequence[str]) -> int | None:
     return next((i for i, word in _positionals(words) if word in ALL_VERBS), None)
 
 
-def _take_url(words: list[str]) -> str | None:
+#: The words of their own that a verb needs before a URL may end the line as its target.
+WORDS_NEEDED = {"call": 1, "read": 1, "prompt": 1, "complete": 2, "pin": 1}
+
+
+def _take_url(words: list[str], *, other_target: bool) -> str | None:
     """Remove and return the target URL written as a bare word: anywhere before the verb,
-    or after a verb that takes no words of its own."""
+    after a verb that takes no words of its own, or, where the usage line puts TARGET, at the
+    end (``call NAME k=v URL``, ``read URI URL``) when no other target is given and the
+    verb's own words come before it (``read https://...`` alone reads that URI)."""
     verb = _verb_at(words)
-    for i, word in _positionals(words):
+    positionals = list(_positionals(words))
+    for i, word in positionals:
         if _is_url(word) and (verb is None or i < verb or words[verb] in NO_POSITIONALS):
-            del words[i]  # safe while walking: the walk stops here
+            del words[i]
             return word
-    return None
+    own = [(i, word) for i, word in positionals if verb is not None and i > verb]
+    if other_target or verb is None or len(own) <= WORDS_NEEDED.get(words[verb], 0):
+        return None
+    i, word = own[-1]
+    if not _is_url(word):
+        return None
+    del words[i]
+    return word
 
 
 def _positionals_first(words: list[str]) -> list[str]:
@@ -448,7 +463,8 @@ def _schemeless_url(words: Sequence[str]) -> str | None:
 def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
     words, command = _split(argv)
     words = _rewrite_json_arguments(words)
-    url = _take_url(words)
+    named = any(word.split("=")[0] in ("--url", "--config") for word in words)
+    url = _take_url(words, other_target=bool(command) or named)
     bare = _schemeless_url(words) if url is None else None
     if bare is not None:
         raise UsageError(f"{bare!r} is not a URL: write http://{bare} (or https://{bare})")

@@ -5,33 +5,59 @@ from __future__ import annotations
 
 import argparse
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from . import _render
+from ..terminal import LIMIT, safe
 from ._command_line import UsageError
 
 if TYPE_CHECKING:
     from ..client import Client
 
-__all__ = ["connect", "inputs"]
+__all__ = ["connect", "inputs", "stderr_relay"]
 
 
 class _LinePrefixer:
-    """Writes chunks of a server's stderr to ours, each line prefixed."""
+    """Writes chunks of a server's stderr to ours, each line prefixed and escaped. A line is
+    kept up to :data:`~mcp_sync.terminal.LIMIT` characters (the rest is counted, not kept),
+    so a server writing without newlines costs linear time and bounded memory; :meth:`flush`
+    shows a last line that never got its newline."""
 
     def __init__(self, stream: IO[str], prefix: str) -> None:
         self.stream, self.prefix = stream, prefix
-        self._pending = ""
+        self._parts: list[str] = []
+        self._kept = 0
+        self._dropped = 0
         self._lock = threading.Lock()
 
     def __call__(self, text: str) -> None:
         with self._lock:
-            self._pending += text
-            *lines, self._pending = self._pending.split("\n")
-            for line in lines:
-                self.stream.write(f"{self.prefix}{_render.safe(line, lines=True)}\n")
+            start = 0
+            while (end := text.find("\n", start)) >= 0:
+                self._keep(text[start:end])
+                self._show()
+                start = end + 1
+            self._keep(text[start:])
             self.stream.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._kept or self._dropped:
+                self._show()
+                self.stream.flush()
+
+    def _keep(self, piece: str) -> None:
+        room = max(LIMIT - self._kept, 0)
+        if room:
+            self._parts.append(piece[:room])
+            self._kept += min(len(piece), room)
+        self._dropped += max(len(piece) - room, 0)
+
+    def _show(self) -> None:
+        line = "".join(self._parts).removesuffix("\r")
+        self._parts, self._kept = [], 0
+        dropped, self._dropped = self._dropped, 0
+        self.stream.write(f"{self.prefix}{safe(line, lines=True, left_out=dropped)}\n")
 
 
 def _headers(raw: Sequence[str]) -> dict[str, str]:
@@ -54,11 +80,17 @@ def inputs(raw: Sequence[str]) -> dict[str, str]:
     return inputs
 
 
-def connect(args: argparse.Namespace, err: IO[str]) -> Client:
+def stderr_relay(args: argparse.Namespace, err: IO[str]) -> _LinePrefixer | None:
+    """With ``-v``, what passes a stdio server's stderr on to ours."""
+    return _LinePrefixer(err, "[server stderr] ") if args.verbose else None
+
+
+def connect(
+    args: argparse.Namespace, err: IO[str], on_stderr: Callable[[str], None] | None = None
+) -> Client:
     from .. import ClientOptions
     from .. import connect as connect_target
 
-    on_stderr = _LinePrefixer(err, "[server stderr] ") if args.verbose else None
     options: ClientOptions = {"name": "mcp-sync-cli"}
     if args.timeout is not None:
         options["request_timeout"] = args.timeout

@@ -18,7 +18,7 @@ from ._render import safe
 if TYPE_CHECKING:
     from ..auth import AuthProvider
 
-__all__ = ["auth_for", "device_login", "login", "logout", "store_path"]
+__all__ = ["auth_for", "device_login", "login", "logout", "offers_oauth", "store_path"]
 
 
 def store_path() -> Path:
@@ -44,6 +44,30 @@ def auth_for(url: str) -> AuthProvider | None:
 
     provider = OAuthProvider(url, store=_store())
     return provider if provider.tokens is not None else None
+
+
+def offers_oauth(url: str, challenge: str) -> bool:
+    """Whether the server at ``url``, which refused a request with ``challenge`` (its
+    ``WWW-Authenticate``, or ""), offers an OAuth sign-in: the challenge names its
+    ``resource_metadata``, or protected resource metadata is where the spec puts it, or (a
+    2025-03-26 server) authorization server metadata is at its origin. Else it wants
+    something else, such as an API key in a header."""
+    if "resource_metadata" in challenge:
+        return True
+    import requests
+
+    from ..errors import McpError
+    from ..oauth.discovery import discover_resource, discover_server
+
+    parts = urlsplit(url)
+    with requests.Session() as session:
+        try:
+            if discover_resource(session, url) is not None:
+                return True
+            discover_server(session, f"{parts.scheme}://{parts.netloc}")
+        except McpError:
+            return False
+    return True
 
 
 def login(

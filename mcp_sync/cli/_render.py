@@ -2,7 +2,8 @@
 
 Every string a server sent goes through :func:`mcp_sync.terminal.safe` before it reaches the
 terminal (escape sequences, controls and hidden characters shown as escapes; ``--json``
-output as JSON escapes): the reasons are in that module.
+output as JSON escapes), bounded in length except what the user asked for (a result, a
+prompt's messages, ``--json``): the reasons are in that module.
 """
 
 from __future__ import annotations
@@ -11,13 +12,12 @@ import json
 import os
 import shutil
 import sys
-import textwrap
 import threading
 from collections.abc import Sequence
 from typing import IO, Any
 
 from .. import tool_parameters
-from ..terminal import safe
+from ..terminal import LIMIT, safe
 
 __all__ = ["Progress", "render_result", "safe", "table", "terminal_width"]
 
@@ -37,43 +37,103 @@ def _lines(cell: Cell) -> list[str]:
     return [safe(cell)] if isinstance(cell, str) else [safe(line) for line in cell]
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], width: int | None = None) -> str:
-    """Rows aligned under ``headers``; the last column wraps to fit ``width``.
+#: The narrowest the last column (descriptions) is shown beside the others.
+MIN_LAST = 20
+#: How far a description shown under its row is indented.
+UNDER = "    "
 
-    A cell is a string (wrapped) or a list of lines (each wrapped on its own).
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], width: int | None = None) -> str:
+    """Rows aligned under ``headers``, fitted to ``width``.
+
+    A cell is a string or a list of lines. Names, URIs and commands stay whole, to be copied:
+    the first column is never cut or wrapped, and the middle ones wrap between words only. The
+    last column (descriptions) wraps into what is left, keeping about 40% of the width where
+    the middle ones can give way; where fewer than 20 columns would be left, each description
+    goes under its row instead.
     """
     width = width or terminal_width()
     gap = "  "
     cols = len(headers)
-    widths = [len(h) for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row[: cols - 1]):
-            widths[i] = max(widths[i], *(len(line) for line in _lines(cell) or [""]))
-    # The last column (descriptions) keeps at least ~40% of the width; the others share
-    # the rest, the widest giving way first.
-    min_last = max(min(50, width * 2 // 5), 20)
-    fixed_budget = max(width - min_last - len(gap) * (cols - 1), (cols - 1) * 10)
-    while sum(widths[:-1]) > fixed_budget:
-        widest = max(range(cols - 1), key=lambda i: widths[i])
-        widths[widest] -= 1
-    widths[-1] = max(width - sum(widths[:-1]) - len(gap) * (cols - 1), 20)
+    cells = [[_lines(cell) for cell in row] for row in rows]
+    natural = [len(h) for h in headers]
+    words = [len(h) for h in headers]  # the longest word of each column
+    for row in cells:
+        for i, lines in enumerate(row[: cols - 1]):
+            natural[i] = max([natural[i], *map(len, lines)])
+            words[i] = max([words[i], *(len(word) for line in lines for word in line.split())])
+    # how narrow a middle column may become: its longest word on an indented line
+    floors = [natural[0]] + [min(natural[i], words[i] + 2) for i in range(1, cols - 1)]
+    beside = width - len(gap) * (cols - 1)  # for the columns, the last one beside them
+    widths = _shrunk(natural[:-1], floors, beside - max(min(50, width * 2 // 5), MIN_LAST))
+    last = beside - sum(widths)
+    if last < MIN_LAST:  # the descriptions go under their rows, the others take the width
+        widths = _shrunk(natural[:-1], floors, width - len(gap) * (cols - 2))
 
-    def wrap(cell: Cell, w: int) -> list[str]:
+    def wrap(lines: list[str], w: int) -> list[str]:
         out: list[str] = []
-        for line in _lines(cell):
-            out.extend(textwrap.wrap(line, w, subsequent_indent="  ") or [""])
+        for line in lines:
+            out.extend(_wrap(line, w) or [""])
         return out
 
-    out = [gap.join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    for row in rows:
-        wrapped = [wrap(cell, w) for cell, w in zip(row, widths, strict=True)]
-        height = max(len(c) for c in wrapped)
-        for n in range(height):
-            parts = [
-                (c[n] if n < len(c) else "").ljust(w) for c, w in zip(wrapped, widths, strict=True)
-            ]
-            out.append(gap.join(parts).rstrip())
+    def joined(columns: Sequence[Sequence[str]], n: int) -> str:
+        lines = [c[n] if n < len(c) else "" for c in columns]
+        parts = [line.ljust(w) for line, w in zip(lines, widths, strict=False)]
+        if len(columns) == cols:  # the last column, not padded
+            parts.append(lines[-1])
+        return gap.join(parts).rstrip()
+
+    beside_rows = last >= MIN_LAST
+    out = [joined([[h] for h in headers[: cols if beside_rows else -1]], 0)]
+    for row in cells:
+        columns = [wrap(cell, w) for cell, w in zip(row, widths, strict=False)]
+        if beside_rows:
+            columns.append(wrap(row[-1], last))
+        out.extend(joined(columns, n) for n in range(max(map(len, columns))))
+        if not beside_rows:
+            out.extend(UNDER + line for line in wrap(row[-1], width - len(UNDER)) if line)
     return "\n".join(out)
+
+
+def _shrunk(widths: list[int], floors: list[int], budget: int) -> list[int]:
+    """``widths`` made to fit ``budget`` where they can: the widest column gives way first,
+    none below its floor."""
+    widths = list(widths)
+    for _ in range(sum(widths) - budget):
+        shrinkable = [i for i, w in enumerate(widths) if w > floors[i]]
+        if not shrinkable:
+            break
+        widths[max(shrinkable, key=widths.__getitem__)] -= 1
+    return widths
+
+
+def _wrap(line: str, width: int, indent: str = "  ") -> list[str]:
+    """``line`` filled into lines of ``width`` at its spaces (the next ones indented), in
+    linear time (``textwrap`` is quadratic on a long word, and breaks at hyphens); a word
+    longer than a line starts a line and is cut into pieces."""
+    out: list[str] = []
+    parts: list[str] = []
+    size, filled = 0, False
+    for word in line.split():
+        if filled and size + 1 + len(word) > width:
+            out.append("".join(parts))
+            parts, size, filled = [indent], len(indent), False
+        if filled:
+            parts.append(" ")
+            size += 1
+        start = 0  # offsets, not slices of what is left: a slice copies it
+        while size + len(word) - start > width:
+            cut = max(width - size, 1)
+            parts.append(word[start : start + cut])
+            out.append("".join(parts))
+            start += cut
+            parts, size = [indent], len(indent)
+        parts.append(word[start:])
+        size += len(word) - start
+        filled = True
+    if filled:
+        out.append("".join(parts))
+    return out
 
 
 def describe(text: str | None) -> str:
@@ -124,7 +184,7 @@ def render_result(result: Any, out: IO[str]) -> None:
 
     text = to_llm_text(result)
     if text:
-        write_lines(text, out)
+        write_lines(text, out, limit=None)
     structured = getattr(result, "structured_content", None)
     if structured is not None and text and not _text_is(result, text, structured):
         out.write("structured content:\n")
@@ -151,14 +211,16 @@ def _text_is(result: Any, text: str, structured: Any) -> bool:
     return False
 
 
-def write_lines(text: str, out: IO[str]) -> None:
-    """Multi-line text from a server, escaped, ending with a newline."""
-    text = safe(text, lines=True)
+def write_lines(text: str, out: IO[str], limit: int | None = LIMIT) -> None:
+    """Multi-line text from a server, escaped, ending with a newline; ``limit`` None for what
+    the user asked for (a result), shown whole."""
+    text = safe(text, lines=True, limit=limit)
     out.write(text if text.endswith("\n") else text + "\n")
 
 
 def dump_json(value: Any, out: IO[str]) -> None:
-    out.write(safe(json.dumps(value, indent=2, ensure_ascii=False), lines=True, as_json=True))
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    out.write(safe(text, lines=True, as_json=True, limit=None))
     out.write("\n")
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import ProtocolError, UnencodableValue
 
-__all__ = ["decode", "encode"]
+__all__ = ["decode", "encode", "quoted"]
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
@@ -161,5 +161,11 @@ def decode(data: bytes | bytearray | str) -> Any:
             return _decoder.decode(text)  # trailing data: its error message
         return value
     except (ValueError, RecursionError) as exc:
-        shown = data[:200]
-        raise ProtocolError(f"invalid JSON ({exc}): {shown!r}") from None
+        raise ProtocolError(f"invalid JSON ({exc}): {quoted(data)}") from None
+
+
+def quoted(data: bytes | bytearray | str, limit: int = 200) -> str:
+    """The start of ``data`` for a message, quoted as text (``'...'``) whether it came as
+    bytes or as text, without its line ending."""
+    text = data[:limit] if isinstance(data, str) else bytes(data[:limit]).decode("utf-8", "replace")
+    return repr(text.rstrip("\r\n"))

@@ -26,6 +26,7 @@ from typing import Any
 from ..abort import AbortSignal
 from ..errors import ConnectionClosed, ProtocolError
 from ..protocol import jsonrpc
+from ..protocol._json import quoted
 from ..protocol.salvage import answered_id, head_says
 from ._framing import EDGE_BYTES, LineBuffer, Overlong, OverlongEnd
 from ._pipe_writer import PipeClosed, PipeWriter
@@ -339,7 +340,7 @@ class LineTransport(Transport):
         if isinstance(value, (dict, list)):
             self._deliver(value)
         else:
-            self._report(ProtocolError(f"not a JSON-RPC message: {data[:200].rstrip()!r}"))
+            self._report(_skipped(data, "a JSON-RPC message"))
 
     def _on_overlong(self, marker: Overlong | OverlongEnd) -> None:
         """Report a line over ``max_message_bytes`` once, naming the request it answers when
@@ -401,12 +402,20 @@ def _unparsable(line: bytes | str, error: ProtocolError) -> ProtocolError:
     request_id = answered_id(head, tail.rstrip())
     deep = isinstance(error.__context__, RecursionError)
     if request_id is None and not deep:
-        return error
+        return _skipped(line, "JSON")
     if deep:
         reason = "nested too deeply to parse (deeper than Python's recursion limit allows)"
     else:
         reason = f"unparsable JSON: {error.__context__ or error}"
     return jsonrpc.InvalidMessage(reason, _shown(head), request_id)
+
+
+def _skipped(line: bytes | str, what: str) -> ProtocolError:
+    """The report for a line that answers nothing and is skipped: chatter on stdout ("Loading
+    configuration...") as often as a broken message."""
+    return ProtocolError(
+        f"skipped a line of the server's output that is not {what}: {quoted(line)}"
+    )
 
 
 def _shown(head: bytes) -> str:

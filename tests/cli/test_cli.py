@@ -54,7 +54,8 @@ def test_exit_codes(sdk_url, tmp_path):
     unknown = run_cli("call", "nope", "--", *sdk)
     assert unknown.code == 2 and "has no tool 'nope' (tools: add, " in unknown.err
     protocol = run_cli("read", "nothing://here", "--", *sdk)
-    assert protocol.code == 3 and protocol.err.startswith("mcp-sync: protocol error:")
+    assert protocol.code == 3
+    assert protocol.err.startswith("mcp-sync: the server reported an error:")
     missing = run_cli("tools", "--", str(tmp_path / "no-such-server"))
     assert missing.code == 4 and missing.err.startswith("mcp-sync: connection failed:")
     crashed = run_cli(

@@ -84,7 +84,7 @@ def test_required_prompt_arguments_are_checked_before_sending(sdk_url):
     unknown = run_cli(sdk_url, "prompt", "review", "code=x", "langauge=go")
     assert unknown.err.startswith(
         "mcp-sync: warning: review: unknown argument 'langauge' (arguments: code, language); "
-        "sent anyway\nmcp-sync: protocol error: "
+        "sent anyway\nmcp-sync: the server reported an error: "
     ), unknown.err
 
 
@@ -143,5 +143,6 @@ def test_a_missing_capability_suggests_the_cli_flag(time_server):
         "needed by completion/complete (add --ignore-capabilities to send the request anyway)\n"
     )
     forced = run_cli("complete", "prompt:x", "a", "--ignore-capabilities", "--", *time_server)
-    assert forced.code == 3 and forced.err.startswith("mcp-sync: protocol error: ")
+    assert forced.code == 3
+    assert forced.err.startswith("mcp-sync: the server reported an error: ")
     assert "capability" not in forced.err  # sent: the server itself refused

@@ -20,7 +20,9 @@ SERVER = ROOT / "tests" / "servers" / "sdk_server.py"
 BIN = Path(sys.executable).parent
 PAGES = sorted(DOCS.rglob("*.md"))
 
-pytestmark = pytest.mark.timeout(120)
+# A page runs every command it shows, each starting the CLI and often a server: the CLI page's
+# 36 took 120 s on a busy 2-core machine (each command still has its own 90 s bound).
+pytestmark = pytest.mark.timeout(360)
 
 
 class HttpServers:

@@ -8,8 +8,13 @@ write may send, through a real SDK server rather than a scripted peer.
   control sequences (:data:`HOSTILE`): tool, parameter, prompt and resource names and
   descriptions, results, tool errors, JSON-RPC error messages, progress messages, logs, the
   server's name and instructions. The tool ``surrogate`` returns text holding a lone surrogate.
+  ``--noisy`` first writes what a server writes besides MCP: chatter on stdout (:data:`CHATTER`,
+  as a server loading its settings prints it), and on stderr a line carrying HOSTILE, a line
+  of :data:`LONG_LINE` characters and a last line with no newline (:data:`PARTIAL`).
+  ``--wide N`` adds a tool ``wide`` whose description is one word of N characters, and ends the
+  error message of ``refuse`` with such a word.
 
-    python hostile_server.py            # stdio
+    python hostile_server.py [--noisy] [--wide N]          # stdio
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ warnings.simplefilter("ignore")
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b[8mhidden\rfake$ " + "ok\x9b31m\u202eevil\u200b\U000e0041"
 #: What no escaped rendering of HOSTILE can contain: the raw control characters.
 RAW = ["\x1b", "\x07", "\r", "\x9b", "\u202e", "\u200b", "\U000e0041"]
+#: ``--noisy``: lines on stdout that are not JSON-RPC, and what goes to stderr.
+CHATTER = ["Loading configuration from .env file...", f"loaded {HOSTILE}"]
+LONG_LINE = 300_000
+PARTIAL = f"last words {HOSTILE}"
 
 
 def schema_server(output_schema: dict[str, Any], content: Any) -> Server[Any]:
@@ -64,6 +73,8 @@ async def _list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
             types.Tool(name=name, description=f"does {HOSTILE}", input_schema=schema)
             for name in (f"echo{HOSTILE}", "echo", "fail", "refuse", "progress", "surrogate")
         ]
+        + [types.Tool(name="wide", description="w" * _WIDE, input_schema={"type": "object"})]
+        * bool(_WIDE)
     )
 
 
@@ -72,7 +83,7 @@ async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Cal
     if name == "fail":
         return types.CallToolResult(content=_text(f"failed {HOSTILE}"), is_error=True)
     if name == "refuse":
-        raise MCPError(code=-32602, message=f"refused {HOSTILE}")
+        raise MCPError(code=-32602, message=f"refused {HOSTILE}" + " " * bool(_WIDE) + "w" * _WIDE)
     if name == "progress":
         await ctx.session.report_progress(1, 2, f"half {HOSTILE}")
         await ctx.session.send_log_message("info", f"log {HOSTILE}", logger=f"lg{HOSTILE}")
@@ -135,8 +146,16 @@ server = Server(
 )
 
 
+_WIDE = int(sys.argv[sys.argv.index("--wide") + 1]) if "--wide" in sys.argv else 0
+
+
 async def main() -> None:
     from mcp.server.stdio import stdio_server
+
+    if "--noisy" in sys.argv:
+        print("\n".join(CHATTER), flush=True)
+        sys.stderr.write(f"stderr {HOSTILE}\n{'x' * LONG_LINE}\n{PARTIAL}")
+        sys.stderr.flush()
 
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())

@@ -242,7 +242,9 @@ class Delivery:
                 request_id=request_id,
             )
         error = jsonrpc_error_in(text, request_id)
-        if deliver and error is not None and request_id is not None:
+        # An auth refusal is HTTP's answer whatever its body says: it keeps its status (an
+        # HttpError, which the CLI and an `except HttpError` know), not the body's RpcError.
+        if deliver and error is not None and request_id is not None and status not in (401, 403):
             self.payload(error, request_id, exchange)
             return
         raise HttpError(
