@@ -204,7 +204,7 @@ def _as_nobody(scratch: Path) -> tuple[str, dict[str, str], str]:
             continue
         if ok.returncode == 0:
             return python, env, bomb
-    # nox's interpreters live under /root/.pyenv, which nobody cannot enter, and the system
+    # nox's interpreters live in root's home (pyenv), which nobody cannot enter, and the system
     # Python is another version (the venv's packages do not fit): make test runs this case
     pytest.skip(
         f"this Python ({sys.executable}) cannot be run by the user nobody, and no other with"
@@ -399,13 +399,13 @@ def test_killing_the_client_leaves_nothing_behind(home):
 
 def test_the_shutdown_ladder_stops_a_server_that_ignores_eof_and_sigterm(home):
     stubborn = str(SERVERS / "stdio_stubborn.py")
+    marker = f"mcp-sync-sandbox-{os.getpid()}-ladder"  # this test's, not another's stubborn
     transport = StdioTransport(
         sys.executable,
-        ["-I", "-S", stubborn, "--ignore-eof", "--ignore-term", "--grandchild"],
+        ["-I", "-S", stubborn, "--ignore-eof", "--ignore-term", "--grandchild", marker],
         sandbox=TEST_TREE,
         close_timeout=0.5,
     )
-    marker = stubborn
     transport.on_message(lambda message: None)
     transport.start()
     wait_until(lambda: len(marked_processes(marker)) >= 2, timeout=20)
