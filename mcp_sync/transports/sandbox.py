@@ -104,7 +104,8 @@ class Sandbox:
       (``RLIMIT_NPROC``, counting every process in the sandbox, bwrap's init included),
       ``max_open_files`` (``RLIMIT_NOFILE``).
       None: no limit. ``max_processes`` is :data:`DEFAULT_MAX_PROCESSES` (256) unless given,
-      for a client that is not root. The kernel does not apply ``RLIMIT_NPROC`` to root, so
+      for a client that is not root; Linux counts threads in it too, so a server that runs a
+      browser or a JVM needs more. The kernel does not apply ``RLIMIT_NPROC`` to root, so
       for a client running as root the default is None, and a ``max_processes`` given raises
       :class:`SandboxUnavailable`.
     - ``bwrap``: the bubblewrap program (searched on the client's ``PATH``).

@@ -87,11 +87,12 @@ class StdioTransport(LineTransport):
       client's stderr; ``"devnull"`` drops it.
     - ``sandbox=True`` (or a :class:`~mcp_sync.transports.sandbox.Sandbox`) runs the server
       confined by bubblewrap: no network, a read-only system, a private ``/tmp`` and an empty
-      home, only the listed paths writable, optional limits (see ``docs/sandbox.md``); the
-      client's environment variables named like credentials (``*TOKEN*``, ``*SECRET*``,
-      ``*API_KEY*``, ``*PASSWORD*``...) are left out unless given in ``env``. Where
-      that cannot be set up, ``start()`` raises :class:`~mcp_sync.errors.SandboxUnavailable`
-      and the server is not run.
+      home, only the listed paths writable, limits (256 processes by default where the client
+      is not root; see ``docs/sandbox.md``); the client's environment variables named like
+      credentials (``*TOKEN*``, ``*SECRET*``, ``*API_KEY*``, ``*PASSWORD*``...) are left out
+      unless given in ``env``. ``start()`` returns once the sandbox is set up; where it cannot
+      be (bwrap missing, or refusing: its reason is in the message), it raises
+      :class:`~mcp_sync.errors.SandboxUnavailable` and the server is not run.
     - When the server exits on its own, ``on_close`` gets a
       :class:`~mcp_sync.errors.ConnectionClosed` with ``exit_status`` and ``stderr_tail``.
     - ``close()`` closes stdin, waits 0.5 s, SIGTERMs the server's process group, waits

@@ -229,8 +229,8 @@ def test_a_fork_bomb_stops_at_its_process_limit(options, limit, scratch):
     if os.geteuid() == 0:
         # the kernel exempts root from RLIMIT_NPROC: asked for, refused, never silently
         # unlimited; by default, none for root
-        transport = StdioTransport(sys.executable, [bomb], sandbox=Sandbox(**options))
         if options:
+            transport = StdioTransport(sys.executable, [bomb], sandbox=Sandbox(**options))
             with pytest.raises(SandboxUnavailable, match="RLIMIT_NPROC"):
                 transport.start()
         else:
