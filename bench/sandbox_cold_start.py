@@ -1,9 +1,10 @@
 """What the stdio sandbox adds to a cold start, measured by hand (not part of the suite).
 
 Starts ``bench/trivial_stdio_server.py`` (standard library only) with ``mcp_sync.connect`` and
-closes it, ``--runs`` times each: unsandboxed, ``sandbox=Sandbox(...)``, and with limits (which
-add a Python shim inside the sandbox). Prints the median and the 90th percentile of
-connect + ``list_tools`` + ``close``, in milliseconds::
+closes it, ``--runs`` times each: unsandboxed, ``sandbox=Sandbox(...)`` (a Python shim runs
+inside: it sets the limits, 256 processes by default for a client that is not root, and
+reports that the sandbox is set up), and with memory and file limits too. Prints the median
+and the 90th percentile of connect + ``list_tools`` + ``close``, in milliseconds::
 
     python bench/sandbox_cold_start.py --runs 20
 """

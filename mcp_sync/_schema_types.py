@@ -15,6 +15,7 @@ fetched), a ``$ref`` met again while it is being expanded (a tree of nodes) is
 
 from __future__ import annotations
 
+import functools
 import keyword
 import math
 import re
@@ -28,11 +29,13 @@ __all__ = [
     "MAX_CLASSES",
     "MAX_DEPTH",
     "MAX_NODES",
+    "STUB_NAMES",
     "ClassDef",
     "Namer",
     "Type",
     "Typer",
     "identifier",
+    "model_attributes",
 ]
 
 #: Deepest schema nesting turned into types; deeper is ``Any``.
@@ -45,30 +48,66 @@ MAX_NODES = 5_000
 
 _PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 _RUNTIME_PRIMITIVES: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool}
+# what mypy lets stand for each (a bool is an int, an int a float)
+_FITS: dict[str, type | tuple[type, ...]] = {
+    "str": str,
+    "int": int,
+    "float": (int, float),
+    "bool": bool,
+}
 
 
-def identifier(name: str, reserved: frozenset[str] = frozenset()) -> str:
-    """``name`` as a Python identifier: each character outside ``[A-Za-z0-9_]`` becomes
-    ``_``, a leading digit (or nothing at all) gets a ``_`` in front, and a keyword or a
-    ``reserved`` name gets a ``_`` behind (``get-time`` -> ``get_time``, ``2d`` -> ``_2d``,
-    ``class`` -> ``class_``)."""
+#: Every name a stub module binds or reads: its imports, its own definitions and the builtins its
+#: types name. A tool, a result's field or a class of one of these names would shadow it in the
+#: class body that declares it, so they are reserved for those.
+STUB_NAMES = frozenset(
+    {"annotations", "Any", "Literal", "Protocol", "cast", "pydantic", "NotRequired"}
+    | {"Required", "TypedDict", "AbortSignal", "Client", "Tools", "bind"}
+    | {"str", "int", "float", "bool", "list", "dict"}
+)
+
+
+@functools.lru_cache(maxsize=1)
+def model_attributes() -> frozenset[str]:
+    """The attributes of ``pydantic.BaseModel`` (``schema``, ``json``, ``model_dump``...),
+    which a result's field of the same name would shadow: read from the pydantic installed,
+    which is the one mypy checks the stubs against."""
+    import pydantic
+
+    return frozenset(name for name in dir(pydantic.BaseModel) if not name.startswith("_"))
+
+
+def identifier(name: str, reserved: frozenset[str] = frozenset(), *, prefix: str) -> str:
+    """``name`` as a Python identifier that begins with a letter: each character outside
+    ``[A-Za-z0-9_]`` becomes ``_``; a name that then does not begin with a letter gets
+    ``prefix`` in front (joined by ``_`` before a digit); a keyword or a ``reserved`` name
+    gets a ``_`` behind. With ``prefix="tool"``: ``get-time`` -> ``get_time``, ``2d`` ->
+    ``tool_2d``, ``_private`` -> ``tool_private``, ``__init__`` -> ``tool__init__``,
+    ``class`` -> ``class_``.
+
+    Never a leading underscore: such a name is private to Python (IPython hides it, pydantic
+    refuses it as a field, a leading ``__`` is mangled inside a class body, a dunder belongs to
+    Python's own protocols), and ``client.functions`` keeps ``_`` names for its own."""
     text = re.sub(r"\W", "_", name, flags=re.ASCII)
-    if not text or text[0].isdigit():
-        text = "_" + text
+    if not text[:1].isalpha():
+        text = prefix + ("_" if text[:1].isdigit() else "") + text
     while keyword.iskeyword(text) or text in reserved:
         text += "_"
     return text
 
 
 class Namer:
-    """Unique identifiers for a set of names, the same whatever order they come in: the
-    names are sorted first, and a name whose identifier is taken gets ``_2``, ``_3``..."""
+    """Unique identifiers (:func:`identifier`) for a set of names, the same whatever order
+    they come in: the names are sorted first, and a name whose identifier is taken gets
+    ``_2``, ``_3``... The one namer of tools, parameters and results' fields."""
 
-    def __init__(self, names: list[str], reserved: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, names: list[str], reserved: frozenset[str] = frozenset(), prefix: str = "field"
+    ) -> None:
         self.of: dict[str, str] = {}
         taken: set[str] = set(reserved)
         for name in sorted(set(names)):
-            base = candidate = identifier(name, reserved)
+            base = candidate = identifier(name, reserved, prefix=prefix)
             n = 1
             while candidate in taken:
                 n += 1
@@ -83,6 +122,7 @@ class ClassDef:
 
     name: str
     doc: str
+    model: bool  # a pydantic model (results), else a TypedDict (arguments)
     # (key on the wire, Python name, type, required, default (... for none), description)
     fields: list[tuple[str, str, Type, bool, Any, str]] = field(default_factory=list)
     runtime: Any = None
@@ -142,6 +182,23 @@ class Type:
             return Type("union", args=(*self.args, NONE))
         return Type("union", args=(self, NONE))
 
+    def fits(self, value: Any) -> bool:
+        """True if ``value``, written in source, is of this type as mypy sees it (the only
+        defaults a signature shows; another is ``None`` and makes the type optional)."""
+        if not plain_default(value):
+            return False
+        if self.kind == "any":
+            return True
+        if self.kind == "none":
+            return value is None
+        if self.kind == "prim":
+            return isinstance(value, _FITS[self.name])
+        if self.kind == "literal":
+            return any(type(v) is type(value) and v == value for v in self.values)
+        if self.kind == "union":
+            return any(arg.fits(value) for arg in self.args)
+        return False
+
 
 ANY = Type("any")
 NONE = Type("none")
@@ -165,26 +222,39 @@ def plain_default(value: Any) -> bool:
 
 class Typer:
     """Turns the schemas of one listing's tools into :class:`Type` trees; the classes it
-    makes are kept, children before parents, with names unique across the listing."""
+    makes (TypedDicts for arguments, pydantic models for results) are kept, children before
+    parents, with names unique across the listing and clear of every name a class body of
+    the stub module declares: the tools (``reserved``), the models' fields and
+    :data:`STUB_NAMES` (:meth:`finish` settles the names once all fields are known)."""
 
-    def __init__(self, models: bool) -> None:
-        self.models = models  # pydantic models (results), else TypedDicts (arguments)
+    def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
         self.classes: list[ClassDef] = []
-        self._names: set[str] = set()
+        self._names: set[str] = set(STUB_NAMES | reserved)
         self._left = MAX_NODES
+        self._models = False
 
-    def of(self, root: Any, schema: Any, hint: str) -> Type:
+    def of(self, root: Any, schema: Any, hint: str, *, models: bool) -> Type:
         self._left = MAX_NODES
+        self._models = models
         return self._type(root, schema, hint, 0, ())
 
     def _name(self, hint: str) -> str:
-        base = identifier("".join(p[:1].upper() + p[1:] for p in re.split(r"[\W_]+", hint)))
+        camel = "".join(p[:1].upper() + p[1:] for p in re.split(r"[\W_]+", hint))
+        base = identifier(camel, prefix="Schema")
         name, n = base, 1
         while name in self._names:
             n += 1
             name = f"{base}{n}"
         self._names.add(name)
         return name
+
+    def finish(self) -> None:
+        """Rename each class that a model's field (named after the class was) would shadow."""
+        fields = {name for cls in self.classes if cls.model for _k, name, *_r in cls.fields}
+        self._names |= fields
+        for cls in self.classes:
+            if cls.name in fields:
+                cls.name = self._name(cls.name)
 
     def _type(self, root: Any, schema: Any, hint: str, depth: int, refs: tuple[str, ...]) -> Type:
         self._left -= 1
@@ -244,27 +314,25 @@ class Typer:
         if len(self.classes) >= MAX_CLASSES:
             return OPEN_DICT
         title = schema.get("title")
-        cls = ClassDef(self._name(title if isinstance(title, str) and title else hint), "")
+        name = self._name(title if isinstance(title, str) and title else hint)
+        cls = ClassDef(name, "", self._models)
         description = schema.get("description")
         cls.doc = description if isinstance(description, str) else ""
         required = schema.get("required")
         required = set(required) if isinstance(required, list) else set()
         keys = [k for k in properties if isinstance(k, str)]
-        # a pydantic field may not start with "_"; a TypedDict key may be anything
-        reserved = frozenset({"model_config", "model_fields"}) if self.models else frozenset()
-        names = Namer(keys, reserved).of
+        # a TypedDict's keys are the wire's; a model's fields are attributes, named here
+        names = Namer(keys, STUB_NAMES | model_attributes()).of if self._models else {}
         for key in keys:
             sub = properties[key]
             kind = self._type(root, sub, f"{cls.name}_{key}", depth + 1, refs)
             sub = sub if isinstance(sub, dict) else {}
             default = sub.get("default", ...)
+            if default is not ... and not kind.optional().fits(default):
+                default = ...  # one the type does not take: None, as when there is none
             text = sub.get("description")
-            name = names[key]
-            if self.models and name.startswith("_"):
-                name = "f" + name
-            cls.fields.append(
-                (key, name, kind, key in required, default, text if isinstance(text, str) else "")
-            )
+            text = text if isinstance(text, str) else ""
+            cls.fields.append((key, names.get(key, key), kind, key in required, default, text))
         self.classes.append(cls)
         return Type("class", cls=cls)
 
@@ -274,7 +342,7 @@ class Typer:
         import typing_extensions
 
         for cls in self.classes:
-            if self.models:
+            if cls.model:
                 fields: dict[str, Any] = {}
                 for key, name, kind, required, default, text in cls.fields:
                     annotation = kind.runtime() if required else kind.optional().runtime()
@@ -302,9 +370,10 @@ class Typer:
     def source(self) -> list[str]:
         """Each class as source lines, children first."""
         lines: list[str] = []
+        shadowing = STUB_NAMES | {cls.name for cls in self.classes}
         for cls in self.classes:
             lines.extend(["", ""])
-            if self.models:
+            if cls.model:
                 lines.append(f"class {cls.name}(pydantic.BaseModel):")
                 lines.extend(_doc_lines(cls.doc, "    "))
                 lines.append(
@@ -314,15 +383,7 @@ class Typer:
                 )
                 for key, name, kind, required, default, text in cls.fields:
                     annotation = kind.source() if required else kind.optional().source()
-                    value = (
-                        "..."
-                        if required
-                        else (
-                            "None"
-                            if default is ... or not plain_default(default)
-                            else repr(default)
-                        )
-                    )
+                    value = "..." if required else "None" if default is ... else repr(default)
                     extra = f", description={text!r}" if text else ""
                     lines.append(
                         f"    {name}: {annotation} = pydantic.Field({value}, alias={key!r}{extra})"
@@ -332,7 +393,8 @@ class Typer:
                 (key, f"Required[{kind.source()}]" if req else f"NotRequired[{kind.source()}]")
                 for key, _n, kind, req, _d, _t in cls.fields
             ]
-            if all(_class_key(key) for key, _t in members):
+            # a key declared in a class body would shadow a type named after it
+            if all(_class_key(key) and key not in shadowing for key, _t in members):
                 lines.append(f"class {cls.name}(TypedDict):")
                 lines.extend(_doc_lines(cls.doc, "    "))
                 lines.extend(f"    {key}: {text}" for key, text in members)

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._lifecycle import weak_callback
-from ._schema_types import Namer, Type, Typer, docstring, plain_default
+from ._schema_types import STUB_NAMES, Namer, Type, Typer, docstring
 from .abort import AbortSignal
 from .errors import (
     InvalidStateError,
@@ -41,9 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Functions", "stubs"]
 
-#: Keyword-only extras every function takes; a tool parameter of the same name gets a ``_``.
+#: Keyword-only extras every function takes; a tool parameter of the same name gets a ``_``
+#: (and so does one named ``self``, the stub's first parameter).
 EXTRAS = ("timeout", "signal")
-_RESERVED_TOOLS = frozenset({"invalidate", "refresh", "tools"})
 
 
 class _Client(Protocol):
@@ -65,7 +65,7 @@ class _Client(Protocol):
 class _Plan:
     """One tool's function, in types: what both the runtime function and the stub are made of."""
 
-    def __init__(self, tool: Tool, name: str, inputs: Typer, outputs: Typer) -> None:
+    def __init__(self, tool: Tool, name: str, typer: Typer) -> None:
         self.tool, self.name = tool, name
         schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
         properties = schema.get("properties")
@@ -73,21 +73,23 @@ class _Plan:
         required = schema.get("required")
         required = set(required) if isinstance(required, list) else set()
         keys = [k for k in properties if isinstance(k, str)]
-        names = Namer(keys, frozenset(EXTRAS)).of
+        names = Namer(keys, frozenset({*EXTRAS, "self"})).of
         hint = name[:1].upper() + name[1:]
-        # (wire key, Python name, type, required, default or ..., description, takes null)
+        # (wire key, Python name, type, required, default or ..., description, takes null);
+        # a default the type does not take (a null for an integer) shows as None, optional
         self.params: list[tuple[str, str, Type, bool, Any, str, bool]] = []
         for key in sorted(keys, key=lambda k: k not in required):  # required ones first
             sub = properties[key] if isinstance(properties[key], dict) else {}
-            kind = inputs.of(schema, sub, f"{hint}_{key}")
+            kind = typer.of(schema, sub, f"{hint}_{key}", models=False)
             text = sub.get("description")
+            default = sub.get("default", ...)
             self.params.append(
                 (
                     key,
                     names[key],
                     kind,
                     key in required,
-                    sub.get("default", ...),
+                    default if default is ... or kind.fits(default) else ...,
                     text if isinstance(text, str) else "",
                     kind.kind in ("any", "none")
                     or any(a.kind == "none" for a in kind.args)
@@ -97,7 +99,7 @@ class _Plan:
         output = tool.output_schema
         self.output: Type | None = None
         if isinstance(output, dict):
-            self.output = outputs.of(output, output, f"{hint}Result")
+            self.output = typer.of(output, output, f"{hint}Result", models=True)
 
     def returns(self) -> str:
         return "str" if self.output is None else self.output.source()
@@ -142,7 +144,7 @@ class _Plan:
         for _key, name, kind, required, default, _text, _null in self.params:
             if required:
                 params.append(f"{name}: {kind.source()}")
-            elif default is ... or not plain_default(default):
+            elif default is ...:
                 params.append(f"{name}: {kind.optional().source()} = None")
             else:
                 params.append(f"{name}: {kind.source()} = {default!r}")
@@ -293,11 +295,15 @@ class Functions:
 
     The tools are listed on first use, and again after the server says they changed. A tool
     name that is not an identifier is mapped: each character outside ``[A-Za-z0-9_]`` becomes
-    ``_``, a leading digit gets ``_`` in front, a keyword (and ``invalidate``, ``refresh``,
-    ``tools``) gets ``_`` behind, and names that then collide get ``_2``, ``_3`` in the order
-    of the tools' names.
-    Parameters are mapped the same way (``timeout`` and ``signal`` become ``timeout_`` and
-    ``signal_``: those two are every function's keyword-only extras).
+    ``_``; a name that then does not begin with a letter gets ``tool`` in front (``2d`` ->
+    ``tool_2d``, ``_private`` -> ``tool_private``, ``__init__`` -> ``tool__init__``); a
+    keyword, this object's own attributes (``invalidate``, ``refresh``, ``tools``) and the
+    names a stub module uses (``str``, ``list``, ``Tools``, ``bind``...) get ``_`` behind; and
+    names that then collide get ``_2``, ``_3`` in the order of the tools' names. So no
+    function's name begins with ``_``: those are Python's, and are never looked up as tools.
+    Parameters are mapped the same way, with ``field`` in front (``timeout``, ``signal`` and
+    ``self`` become ``timeout_``, ``signal_`` and ``self_``: the first two are every function's
+    keyword-only extras).
     """
 
     def __init__(self, client: _Client) -> None:
@@ -323,7 +329,7 @@ class Functions:
                     listed = self._client.list_tools()
                 except ReferenceError:  # (held weakly: see __init__)
                     raise InvalidStateError("the client of these functions is gone") from None
-                plans, _i, _o = _plans(listed)
+                plans, _typer = _plans(listed)
                 built = {plan.name: plan.function(self._client) for plan in plans}
                 self._by_tool = {plan.tool.name: plan.name for plan in plans}
                 self._built = built
@@ -379,16 +385,24 @@ class Functions:
         return f"<mcp_sync.Functions {'(not listed yet)' if built is None else sorted(built)}>"
 
 
-def _plans(tools: list[Tool]) -> tuple[list[_Plan], Typer, Typer]:
-    names = Namer([tool.name for tool in tools], _RESERVED_TOOLS).of
-    inputs, outputs = Typer(models=False), Typer(models=True)
-    plans = [
-        _Plan(tool, names[tool.name], inputs, outputs)
-        for tool in sorted(tools, key=lambda t: t.name)
-    ]
-    inputs.runtime_classes()
-    outputs.runtime_classes()
-    return plans, inputs, outputs
+#: What a tool's function may not be called: ``Functions``' own attributes (``tools``,
+#: ``refresh``...) and what the stub module's ``Tools`` class body would shadow.
+_RESERVED_TOOLS = STUB_NAMES | {name for name in dir(Functions) if not name.startswith("_")}
+
+
+def _tool_names(tools: list[Tool]) -> dict[str, str]:
+    """Each tool's name and the Python name of its function: the one place tools are named
+    (for ``client.functions`` and the stubs alike)."""
+    return Namer([tool.name for tool in tools], _RESERVED_TOOLS, prefix="tool").of
+
+
+def _plans(tools: list[Tool]) -> tuple[list[_Plan], Typer]:
+    names = _tool_names(tools)
+    typer = Typer(reserved=frozenset(names.values()))
+    plans = [_Plan(tool, names[tool.name], typer) for tool in sorted(tools, key=lambda t: t.name)]
+    typer.finish()
+    typer.runtime_classes()
+    return plans, typer
 
 
 def stubs(client: _Client, *, server: str | None = None) -> str:
@@ -396,7 +410,7 @@ def stubs(client: _Client, *, server: str | None = None) -> str:
     server offers now: TypedDicts for their arguments, pydantic models for their results, and
     ``bind(client)``, which returns ``client.functions`` as a ``Tools`` protocol. ``server``
     names the server in the module's docstring."""
-    plans, inputs, outputs = _plans(client.list_tools())
+    plans, typer = _plans(client.list_tools())
     about = f" of {server}" if server else ""
     lines = [
         docstring(
@@ -415,7 +429,7 @@ def stubs(client: _Client, *, server: str | None = None) -> str:
         "",
         '__all__ = ["Tools", "bind"]',
     ]
-    lines += inputs.source() + outputs.source()
+    lines += typer.source()
     lines += [
         "",
         "",

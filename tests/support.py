@@ -162,6 +162,10 @@ def wait_listening(process, port: int, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
+# Fixed ports the suite names but never listens on, which hold for tests run in parallel and
+# by any user: 1, in OAuth redirect URIs (never visited: the code is read from the redirect's
+# Location), and 9, a server that refuses or is never reached (below 1024, no unprivileged
+# process can listen there, and no test does). Anything that listens takes port 0 or this:
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     import socket

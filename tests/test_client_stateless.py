@@ -162,7 +162,7 @@ def test_every_request_carries_meta_with_capabilities_only_where_needed():
     server = stateless_server()
     server.handle("tools/list", lambda p, c: {"tools": []})
     server.handle("tools/call", lambda p, c: TEXT)
-    client = Client("me", "1.0", roots=["/tmp"])
+    client = Client("me", "1.0", roots=["/tmp"])  # a name only: never opened
     client.on_sampling(
         lambda p: {"role": "assistant", "model": "m", "content": {"type": "text", "text": ""}}
     )

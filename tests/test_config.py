@@ -32,7 +32,7 @@ def test_reads_stdio_and_remote_entries_with_variables(tmp_path):
                     "command": "uvx",
                     "args": ["mcp-server-time", "--tz=${TZNAME}"],
                     "env": {"TOKEN": "${env:SECRET}", "MODE": "${MODE:-fast}"},
-                    "cwd": "/tmp",
+                    "cwd": "/tmp",  # parsed only: nothing is started
                 },
                 "web": {
                     "url": "https://${HOST}/mcp",
@@ -256,6 +256,7 @@ def test_an_entry_builds_the_transport_its_type_names():
     config = parse(
         {
             "mcpServers": {
+                # parsed only: nothing is started
                 "cmd": {"command": "server", "args": ["--flag"], "env": {"A": "1"}, "cwd": "/tmp"},
                 "plain": {"url": "http://127.0.0.1:9/mcp"},
                 "http": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X-A": "1"}},

@@ -5,6 +5,7 @@ stubs module that mypy checks."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import os
@@ -13,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,6 +27,7 @@ from support import PYTHON, ROOT, SERVERS, wait_until
 
 import mcp_sync
 from mcp_sync import AbortController, Aborted, Client, StdioTransport
+from mcp_sync._schema_types import STUB_NAMES
 from mcp_sync.errors import ToolArgumentError, ToolError
 from mcp_sync.functions import stubs
 from mcp_sync.types import CallToolResult
@@ -331,6 +334,120 @@ def test_hostile_schemas_give_bounded_types_and_a_stub_that_compiles():
     compile(source, "tools.py", "exec")
     assert "\nimport os" not in source
     assert "x____import_os_" in source
+
+
+HOSTILE_TOOLS = SERVERS / "hostile_tools_server.py"
+
+# Correct calls on the hostile tool list's stubs: mypy --strict must pass them all.
+HOSTILE_USE = """\
+from mcp_sync import Client
+from hostile_tools import bind
+
+
+def run(client: Client) -> str:
+    tools = bind(client)
+    found = tools.geocode(address={"street": "1 rue", "city": "Paris"})
+    tools.geocode(address={"street": found.street, "city": found.city})
+    tools.every_name(self_="me", class_="c", timeout_="t", signal_="s", timeout=5)
+    tools.every_name(self_="me", class_="c", Literal="l", str="s", field__init__="i")
+    tools.shapes(count=None, ratio=None, flag=None, node={"label": "n", "next": {}})
+    tools.shapes(count=3, tools={"a": 1}, literal={"b": "x"}, shadow={"str": 1, "int": "i"})
+    tools.shapes(mode="it's \\"quoted\\"\\n", fixed="only", keys={"class": "c", "a b": "d"})
+    tools.tool__init__()
+    tools.tool_2d()
+    tools.tool__()
+    tools.tool_private()
+    tools.str_()
+    tools.list_()
+    tools.tools_()
+    read = tools.fields()
+    return read.schema_ + (read.field_id or "") + (read.str_ or "") + (read.Literal_ or "")
+"""
+
+# What a stub module may hold: imports, classes, TypedDict(...) assignments, __all__, bind().
+_STUB_STATEMENTS = (ast.Import, ast.ImportFrom, ast.ClassDef, ast.Assign, ast.FunctionDef)
+
+
+def _declared(source: str) -> dict[str, list[str]]:
+    """Each method of the stub's Tools protocol and its keyword-only parameters; checks on the
+    way that the module runs nothing but definitions."""
+    tree = ast.parse(source)
+    docstring, *body = tree.body
+    assert isinstance(docstring, ast.Expr) and isinstance(docstring.value, ast.Constant)
+    for statement in body:
+        assert isinstance(statement, _STUB_STATEMENTS), ast.dump(statement)
+        if isinstance(statement, ast.Assign):  # only __all__ = [...] and X = TypedDict(...)
+            value = statement.value
+            assert isinstance(value, ast.List) or ast.unparse(value.func) == "TypedDict"
+    # the names it binds are reserved: no tool, field or class may shadow them
+    imported = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    assert {a.asname or a.name for s in imported for a in s.names} <= STUB_NAMES
+    (tools,) = [s for s in body if isinstance(s, ast.ClassDef) and s.name == "Tools"]
+    return {
+        method.name: [arg.arg for arg in method.args.kwonlyargs]
+        for method in tools.body
+        if isinstance(method, ast.FunctionDef)
+    }
+
+
+@pytest.mark.timeout(400)
+def test_the_stubs_of_a_hostile_tool_list_pass_mypy_strict_and_each_tool_is_reachable(tmp_path):
+    transport = StdioTransport(PYTHON, [str(HOSTILE_TOOLS)])
+    with Client("functions-test", "1.0", request_timeout=30).connect(transport) as client:
+        source = stubs(client)
+        declared = _declared(source)
+        f = client.functions
+        # every tool is declared once, and reached at run time by the declared name, with the
+        # declared parameters
+        assert sorted(declared) == sorted(f) and len(declared) == len(client.list_tools())
+        for name, parameters in declared.items():
+            function = getattr(f, name)
+            assert f[function.tool.name] is function
+            assert list(inspect.signature(function).parameters) == parameters
+        assert f.tools["tool__init__"] == "__init__" and f.tools["tool_2d"] == "2d"
+        assert f.tools["tool_private"] == "_private" and f.tools["tool___2"] == "天気"
+        assert f.tool__init__().startswith("__init__ ") and f["天気"]().startswith("天気 ")
+        assert f.__init__.__func__ is mcp_sync.Functions.__init__  # the class's, not a tool
+        assert f.refresh.__func__ is mcp_sync.Functions.refresh and f.refresh_() == "refresh {}"
+        assert f.every_name(self_="me", class_="c", timeout_="t") == (
+            'every_name {"class": "c", "self": "me", "timeout": "t"}'
+        )
+        # a null default on an integer is an optional parameter; None leaves it out
+        count = inspect.signature(f.shapes).parameters["count"]
+        assert count.annotation == (int | None) and count.default is None
+        assert f.shapes(count=None) == "shapes {}"
+        # the same model in and out: a TypedDict in, a pydantic model out, each its own name
+        found = f.geocode(address={"street": "1 rue", "city": "Paris"})
+        assert (found.street, found.city) == ("1 rue de Rivoli", "Paris")
+        read = f.fields()
+        assert (read.schema_, read.field_id, read.f_id) == ("the schema", "the _id", "the f_id")
+        assert read.model_dump(by_alias=True)["schema"] == "the schema"
+    (tmp_path / "hostile_tools.py").write_text(source, encoding="utf-8")
+    (tmp_path / "use.py").write_text(HOSTILE_USE, encoding="utf-8")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--follow-imports=silent",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "hostile_tools.py",
+            "use.py",
+        ],
+        cwd=tmp_path,
+        env={"MYPYPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=360,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    # importing it warns of nothing (pydantic warns of a field that shadows BaseModel's)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        module = _load(tmp_path / "hostile_tools.py")
+    assert module.Tools.__name__ == "Tools" and callable(module.bind)
 
 
 @pytest.mark.timeout(180)

@@ -93,8 +93,10 @@ def spawn_group(
     stdin: int,
     stdout: int,
     stderr: int | None,
+    pass_fds: Sequence[int] = (),
 ) -> subprocess.Popen[bytes]:
-    """Start ``argv`` (searching ``PATH`` of ``env``) as the leader of a new process group.
+    """Start ``argv`` (searching ``PATH`` of ``env``) as the leader of a new process group,
+    with no descriptor of ours but its stdio and ``pass_fds``.
 
     Raises :class:`ServerStartError` naming the command and what was wrong.
     """
@@ -108,6 +110,7 @@ def spawn_group(
             cwd=cwd,
             env=env,
             close_fds=True,
+            pass_fds=pass_fds,
             start_new_session=True,
         )
     except OSError as exc:

@@ -19,13 +19,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
-from ..errors import ConnectionClosed
+from ..errors import ConnectionClosed, SandboxUnavailable
 from ..redaction import is_secret_name
 from . import _process
 from ._lines import STDERR_DRAIN, LineTransport, fd_closer
 from ._process import ServerStartError
 from ._stderr import StderrListener
-from .sandbox import Sandbox, sandboxed_argv
+from .sandbox import Sandbox, await_setup, refusal, sandboxed_argv
 
 __all__ = [
     "DEFAULT_ENV_KEYS",
@@ -53,6 +53,9 @@ DEFAULT_ENV_KEYS = (
 
 #: How long a failed write waits for the server's exit status before reporting.
 _EXIT_REPORT_WAIT = 1.0
+#: How long start() waits for bwrap to set a sandbox up (a refusal is raised from there);
+#: beyond, the server's own start says how it went.
+_SANDBOX_SETUP_WAIT = 30.0
 
 StderrMode = Literal["pipe", "inherit", "devnull"]
 
@@ -84,11 +87,12 @@ class StdioTransport(LineTransport):
       client's stderr; ``"devnull"`` drops it.
     - ``sandbox=True`` (or a :class:`~mcp_sync.transports.sandbox.Sandbox`) runs the server
       confined by bubblewrap: no network, a read-only system, a private ``/tmp`` and an empty
-      home, only the listed paths writable, optional limits (see ``docs/sandbox.md``); the
-      client's environment variables named like credentials (``*TOKEN*``, ``*SECRET*``,
-      ``*API_KEY*``, ``*PASSWORD*``...) are left out unless given in ``env``. Where
-      that cannot be set up, ``start()`` raises :class:`~mcp_sync.errors.SandboxUnavailable`
-      and the server is not run.
+      home, only the listed paths writable, limits (256 processes by default where the client
+      is not root; see ``docs/sandbox.md``); the client's environment variables named like
+      credentials (``*TOKEN*``, ``*SECRET*``, ``*API_KEY*``, ``*PASSWORD*``...) are left out
+      unless given in ``env``. ``start()`` returns once the sandbox is set up; where it cannot
+      be (bwrap missing, or refusing: its reason is in the message), it raises
+      :class:`~mcp_sync.errors.SandboxUnavailable` and the server is not run.
     - When the server exits on its own, ``on_close`` gets a
       :class:`~mcp_sync.errors.ConnectionClosed` with ``exit_status`` and ``stderr_tail``.
     - ``close()`` closes stdin, waits 0.5 s, SIGTERMs the server's process group, waits
@@ -173,8 +177,15 @@ class StdioTransport(LineTransport):
             raise RuntimeError("transport already started")
         env = None if self.inherit_env and not self.env else self.server_environment()
         argv: Sequence[str] = (self.command, *self.args)
+        report_r = report_w = -1
         if self.sandbox is not None:
-            argv, env = self._sandboxed()
+            report_r, report_w = os.pipe()  # the sandbox says on it that it is set up
+            try:
+                argv, env = self._sandboxed(report_w)
+            except BaseException:
+                os.close(report_r)
+                os.close(report_w)
+                raise
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         stderr_r = stderr_w = -1
@@ -189,22 +200,59 @@ class StdioTransport(LineTransport):
                 stdin=stdin_r,
                 stdout=stdout_w,
                 stderr=child_stderr[self.stderr],
+                pass_fds=(report_w,) if report_w >= 0 else (),
             )
         except BaseException:
-            for fd in (stdin_w, stdout_r, stderr_r):
+            for fd in (stdin_w, stdout_r, stderr_r, report_r):
                 if fd >= 0:
                     os.close(fd)
             raise
         finally:
-            for fd in (stdin_r, stdout_w, stderr_w):
+            for fd in (stdin_r, stdout_w, stderr_w, report_w):
                 if fd >= 0:
                     os.close(fd)
+        if report_r >= 0:
+            self._await_sandbox(report_r, (stdin_w, stdout_r, stderr_r))
         _process.guard.add(self._proc.pid)
         self._started = True
         stderr = (stderr_r, fd_closer(stderr_r)) if stderr_r >= 0 else None
         self._attach(stdout_r, fd_closer(stdout_r), stdin_w, fd_closer(stdin_w), stderr, owned=True)
 
-    def _sandboxed(self) -> tuple[list[str], dict[str, str]]:
+    def _await_sandbox(self, report: int, ours: tuple[int, int, int]) -> None:
+        """Wait until bwrap has set the sandbox up; if it refused, close ``ours`` (the pipes
+        to it: stdin, stdout, stderr) and raise :class:`SandboxUnavailable` with its reason."""
+        proc = self._proc
+        assert proc is not None
+        refused: str | None = None
+        try:
+            # every process of bwrap closed the pipe without a word: it refused, and exits
+            if not await_setup(report, _SANDBOX_SETUP_WAIT) and _process.wait_exit(
+                proc, _SANDBOX_SETUP_WAIT
+            ):
+                said = b""
+                if ours[2] >= 0:  # its stderr, piped: all of it, since bwrap is gone
+                    with open(ours[2], "rb", closefd=False) as stderr:
+                        said = stderr.read(self.max_stderr_bytes)
+                refused = refusal(said, proc.returncode)
+        except BaseException:  # interrupted while waiting: nothing may be left running
+            _process.kill_group_now(proc)
+            refused = "interrupted"
+            raise
+        finally:
+            os.close(report)
+            if refused is not None:
+                for fd in ours:
+                    if fd >= 0:
+                        os.close(fd)
+                self._proc = None
+        if refused is not None:
+            raise SandboxUnavailable(
+                f"bubblewrap could not set up the sandbox of MCP server {self.command!r}:"
+                f" {refused}",
+                command=self.command,
+            )
+
+    def _sandboxed(self, report: int) -> tuple[list[str], dict[str, str]]:
         """The bwrap command line and environment that run the server in its sandbox."""
         assert self.sandbox is not None
         given = self.env or {}
@@ -229,7 +277,9 @@ class StdioTransport(LineTransport):
                 _process._start_failure(missing, command, self.cwd, env), command=self.command
             )
         env["TMPDIR"] = "/tmp"  # the client's may be hidden; the private one is there
-        argv = sandboxed_argv(self.sandbox, (command, *self.args), env=env, cwd=self.cwd)
+        argv = sandboxed_argv(
+            self.sandbox, (command, *self.args), env=env, cwd=self.cwd, report=report
+        )
         return argv, env
 
     def _stop_peer(self, exit_deadline: float) -> None:

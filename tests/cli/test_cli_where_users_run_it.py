@@ -204,6 +204,7 @@ def test_the_tools_table_shows_enum_values_and_defaults(typed):
 
 
 def test_a_url_without_its_scheme_gets_a_hint():
+    # what a user types, never dialled: each is a usage error before any connection
     run = run_cli("127.0.0.1:8000/mcp", "tools")
     assert run.code == 2
     assert "http://127.0.0.1:8000/mcp" in run.err, run.err

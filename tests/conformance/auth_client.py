@@ -25,6 +25,7 @@ from mcp_sync.oauth import (
 
 #: The client id metadata document URL the basic-cimd scenario expects.
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
+#: Never listened on: headless_redirect reads the code from the redirect's Location.
 REDIRECT_URL = "http://localhost:3000/callback"
 
 

@@ -91,7 +91,7 @@ def test_server_requests_beyond_the_backlog_are_refused_and_reported(leaks) -> N
     def slow_roots() -> list[str]:
         calls.append(1)
         release.wait(30)
-        return ["/tmp"]
+        return ["/tmp"]  # a root's name only: the MockServer never opens it
 
     server = MockServer()
     client = Client("lifecycle", "1", protocol="handshake", roots=slow_roots)

@@ -7,6 +7,7 @@ then check on their side of the sandbox that nothing got through.
 - ``write(path, text)``: ``written``, or ``denied: <error>``
 - ``dial(port)``: opens a TCP connection to ``127.0.0.1:port`` and sends a line; ``sent`` or
   ``denied: <error>``
+- ``dial_unix(path)``: the same to the Unix socket at ``path``
 - ``exhaust(resource)``: allocates 4 GiB (``"memory"``) or opens 1000 files (``"files"``)
 - ``getenv(name)``, ``home()``: what this process's environment holds
 - ``spawn_sleeper()``: starts a child that sleeps, with this server's arguments (and leaves the process group with
@@ -56,6 +57,19 @@ def dial(port: int) -> str:
     """Connect to a port on 127.0.0.1 and send a line."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+            conn.sendall(b"stolen\n")
+    except OSError as exc:
+        return f"denied: {exc}"
+    return "sent"
+
+
+@server.tool()
+def dial_unix(path: str) -> str:
+    """Connect to the Unix socket at ``path`` and send a line."""
+    try:
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.settimeout(5)
+            conn.connect(path)
             conn.sendall(b"stolen\n")
     except OSError as exc:
         return f"denied: {exc}"
