@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -29,7 +30,14 @@ from support import SERVERS, HttpServer, free_port, wait_until
 from test_recovery import FAST, kill_the_server, live_servers, sdk_http_server
 
 import mcp_sync
-from mcp_sync import AbortController, Aborted, Backoff, ConnectionClosed, StdioTransport
+from mcp_sync import (
+    AbortController,
+    Aborted,
+    Backoff,
+    CircuitBreaker,
+    ConnectionClosed,
+    StdioTransport,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -480,6 +488,51 @@ def test_without_recovery_a_dead_server_says_recovery_would_have_reconnected(
             client.call_tool("add", {"a": 1, "b": 1})
     finally:
         client.close()
+
+
+def test_threads_waiting_on_a_reconnection_that_gave_up_each_get_the_crash_loop(
+    tmp_path: Any, leaks: Any
+) -> None:
+    """The SDK server (a copy, run from ``tmp_path``) is killed and its file is gone, so it
+    cannot start again: with ``recovery=Backoff(max_retries=1)``, eight threads calling through
+    a group at once each get ``CrashLoop`` with its attempts and its cause, and the group's
+    breaker counts all eight outages. Before, the thread that ran the reconnection got the
+    ``CrashLoop`` and the seven that waited for it a raw ``TypeError`` (the copy each is given
+    could not be made), which ``except McpError`` missed and the breaker did not count."""
+    server = tmp_path / "sdk_server.py"
+    shutil.copy(SDK, server)
+    policy = Backoff(initial_delay=0.01, max_retries=1, jitter=0)
+    client = mcp_sync.connect(
+        [sys.executable, str(server), "stdio"], protocol="handshake", recovery=policy
+    )
+    group = mcp_sync.ClientGroup(breaker=CircuitBreaker(threshold=8, cool_down=600))
+    group.add("sdk", client)
+    try:
+        assert group.call_tool("sdk__add", {"a": 1, "b": 1}).text == "2"
+        server.unlink()
+        kill_the_server(client)
+        start = threading.Barrier(8)
+
+        def call(_: int) -> BaseException | None:
+            start.wait()
+            try:
+                group.call_tool("sdk__add", {"a": 2, "b": 2}, timeout=30)
+            except BaseException as exc:
+                return exc
+            return None
+
+        with ThreadPoolExecutor(8) as pool:
+            errors = list(pool.map(call, range(8)))
+        assert [type(error).__name__ for error in errors] == ["CrashLoop"] * 8, errors
+        for error in errors:
+            assert isinstance(error, mcp_sync.errors.CrashLoop)
+            assert error.attempts == 2 and error.exit_status == 2, (error.attempts, error)
+            assert isinstance(error.__cause__, ConnectionClosed), error.__cause__
+        assert group.breakers["sdk"].state == "open", group.breakers["sdk"]
+        with pytest.raises(mcp_sync.errors.ServerUnavailable, match="8 calls in a row failed"):
+            group.call_tool("sdk__add", {"a": 3, "b": 3})
+    finally:
+        group.close()
 
 
 # -- the restart soak --------------------------------------------------------------------------
