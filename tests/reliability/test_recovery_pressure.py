@@ -425,6 +425,48 @@ def test_an_http_server_that_forgets_every_session_is_not_renewed_on_every_call(
     assert "crash loop" in str(loop) and "HTTP 404" in str(loop), str(loop)
 
 
+@pytest.mark.parametrize("retry_after", ["nan", "-5", "inf", "1.5", "9" * 400])
+def test_a_retry_after_that_is_no_delay_leaves_the_backoff_as_it_is(
+    retry_after: str, leaks: Any
+) -> None:
+    """Scripted (tests/servers/http_faults.py): the server forgets the session, then answers
+    every ``initialize`` with 503 and a ``Retry-After`` that is no number of seconds. The
+    reconnections wait as the ``Backoff`` says (0.2, 0.4, 0.8 s), and the call ends with
+    ``CrashLoop``. Before, recovery read the header with ``float()``: ``nan`` became a wait
+    that every comparison skipped, so the attempts came at once, and ``-5`` too."""
+    from http_faults import FaultServer, Request, initialize_result
+
+    from mcp_sync.protocol import jsonrpc
+
+    attempts: list[float] = []
+
+    def handler(req: Request) -> None:
+        msg = req.rpc_request()
+        if msg is None:
+            return
+        if msg["method"] != "initialize":
+            req.reply(404, "unknown session")
+            return
+        attempts.append(time.monotonic())
+        if len(attempts) == 1:
+            result = jsonrpc.result_response(msg["id"], initialize_result())
+            req.reply_json(result, headers={"Mcp-Session-Id": "s-1"})
+        else:
+            req.reply(503, "busy", {"Retry-After": retry_after})
+
+    policy = Backoff(initial_delay=0.2, max_delay=5, max_retries=3, jitter=0)
+    with FaultServer(handler) as server:
+        transport = mcp_sync.StreamableHttpTransport(server.url, open_get_stream=False)
+        client = mcp_sync.Client(protocol="handshake", recovery=policy).connect(transport)
+        try:
+            with pytest.raises(mcp_sync.errors.CrashLoop):
+                client.list_tools(timeout=30)
+        finally:
+            client.close()
+    gaps = [later - earlier for earlier, later in itertools.pairwise(attempts[1:])]
+    assert len(gaps) == 2 and gaps[0] >= 0.4 and gaps[1] >= 0.8, gaps
+
+
 # -- the advice an error gives is true -------------------------------------------------------
 
 EXITS_AT_ONCE = ["-c", "import sys; sys.stderr.write('bad config\\n'); sys.exit(3)"]
