@@ -165,20 +165,20 @@ def _group(ctx: Context, **options: Any) -> mcp_sync.ClientGroup:
     return group
 
 
-def _method(path: str, *args: Any, **more: Any) -> Callable[[Context, Any], Any]:
+def _method(path: str, *args: Any) -> Callable[[Context, Any], Any]:
     """A per-call ``timeout=`` of ``ctx.<path>(*args)``."""
 
     def reach(ctx: Context, value: Any) -> Any:
         target: Any = ctx
         for part in path.split("."):
             target = getattr(target, part)
-        return target(*args, timeout=value, **more)
+        return target(*args, timeout=value)
 
     return reach
 
 
-def _keyword(make: Callable[..., Any], name: str, *args: Any) -> Callable[[Context, Any], Any]:
-    return lambda ctx, value: make(*args, **{name: value})
+def _keyword(make: Callable[..., Any], name: str) -> Callable[[Context, Any], Any]:
+    return lambda ctx, value: make(**{name: value})
 
 
 TIMEOUT = {"infinite": True}
@@ -412,15 +412,9 @@ def _surfaces() -> dict[str, Option]:
         "mcp_sync.testing.MockServer.wait_for:timeout": Option(
             lambda ctx, value: ctx.server.wait_for("ping", timeout=value)
         ),
-        **{
-            f"mcp_sync.integrations.langchain.{name}:timeout": Option(
-                lambda ctx, value, name=name: getattr(langchain, name)(
-                    ctx.client, **{"timeout": value}
-                ),
-                **TIMEOUT,
-            )
-            for name in ("langchain_tools",)
-        },
+        "mcp_sync.integrations.langchain.langchain_tools:timeout": Option(
+            lambda ctx, value: langchain.langchain_tools(ctx.client, timeout=value), **TIMEOUT
+        ),
         "mcp_sync.integrations.langchain.langchain_tool:timeout": Option(
             lambda ctx, value: langchain.langchain_tool(
                 ctx.client, ctx.client.list_tools()[0], timeout=value
