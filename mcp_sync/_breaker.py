@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Literal, TypeVar
 
+from ._numbers import number, whole
 from ._recovery import worth_retrying
 from .errors import McpError, RpcError, ServerUnavailable
 
@@ -57,10 +58,8 @@ class CircuitBreaker:
     )
 
     def __post_init__(self) -> None:
-        if self.threshold < 1:
-            raise ValueError(f"CircuitBreaker: threshold must be at least 1, not {self.threshold}")
-        if self.cool_down < 0:
-            raise ValueError(f"CircuitBreaker: cool_down must not be negative: {self.cool_down}")
+        whole(self.threshold, "CircuitBreaker: threshold", minimum=1)
+        number(self.cool_down, "CircuitBreaker: cool_down")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 import pydantic
 
 from ._connection import Connection, ProgressHandler
+from ._numbers import call_timeout
 from ._pending import SHARED_DEADLINE, SharedDeadline
 from .abort import AbortSignal
 from .errors import RequestTimeout
@@ -102,6 +103,7 @@ def call(
     on_progress: ProgressHandler | None = None,
 ) -> _Model:
     """Send ``spec``'s request with ``params`` and parse its result."""
+    timeout = call_timeout(timeout, spec.method)  # before the capability: a caller's mistake
     spec.check(connection)
     raw = connection.request(
         spec.method, params, timeout=timeout, signal=signal, on_progress=on_progress
@@ -132,7 +134,7 @@ def every(
     """The items of every page of a paginated list. ``timeout`` (default the connection's
     ``request_timeout``) bounds the whole listing: each page gets what is left of it, and
     progress on a page renews it (never past ``max_total_timeout``)."""
-    limit = connection.request_timeout if timeout is None else timeout
+    limit = connection.request_timeout if timeout is None else call_timeout(timeout, spec.method)
     shared = SharedDeadline(limit, connection.max_total_timeout)
     answered = 0
 

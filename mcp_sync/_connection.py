@@ -42,6 +42,7 @@ from ._lifecycle import (
     weak_callback,
 )
 from ._negotiation import Offer, ServerState, negotiate
+from ._numbers import call_timeout, number
 from ._options import CloseCallback, ConnectionOptions
 from ._recovery import (
     Reconnector,
@@ -174,6 +175,7 @@ class Connection:
     ) -> None:
         """Start ``transport`` (or the one ``transport()`` makes) and negotiate an era,
         declaring ``capabilities``; on failure the connection is closed."""
+        number(timeout, "connect: timeout", infinite=True)
         with self._state_lock:
             if self._state != "idle":
                 hint = f"; {CLOSED_BY_CLOSE}" if self._state == "closed" else ""
@@ -403,6 +405,7 @@ class Connection:
         on_progress: ProgressHandler | None = None,
     ) -> Any:
         """Send a request and return its raw result (``params`` is copied, not changed)."""
+        timeout = call_timeout(timeout, method)
         body = dict(params) if params is not None else None
         progress = None if on_progress is None else _typed_progress(on_progress)
         return self._send_handling_recovery(method, body, timeout, signal, progress)
@@ -512,7 +515,7 @@ class Connection:
     ) -> None:
         """Send a notification (``timeout``: for the write, default ``request_timeout``)."""
         body = dict(params) if params is not None else None
-        wait = self.request_timeout if timeout is None else timeout
+        wait = self.request_timeout if timeout is None else call_timeout(timeout, method)
         self.connected_session().notify(method, body, wait)
 
     def connected_session(

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ._facade import deprecated
+from ._numbers import number, whole
 from .backoff import Backoff
 from .protocol.types import Implementation
 
@@ -44,6 +45,13 @@ class ConnectionOptions:
     cache: bool
     recovery: Backoff | None
     on_close: CloseCallback | None
+
+    def __post_init__(self) -> None:  # so at Client() and at client.<option> = value alike
+        number(self.request_timeout, "Client: request_timeout", infinite=True)
+        if self.max_total_timeout is not None:
+            number(self.max_total_timeout, "Client: max_total_timeout", infinite=True)
+        number(self.probe_timeout, "Client: probe_timeout")
+        whole(self.max_input_rounds, "Client: max_input_rounds")
 
 
 def client_info(name: str, version: str, title: str | None) -> Implementation:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._causes import causes_of
 from .abort import AbortController, AbortSignal
-from .backoff import RETRY_STATUSES, Backoff
+from .backoff import RETRY_STATUSES, Backoff, retry_after_seconds
 from .errors import (
     Aborted,
     ConnectionClosed,
@@ -121,10 +121,7 @@ def worth_retrying(error: BaseException) -> bool:
 def _retry_after(error: BaseException) -> float | None:
     headers = getattr(error, "headers", None) or {}
     value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: the computed backoff is good enough
+    return retry_after_seconds(value)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from ._connection import Connection, RestoreSend
 from ._lifecycle import weak_callback
+from ._numbers import call_timeout
 from ._stateless import listen_filters
 from .abort import AbortSignal
 from .errors import McpError
@@ -115,6 +116,7 @@ class ResourceSubscriptions:
         ``"prompts"``, ``"resources"``) and the updates of ``uris``, all to ``callback``. In
         the stateless era one ``subscriptions/listen`` request; in the handshake era the
         notifications on the connection, and ``resources/subscribe`` for each URI."""
+        timeout = call_timeout(timeout, "listen")
         connection = self._connection
         if connection.is_stateless:
             filters = listen_filters(

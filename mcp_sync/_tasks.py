@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from . import _calls
 from ._connection import Connection, ProgressHandler
+from ._numbers import call_timeout, whole
 from ._stateless import CallDeadline
 from .abort import AbortSignal
 from .errors import ProtocolError, RequestTimeout, RpcError, TaskCancelled
@@ -100,6 +101,8 @@ class Tasks:
         already done, with an empty ``task_id`` (``ttl`` is not sent).
         """
         connection = self._connection
+        if ttl is not None:
+            whole(ttl, "call_tool: ttl")
         if self._before_call is not None:  # a changed tool is stopped before anything is sent
             self._before_call(name, timeout, signal)
         connection.require("tools/call", "tools")
@@ -208,6 +211,7 @@ class Tasks:
     ) -> None:
         """Answer an input_required 2026 task's questions (``tasks/update``); the keys are
         those of its ``input_requests``. :meth:`ToolTask.wait` does this by itself."""
+        timeout = call_timeout(timeout, "tasks/update")
         self._connection.require_era("stateless", "tasks/update (the 2026 tasks extension)")
         params = {
             "taskId": task_id,
@@ -227,6 +231,7 @@ class Tasks:
         with this client's handlers; returns the ``inputResponses`` to send back. Past
         ``timeout`` no handler starts, and a running one sees its ``ctx.signal`` fire."""
         connection = self._connection
+        timeout = call_timeout(timeout, "answer_input_requests")
         session = connection.connected_session(connection.request_timeout)
         deadline = CallDeadline("tasks/update", timeout, None) if timeout else None
         return connection.stateless.fulfil_input_requests(
@@ -280,6 +285,7 @@ class ToolTask:
         Raises :class:`ProtocolError` when the answer is about another task, or moves a
         finished task to another status (the handle keeps its state).
         """
+        timeout = call_timeout(timeout, "refresh")
         if self.task_id:
             self._move_to(self._tasks.get(self.task_id, timeout=timeout, signal=signal))
         return self.task
@@ -296,6 +302,7 @@ class ToolTask:
         ``tasks/result``). Raises :class:`Aborted` when ``signal`` fires.
         """
         started = time.monotonic()
+        timeout = call_timeout(timeout, "wait")
         deadline = None if timeout is None else started + timeout
         while not self.done:
             if self.task.status == "input_required":
@@ -351,6 +358,7 @@ class ToolTask:
         (in the 2026 era cancelling is cooperative: the task may still finish). A finished
         task, or one the server answered at once, has nothing to cancel: its state is
         returned and nothing is sent."""
+        timeout = call_timeout(timeout, "cancel")
         if self.task_id and not self.done:
             self._move_to(self._tasks.cancel(self.task_id, timeout=timeout, signal=signal))
         return self.task

@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 
+from ._numbers import number
 from .errors import Aborted
 
 __all__ = ["AbortController", "AbortSignal"]
@@ -47,6 +48,8 @@ class AbortSignal:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until aborted or ``timeout`` seconds pass; return ``aborted``."""
+        if timeout is not None:
+            number(timeout, "AbortSignal.wait: timeout")
         with self._lock:
             if self._aborted:
                 return True
@@ -108,6 +111,7 @@ class AbortSignal:
     @staticmethod
     def timeout(seconds: float) -> AbortSignal:
         """A signal that fires after ``seconds`` with a ``TimeoutError`` as its reason."""
+        number(seconds, "AbortSignal.timeout: seconds")
         controller = AbortController()
         timer = threading.Timer(
             seconds, controller.abort, args=(TimeoutError(f"signal timed out after {seconds:g} s"),)

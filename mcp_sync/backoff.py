@@ -23,7 +23,12 @@ streams' reconnection) shares one policy and stays testable.
 from __future__ import annotations
 
 import dataclasses
+import email.utils
+import math
 import random
+import time
+
+from ._numbers import number, whole
 
 __all__ = ["RETRY_STATUSES", "Backoff"]
 
@@ -31,6 +36,23 @@ __all__ = ["RETRY_STATUSES", "Backoff"]
 #: failures): an attempt answered with one may work on a later try. The one list both the
 #: HTTP streams' reconnection and client recovery consult.
 RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Seconds to wait that an HTTP ``Retry-After`` value asks for: whole seconds or an HTTP
+    date (RFC 9110 10.2.3), from now. None for anything else (a fraction, ``nan``, ``inf``, a
+    number too long for a float): the computed backoff is used instead. The one reading of
+    the header, for the HTTP streams and for recovery."""
+    value = (value or "").strip()
+    if value.isdigit() and value.isascii():
+        seconds = float(value)
+        return seconds if math.isfinite(seconds) else None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
 
 # 2.0 ** 64 seconds is far past any cap; a larger exponent would only risk an OverflowError.
 _MAX_EXPONENT = 64
@@ -59,14 +81,15 @@ class Backoff:
     retry_after: float | None = None
 
     def __post_init__(self) -> None:
-        if self.max_retries < 0 or self.failures < 0:
-            raise ValueError("Backoff: max_retries and failures must not be negative")
-        if self.initial_delay < 0 or self.max_delay < 0:
-            raise ValueError("Backoff: delays must not be negative")
-        if self.multiplier < 1:
-            raise ValueError("Backoff: multiplier must be at least 1")
-        if not 0 <= self.jitter <= 1:
-            raise ValueError("Backoff: jitter must be between 0 and 1")
+        name = type(self).__name__
+        whole(self.max_retries, f"{name}: max_retries")
+        whole(self.failures, f"{name}: failures")
+        number(self.initial_delay, f"{name}: initial_delay")
+        number(self.max_delay, f"{name}: max_delay")
+        number(self.multiplier, f"{name}: multiplier", minimum=1)
+        number(self.jitter, f"{name}: jitter", maximum=1)
+        if self.retry_after is not None:
+            number(self.retry_after, f"{name}: retry_after")
 
     def increment(self, *, retry_after: float | None = None) -> Backoff:
         """The state after one more failure; ``retry_after`` is the server's hint (seconds)."""

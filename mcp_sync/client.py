@@ -32,6 +32,7 @@ from ._connection import (
 from ._facade import Moved, Option, deprecated
 from ._handlers import ClientHandlers, RootsSource, weak_context
 from ._negotiation import ServerState, choose_protocol
+from ._numbers import call_timeout, whole
 from ._options import ConnectionOptions, client_info, recovery_policy
 from ._subscriptions import ResourceSubscriptions, Subscription
 from ._tasks import Tasks
@@ -185,7 +186,7 @@ class Client:
 
     @max_input_rounds.setter
     def max_input_rounds(self, rounds: int) -> None:
-        self._connection.stateless.max_input_rounds = rounds
+        self._connection.stateless.max_input_rounds = whole(rounds, "Client: max_input_rounds")
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -293,6 +294,7 @@ class Client:
     ) -> DiscoverResult:
         """Ask the server again what it supports (``server/discover``, 2026 era only)."""
         connection = self._connection
+        timeout = call_timeout(timeout, "server/discover")
         connection.require_era("stateless", "server/discover")
         result = _calls.call(connection, _calls.DISCOVER, None, timeout, signal)
         connection.server = connection.initialized().rediscovered(result)

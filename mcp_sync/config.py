@@ -53,6 +53,7 @@ from typing_extensions import Unpack
 
 from ._config_files import parse_env_file, strip_jsonc
 from ._config_http import http_options
+from ._numbers import call_timeout
 from ._targets import ClientOptions, Kind, ServerConfig
 from .errors import ConfigError, ServerConnectError
 from .group import ClientGroup
@@ -425,6 +426,7 @@ def connect_all(
 
     If one fails, the others are closed and :class:`ServerConnectError` names the failing one.
     """
+    timeout = call_timeout(timeout, "connect_all")
     resolved = resolve(config)
     chosen = list(names) if names is not None else list(resolved)
     entries = [resolved[name] for name in chosen]

@@ -70,6 +70,7 @@ header value in them is replaced by ``[redacted]`` when the error is made (``mcp
 from __future__ import annotations
 
 import json
+import pickle
 import re
 import sys
 from collections.abc import Sequence
@@ -124,11 +125,59 @@ __all__ = [
 
 
 class McpError(Exception):
-    """Base class of every error mcp_sync raises."""
+    """Base class of every error mcp_sync raises.
+
+    An error is a value: ``copy.copy`` and a pickle round trip (Dask, Ray,
+    ``multiprocessing``) give the same type with the same message, attributes, notes and
+    cause, whatever its ``__init__`` takes. A copy starts with no traceback; a pickled cause
+    that cannot itself be pickled arrives as an ``Exception`` holding its type and text.
+    """
 
     def __init__(self, *args: object) -> None:
         super().__init__(*(redact(arg) if isinstance(arg, str) else arg for arg in args))
         scrub(sys.exc_info()[1])  # what is being handled becomes this error's context
+
+    # A subclass's __init__ takes its own arguments (CrashLoop's attempts), not its message:
+    # the builtin way, calling it again with ``args``, cannot rebuild it. These rebuild it
+    # from its message and attributes as they are, without running it.
+    def __copy__(self) -> McpError:
+        cause, suppress = self.__cause__, self.__suppress_context__
+        return _rebuilt(type(self), self.args, vars(self), cause, suppress)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        state = {name: _portable(value) for name, value in vars(self).items()}
+        cause = _portable(self.__cause__)
+        return _rebuilt, (type(self), self.args, state, cause, self.__suppress_context__)
+
+
+def _rebuilt(
+    cls: type[McpError],
+    args: tuple[object, ...],
+    state: dict[str, Any],
+    cause: BaseException | None,
+    suppress_context: bool,
+) -> McpError:
+    """An error of type ``cls`` as it was: the builtin bases' ``__init__`` (which set
+    ``ImportError.msg``, ``OSError.errno``) with its ``args``, then its attributes."""
+    error = cls.__new__(cls, *args)
+    super(McpError, error).__init__(*args)
+    vars(error).update(state)
+    error.__cause__ = cause
+    error.__suppress_context__ = suppress_context
+    return error
+
+
+def _portable(value: Any) -> Any:
+    """``value``, unless it is another library's exception that cannot be pickled (it holds
+    a lock, a socket, a local class): then its type and text, so that the error holding it
+    still can be."""
+    if not isinstance(value, BaseException) or isinstance(value, McpError):
+        return value
+    try:
+        pickle.dumps(value)
+    except Exception:
+        return Exception(f"{type(value).__qualname__}: {value}")
+    return value
 
 
 class RpcError(McpError):

@@ -54,6 +54,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._breaker import Breaker, BreakerStatus, CircuitBreaker, policy_for
+from ._numbers import call_timeout
 from .errors import GroupError, McpError, ServerUnavailable, UnknownName
 from .llm import MAX_NAME_LENGTH, sanitize_tool_name
 from .protocol.types.skills import SKILLS_EXTENSION
@@ -201,6 +202,7 @@ class ClientGroup:
         self._check_name(name)
         _check_target(name, target)
         policy = policy_for(breaker, self._policy)
+        timeout = call_timeout(timeout, "add")
         with self._lock:
             if name in self._clients:
                 raise GroupError(f"a server named {name!r} is already in this group")
@@ -277,6 +279,7 @@ class ClientGroup:
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every server's tools, renamed ``<server>__<tool>`` (unique, LLM-safe)."""
+        timeout = call_timeout(timeout, "list_tools")
         found = self._gather("tools", lambda c: c.list_tools(timeout=timeout))
         routes, tools = self._renamed("tool", found)
         with self._lock:
@@ -285,6 +288,7 @@ class ClientGroup:
 
     def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
         """Every server's prompts, renamed ``<server>__<prompt>`` like tools."""
+        timeout = call_timeout(timeout, "list_prompts")
         found = self._gather("prompts", lambda c: c.list_prompts(timeout=timeout))
         routes, prompts = self._renamed("prompt", found)
         with self._lock:
@@ -293,6 +297,7 @@ class ClientGroup:
 
     def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
         """Every server's resources, URIs unchanged (see the collision policy)."""
+        timeout = call_timeout(timeout, "list_resources")
         found = self._gather("resources", lambda c: c.list_resources(timeout=timeout))
         routes: dict[str, list[str]] = {}
         for server, resource in found:
@@ -305,6 +310,7 @@ class ClientGroup:
 
     def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
         """Every server's resource templates, unchanged (see the collision policy)."""
+        timeout = call_timeout(timeout, "list_resource_templates")
         found = self._gather("resources", lambda c: c.list_resource_templates(timeout=timeout))
         with self._lock:
             self._templates = [(server, template_pattern(t.uri_template)) for server, t in found]
@@ -316,6 +322,7 @@ class ClientGroup:
         Skills keep their URIs, which two servers may share: a skill is the pair of its
         server's name in this group (``skill.meta["io.mcp-sync/server"]``) and its URI.
         """
+        timeout = call_timeout(timeout, "list_skills")
         found = self._gather(SKILLS_EXTENSION, lambda c: c.skills.list(timeout=timeout))
         return [_tagged(skill, server) for server, skill in found]
 

@@ -28,6 +28,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
+from ._numbers import whole
 from .errors import HiddenCharactersWarning
 from .protocol.types import (
     AudioContent,
@@ -110,8 +111,8 @@ def to_llm_content(
     not counted against the cap. A cut never splits a UTF-8 character, so an item may keep a
     few bytes less than its share.
     """
-    if max_text_bytes is not None and max_text_bytes < 0:
-        raise ValueError("max_text_bytes must be >= 0")
+    if max_text_bytes is not None:
+        whole(max_text_bytes, "to_llm_content: max_text_bytes")
     if prefer not in ("content", "structured"):
         raise ValueError(f"prefer must be 'content' or 'structured', not {prefer!r}")
     if isinstance(result, CallToolResult):

@@ -24,6 +24,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ._numbers import number
 from .errors import RpcError
 from .protocol import jsonrpc, versions
 from .transports.memory import in_memory_transport_pair
@@ -135,6 +136,7 @@ class MockServer:
         self, method: str, params: dict[str, Any] | None = None, timeout: float = 5.0
     ) -> Any:
         """Send a request to the client and wait for its result (raises RpcError on error)."""
+        number(timeout, "MockServer.request: timeout")
         request_id = next(self._ids)
         future: Future[Any] = Future()
         self._pending[request_id] = future
@@ -157,7 +159,7 @@ class MockServer:
         match = (
             (lambda m: m.get("method") == predicate) if isinstance(predicate, str) else predicate
         )
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + number(timeout, "MockServer.wait_for: timeout")
         with self._received_cond:
             while True:
                 for message in self.received:

@@ -56,7 +56,7 @@ def test_it_is_an_immutable_value() -> None:
     "options, word",
     [
         ({"max_retries": -1}, "max_retries"),
-        ({"initial_delay": -1}, "delays"),
+        ({"initial_delay": -1}, "initial_delay"),
         ({"multiplier": 0.5}, "multiplier"),
         ({"jitter": 2}, "jitter"),
     ],
@@ -94,3 +94,19 @@ def test_the_wait_before_the_next_attempt_honours_a_stream_retry_hint() -> None:
     assert policy.next_delay(server_retry=0.25) == 0.25
     assert policy.increment(retry_after=3).next_delay(server_retry=0.25) == 3  # Retry-After wins
     assert policy.next_delay(server_retry=99) == 10
+
+
+def test_a_retry_after_value_is_whole_seconds_or_a_date_and_nothing_else() -> None:
+    """The one reading of ``Retry-After`` (HTTP streams and recovery alike): what is no
+    delay is None, so that the computed backoff applies."""
+    import email.utils
+    import time
+
+    from mcp_sync.backoff import retry_after_seconds
+
+    assert retry_after_seconds("120") == 120.0 and retry_after_seconds(" 0 ") == 0.0
+    later = email.utils.formatdate(time.time() + 60, usegmt=True)
+    assert 55 <= (retry_after_seconds(later) or 0) <= 60
+    assert retry_after_seconds(email.utils.formatdate(0, usegmt=True)) == 0.0  # past: now
+    for value in (None, "", "nan", "inf", "-5", "1.5", "1e3", "9" * 400, "\u0663", "soon"):
+        assert retry_after_seconds(value) is None, value

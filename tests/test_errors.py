@@ -5,12 +5,21 @@ to live."""
 
 from __future__ import annotations
 
+import copy
+import functools
 import importlib
 import inspect
+import multiprocessing
+import pickle
 import pkgutil
 import re
+import sys
+import threading
+import typing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import cloudpickle
 import pytest
 
 import mcp_sync
@@ -101,3 +110,180 @@ def test_a_bad_config_raises_the_documented_error(tmp_path):
     path.write_text('{"mcpServers": {"time": {"command": 7}}}')
     with pytest.raises(mcp_sync.ConfigError, match=r'server .time.: "command" must be a string'):
         mcp_sync.connect("time", config=path)
+
+
+# -- errors are values: every public exception copies and pickles ----------------------------
+
+
+def _public_exceptions() -> list[type[BaseException]]:
+    """Every exception class defined in the two errors modules, found by walking them (the
+    device grant's, outside ``__all__``, and the two warnings included)."""
+    return [
+        value
+        for module in (mcp_sync.errors, mcp_sync.oauth.errors)
+        for name, value in sorted(vars(module).items())
+        if inspect.isclass(value)
+        and issubclass(value, BaseException)
+        and value.__module__ == module.__name__
+        and not name.startswith("_")
+    ]
+
+
+def _sample(name: str, hint: object) -> object:
+    """A value for the parameter ``name`` of type ``hint``: not the default, so that every
+    attribute it sets is seen to survive."""
+    from mcp_sync.pins import ToolChange
+    from mcp_sync.types import CallToolResult
+
+    by_name: dict[str, object] = {
+        "cause": OSError(5, "Input/output error"),
+        "last_error": mcp_sync.errors.RequestTimeout("tools/call", 2.0),
+        "result": CallToolResult.model_validate(
+            {"content": [{"type": "text", "text": "no such city"}], "isError": True}
+        ),
+        "changes": [ToolChange("search", "changed", "--- pinned\n+++ listed\n", {"name": "s"})],
+        "data": {"elicitations": [{"url": "https://example.com/consent", "message": "m"}]},
+        "raw": {"jsonrpc": "2.0", "id": 3},
+        "headers": {"Retry-After": "3"},
+        "supported": ("2025-06-18", "2025-11-25"),
+        "server_versions": ("2024-11-05",),
+        "reason": "it went wrong",
+    }
+    if name in by_name:
+        return by_name[name]
+    kinds = typing.get_args(hint) or (hint,)  # a union's members, or the one type
+    for kind, value in ((bool, True), (float, 2.5), (int, 7)):
+        if kind in kinds:
+            return value
+    return f"the {name}"
+
+
+def _made(cls: type[BaseException]) -> BaseException:
+    """An instance of ``cls`` with every parameter of its constructor given, raised from
+    another error (the cause chain) and with a note."""
+    init = cls.__init__
+    try:
+        hints = typing.get_type_hints(init, vars(sys.modules[cls.__module__]))
+    except TypeError:  # a builtin's __init__ (the warnings)
+        hints = {}
+    args: list[object] = []
+    kwargs: dict[str, object] = {}
+    try:
+        parameters = list(inspect.signature(cls).parameters.values())
+    except ValueError:  # a builtin's signature (the warnings): a message
+        parameters = [inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL)]
+    for parameter in parameters:
+        if parameter.kind is parameter.VAR_POSITIONAL:
+            args.append(f"{cls.__name__} happened")
+        elif parameter.kind is parameter.VAR_KEYWORD:
+            kwargs.update(request={"method": "tools/call"}, nearest={"method": "x"}, diff="-a")
+        elif parameter.kind is parameter.KEYWORD_ONLY:
+            kwargs[parameter.name] = _sample(parameter.name, hints.get(parameter.name))
+        else:
+            args.append(_sample(parameter.name, hints.get(parameter.name)))
+    error = cls(*args, **kwargs)
+    if isinstance(error, mcp_sync.McpError):  # (a warning is never raised from another error)
+        error.__cause__ = ConnectionResetError(104, "Connection reset by peer")
+    if sys.version_info >= (3, 11):
+        error.add_note("a note")
+    return error
+
+
+def _observable(error: BaseException) -> dict[str, object]:
+    """What a reader of ``error`` can see: its type, ``str``, ``repr``, every public
+    attribute (its own, its class's properties, a builtin base's: ``ImportError.msg``,
+    ``OSError.errno``) and its cause, exceptions compared by type and text."""
+
+    def shown(value: object) -> object:
+        if isinstance(value, BaseException):
+            return (type(value), str(value), value.args)
+        if isinstance(value, (list, tuple)):
+            return type(value)(shown(item) for item in value)
+        return value
+
+    seen: dict[str, object] = {"type": type(error), "str": str(error), "repr": repr(error)}
+    for name in dir(error):
+        if name.startswith("_"):
+            continue
+        value = getattr(error, name, "<unset>")
+        if not callable(value) or isinstance(value, BaseException):
+            seen[name] = shown(value)
+    seen["vars"] = {name: shown(value) for name, value in vars(error).items()}
+    seen["cause"] = shown(error.__cause__)
+    seen["suppress_context"] = error.__suppress_context__
+    return seen
+
+
+def test_the_walk_finds_every_exception_including_those_outside_all():
+    found = {cls.__name__ for cls in _public_exceptions()}
+    listed = set(mcp_sync.errors.__all__) | set(mcp_sync.oauth.errors.__all__)
+    assert listed <= found
+    assert {"DeviceSignInTimeout", "ToolChangedWarning", "McpError", "OAuthError"} <= found
+
+
+@pytest.mark.parametrize("cls", _public_exceptions(), ids=lambda cls: cls.__name__)
+def test_every_public_exception_survives_copy_and_a_pickle_round_trip(cls):
+    """Errors are values: a thread that waited on another's failed reconnection raises a copy
+    of its error, and Dask, Ray and ``multiprocessing`` pickle an error back to the caller.
+    Before, ``copy.copy`` of an error whose ``__init__`` takes other arguments than its
+    message (``CrashLoop``, ``RpcError``, ``RequestTimeout``...) raised ``TypeError``, and
+    so did unpickling it; what did come back had lost its cause."""
+    error = _made(cls)
+    before = _observable(error)
+    for again in (
+        copy.copy(error),
+        copy.deepcopy(error),
+        pickle.loads(pickle.dumps(error)),
+        cloudpickle.loads(cloudpickle.dumps(error)),
+    ):
+        assert again is not error
+        assert _observable(again) == before
+        assert again.__traceback__ is None  # a copy raised elsewhere starts its own
+
+
+def test_a_copy_is_its_own_error():
+    """Changing a copy (as the session does, adding a hint to its message) leaves the original
+    as it was."""
+    error = mcp_sync.errors.CrashLoop(
+        "the server keeps failing", attempts=2, retry_at=1.0, retry_in=1.0, exit_status=3
+    )
+    again = copy.copy(error)
+    again.args = ("changed",)
+    again.sent = None
+    assert str(error).startswith("the server keeps failing") and error.sent is False
+
+
+def test_a_cause_that_cannot_be_pickled_arrives_as_its_type_and_text():
+    """Another library's exception holding a lock or a socket cannot be pickled: it comes back
+    as a plain ``Exception`` naming its type, with its text, rather than making the whole error
+    unpicklable (Ray would deliver an ``UnserializableException`` instead)."""
+
+    class Unpicklable(Exception):
+        def __init__(self) -> None:
+            super().__init__("the socket broke")
+            self.lock = threading.Lock()
+
+    cause = Unpicklable()
+    error = mcp_sync.ConnectionClosed("connection closed", cause=cause)
+    again = pickle.loads(pickle.dumps(error))
+    assert str(again) == str(error)
+    assert type(again.__cause__) is Exception and type(again.cause) is Exception
+    assert str(again.__cause__) == f"{Unpicklable.__qualname__}: the socket broke"
+    assert copy.copy(error).__cause__ is cause  # a copy in this process keeps the very cause
+
+
+def test_an_error_raised_in_a_worker_process_reaches_the_caller_whole(tmp_path):
+    """A process pool (as Dask's and ``multiprocessing``'s) sends a worker's error back
+    pickled: connecting a command that does not exist raises ``ServerStartError`` there, and
+    the caller gets it with its ``command`` (the pool makes the worker's traceback its
+    cause). Before, unpickling it
+    failed (its ``command`` is keyword-only) and the pool raised something else. (Ray showed
+    the same as ``UnserializableException``.)"""
+    missing = str(tmp_path / "no such server")
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+        future = pool.submit(functools.partial(mcp_sync.connect, [missing], protocol="handshake"))
+        with pytest.raises(mcp_sync.errors.ServerStartError) as raised:
+            future.result(timeout=60)
+    assert raised.value.command == missing and missing in str(raised.value)
+    assert "FileNotFoundError" in str(raised.value.__cause__)  # the pool's remote traceback

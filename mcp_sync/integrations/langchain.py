@@ -43,6 +43,7 @@ from langchain_core.callbacks import CallbackManager
 from langchain_core.tools import StructuredTool, ToolException
 
 from .._extra_headers import extra_headers
+from .._numbers import call_timeout
 from ..errors import ConnectionClosed, RequestTimeout, ServerUnavailable
 from ..group import ClientGroup
 from ..protocol.types import CallToolResult, LoggingMessageNotificationParams, Tool
@@ -202,6 +203,7 @@ def langchain_tool(
     """
     if on_error not in ("message", "raise"):
         raise ValueError(f"on_error must be 'message' or 'raise', not {on_error!r}")
+    timeout = call_timeout(timeout, "langchain_tool")
     shown = clean_tool(tool, clean=clean)
     chain = _chain(client, list(interceptors))
     reporter = callbacks

@@ -30,6 +30,7 @@ from pydantic_ai import BinaryContent, ModelRetry
 from pydantic_ai.tools import Tool as PydanticTool
 from pydantic_ai.toolsets import FunctionToolset
 
+from .._numbers import whole
 from ..client import Client
 from ..llm import to_llm_text
 from ..protocol.types import CallToolResult, Tool
@@ -48,6 +49,8 @@ def pydantic_ai_toolset(
 ) -> FunctionToolset[Any]:
     """The server's tools (or ``tools``, or those named in ``names``) as one toolset;
     ``max_retries`` is how many ``isError`` results in a row the model may retry a tool after."""
+    if max_retries is not None:
+        whole(max_retries, "pydantic_ai_toolset: max_retries")
     return FunctionToolset(
         [pydantic_ai_tool(client, tool, clean=clean) for tool in tools_of(client, tools, names)],
         max_retries=max_retries,

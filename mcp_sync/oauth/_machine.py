@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 
 import requests
 
+from .._numbers import number
 from ..auth import AuthProvider, RequestContext, UnauthorizedContext
 from ._deadline import inherited, limits_for, waited
 from ._egress import Egress, guard_session
@@ -63,8 +64,8 @@ class MachineProvider(AuthProvider):
         self._private_key = (private_key, signing_algorithm) if private_key is not None else None
         self.scope = scope
         self.store = guarded(store) if store is not None else MemoryStateStore()
-        self.refresh_margin = refresh_margin
-        self.timeout = timeout
+        self.refresh_margin = number(refresh_margin, f"{type(self).__name__}: refresh_margin")
+        self.timeout = number(timeout, f"{type(self).__name__}: timeout", positive=True)
         # what a server names is checked as OAuthProvider checks it (SSRF: see _egress.py)
         self.session = guard_session(session or requests.Session(), Egress(server_url, allow_hosts))
         self.dpop = dpop

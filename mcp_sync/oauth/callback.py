@@ -31,6 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import requests
 
+from .._numbers import call_timeout, number, whole
 from ._egress import Egress, current_rules, guard_session
 from ._http import DEFAULT_TIMEOUT, current_limits, require_secure
 from .errors import AuthorizationDenied, CallbackError, OAuthError, StateMismatchError
@@ -93,7 +94,7 @@ class PendingCallback:
         (unless ``raise_on_error`` is False: the provider checks ``iss`` before it looks at
         an error).
         """
-        limit = self._server.timeout if timeout is None else timeout
+        limit = self._server.timeout if timeout is None else call_timeout(timeout, "wait")
         # The user may be away for minutes: meanwhile the request that needed this sign-in
         # can be aborted, or its client closed, which ends the flow's limits (a no-op
         # outside a flow). Short slices see that at once.
@@ -126,7 +127,8 @@ class CallbackServer:
         page: PageRenderer = default_page,
     ) -> None:
         self.path = path if path.startswith("/") else "/" + path
-        self.timeout = timeout
+        self.timeout = number(timeout, "CallbackServer: timeout", positive=True)
+        port = whole(port, "CallbackServer: port", maximum=65535)
         self.page = page
         self._lock = threading.Lock()
         self._waiters: dict[str, PendingCallback] = {}
@@ -278,6 +280,7 @@ def headless_redirect(
     :class:`~mcp_sync.oauth.errors.ForbiddenEndpointError`); ``session`` gets the adapter
     that checks them mounted, as ``OAuthProvider(session=...)`` does.
     """
+    number(timeout, "headless_redirect: timeout", positive=True)
 
     def on_redirect(authorization_url: str) -> CallbackResult:
         require_secure(authorization_url, "authorization endpoint")

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from .._numbers import call_timeout
 from ..errors import Aborted
 from ..redaction import hold
 from ..terminal import safe
@@ -329,6 +330,7 @@ class DeviceFlowProvider(OAuthProvider):
         """Sign in now: show the code and wait up to ``timeout`` seconds (None: until the
         code expires) for the user, or until ``cancelled`` is set. Tokens already in the
         store are returned as they are (they refresh as usual): no code is shown."""
+        timeout = call_timeout(timeout, "sign_in")
         deadline = None if timeout is None else time.monotonic() + timeout
         with limits(Limits(self.timeout, cancelled or threading.Event(), True, deadline)):
             discovery = self._discover(None)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 
 import requests
 
+from .._numbers import number
 from ._http import DEFAULT_TIMEOUT, Limits, current_limits, exchange, limits
 from ._machine import MachineProvider
 from .discovery import ServerMetadata, canonical_resource
@@ -137,7 +138,7 @@ class IdJagExchange:
         self.client_id = client_id
         self._secret = client_secret
         self.scope = scope
-        self.timeout = timeout
+        self.timeout = number(timeout, "IdJagExchange: timeout", positive=True)
         self.session = session or requests.Session()
 
     def __repr__(self) -> str:

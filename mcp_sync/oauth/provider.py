@@ -29,6 +29,7 @@ from typing import Any
 
 import requests
 
+from .._numbers import number, whole
 from ..auth import AuthProvider, RequestContext, UnauthorizedContext
 from . import _state
 from ._deadline import inherited, limits_for, waited
@@ -73,9 +74,8 @@ _MAX_PENDING = 8
 
 
 class OAuthProvider(AuthProvider):
-    """The MCP authorization client (authorization code + PKCE) for one MCP server, an
-    :class:`~mcp_sync.auth.AuthProvider`: pass it as ``auth=`` to ``mcp_sync.connect`` or a
-    transport.
+    """The MCP authorization client (authorization code + PKCE) for one MCP server: an
+    :class:`~mcp_sync.auth.AuthProvider`, the ``auth=`` of ``mcp_sync.connect`` or a transport.
 
     ``server_url``: the MCP server; tokens are bound to it and never sent to another origin.
     ``redirect_url``: where the authorization server sends the browser back
@@ -125,7 +125,7 @@ class OAuthProvider(AuthProvider):
         allow_hosts: Iterable[str] = (),
     ) -> None:
         self.server_url = server_url
-        self.timeout = timeout
+        self.timeout = number(timeout, f"{type(self).__name__}: timeout", positive=True)
         self.authorization_server_metadata_url = authorization_server_metadata_url
         self.dpop = dpop
         self._proof_key: DPoPKey | None = dpop if isinstance(dpop, DPoPKey) else None
@@ -145,8 +145,8 @@ class OAuthProvider(AuthProvider):
         self.on_redirect = on_redirect
         self.scope = scope
         self.offline_access = offline_access
-        self.max_step_up = max_step_up
-        self.refresh_margin = refresh_margin
+        self.max_step_up = whole(max_step_up, f"{type(self).__name__}: max_step_up")
+        self.refresh_margin = number(refresh_margin, f"{type(self).__name__}: refresh_margin")
         self.session = guard_session(session or requests.Session(), Egress(server_url, allow_hosts))
         self._key = canonical_resource(server_url)
         self._lock = threading.RLock()

@@ -40,6 +40,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._numbers import number
 from ._deadline import lock_deadline
 from ._http import current_limits
 from .errors import LockLost, LockTimeout
@@ -119,8 +120,12 @@ class RedisStateStore(StateStore):
         command_timeout: float = 5.0,
         client_options: Mapping[str, Any] | None = None,
     ) -> None:
-        if lock_ttl <= 0 or lock_wait <= 0 or command_timeout <= 0:
-            raise ValueError("lock_ttl, lock_wait and command_timeout must be positive")
+        for name, value in (
+            ("lock_ttl", lock_ttl),
+            ("lock_wait", lock_wait),
+            ("command_timeout", command_timeout),
+        ):
+            number(value, f"RedisStateStore: {name}", positive=True)
         if isinstance(client, str):
             import redis as redis_module
 

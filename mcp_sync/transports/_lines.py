@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .._numbers import number, whole
 from ..abort import AbortSignal
 from ..errors import ConnectionClosed, ProtocolError
 from ..protocol import jsonrpc
@@ -62,13 +63,10 @@ class LineTransport(Transport):
         close_timeout: float,
     ) -> None:
         super().__init__()
-        if max_message_bytes < 1:
-            raise ValueError("max_message_bytes must be positive")
-        if max_stderr_bytes < 0:
-            raise ValueError("max_stderr_bytes must not be negative")
-        self.max_message_bytes = max_message_bytes
-        self.max_stderr_bytes = max_stderr_bytes
-        self.close_timeout = close_timeout
+        name = type(self).__name__
+        self.max_message_bytes = whole(max_message_bytes, f"{name}: max_message_bytes", minimum=1)
+        self.max_stderr_bytes = whole(max_stderr_bytes, f"{name}: max_stderr_bytes")
+        self.close_timeout = number(close_timeout, f"{name}: close_timeout")
         self._started = False
         self._closing = False  # close() was called
         self._writer: PipeWriter | None = None

@@ -50,6 +50,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from .._numbers import whole
 from ..errors import SandboxUnavailable, ServerStartError
 
 __all__ = ["DEFAULT_MAX_PROCESSES", "Sandbox", "SandboxUnavailable", "sandboxed_argv"]
@@ -132,12 +133,8 @@ class Sandbox:
             object.__setattr__(self, "max_processes", default)
         for name in ("max_memory", "max_cpu_seconds", "max_processes", "max_open_files"):
             value = getattr(self, name)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 1
-            ):
-                raise ValueError(
-                    f"Sandbox {name} must be a positive integer or None, not {value!r}"
-                )
+            if value is not None:
+                whole(value, f"Sandbox: {name}", minimum=1)
 
     def with_roots(self, roots: Sequence[str | os.PathLike[str]]) -> Sandbox:
         """This sandbox with ``roots`` as the client's roots, unless it names its own."""

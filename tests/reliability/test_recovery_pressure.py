@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -29,7 +30,14 @@ from support import SERVERS, HttpServer, free_port, wait_until
 from test_recovery import FAST, kill_the_server, live_servers, sdk_http_server
 
 import mcp_sync
-from mcp_sync import AbortController, Aborted, Backoff, ConnectionClosed, StdioTransport
+from mcp_sync import (
+    AbortController,
+    Aborted,
+    Backoff,
+    CircuitBreaker,
+    ConnectionClosed,
+    StdioTransport,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -417,6 +425,48 @@ def test_an_http_server_that_forgets_every_session_is_not_renewed_on_every_call(
     assert "crash loop" in str(loop) and "HTTP 404" in str(loop), str(loop)
 
 
+@pytest.mark.parametrize("retry_after", ["nan", "-5", "inf", "1.5", "9" * 400])
+def test_a_retry_after_that_is_no_delay_leaves_the_backoff_as_it_is(
+    retry_after: str, leaks: Any
+) -> None:
+    """Scripted (tests/servers/http_faults.py): the server forgets the session, then answers
+    every ``initialize`` with 503 and a ``Retry-After`` that is no number of seconds. The
+    reconnections wait as the ``Backoff`` says (0.2, 0.4, 0.8 s), and the call ends with
+    ``CrashLoop``. Before, recovery read the header with ``float()``: ``nan`` became a wait
+    that every comparison skipped, so the attempts came at once, and ``-5`` too."""
+    from http_faults import FaultServer, Request, initialize_result
+
+    from mcp_sync.protocol import jsonrpc
+
+    attempts: list[float] = []
+
+    def handler(req: Request) -> None:
+        msg = req.rpc_request()
+        if msg is None:
+            return
+        if msg["method"] != "initialize":
+            req.reply(404, "unknown session")
+            return
+        attempts.append(time.monotonic())
+        if len(attempts) == 1:
+            result = jsonrpc.result_response(msg["id"], initialize_result())
+            req.reply_json(result, headers={"Mcp-Session-Id": "s-1"})
+        else:
+            req.reply(503, "busy", {"Retry-After": retry_after})
+
+    policy = Backoff(initial_delay=0.2, max_delay=5, max_retries=3, jitter=0)
+    with FaultServer(handler) as server:
+        transport = mcp_sync.StreamableHttpTransport(server.url, open_get_stream=False)
+        client = mcp_sync.Client(protocol="handshake", recovery=policy).connect(transport)
+        try:
+            with pytest.raises(mcp_sync.errors.CrashLoop):
+                client.list_tools(timeout=30)
+        finally:
+            client.close()
+    gaps = [later - earlier for earlier, later in itertools.pairwise(attempts[1:])]
+    assert len(gaps) == 2 and gaps[0] >= 0.4 and gaps[1] >= 0.8, gaps
+
+
 # -- the advice an error gives is true -------------------------------------------------------
 
 EXITS_AT_ONCE = ["-c", "import sys; sys.stderr.write('bad config\\n'); sys.exit(3)"]
@@ -480,6 +530,51 @@ def test_without_recovery_a_dead_server_says_recovery_would_have_reconnected(
             client.call_tool("add", {"a": 1, "b": 1})
     finally:
         client.close()
+
+
+def test_threads_waiting_on_a_reconnection_that_gave_up_each_get_the_crash_loop(
+    tmp_path: Any, leaks: Any
+) -> None:
+    """The SDK server (a copy, run from ``tmp_path``) is killed and its file is gone, so it
+    cannot start again: with ``recovery=Backoff(max_retries=1)``, eight threads calling through
+    a group at once each get ``CrashLoop`` with its attempts and its cause, and the group's
+    breaker counts all eight outages. Before, the thread that ran the reconnection got the
+    ``CrashLoop`` and the seven that waited for it a raw ``TypeError`` (the copy each is given
+    could not be made), which ``except McpError`` missed and the breaker did not count."""
+    server = tmp_path / "sdk_server.py"
+    shutil.copy(SDK, server)
+    policy = Backoff(initial_delay=0.01, max_retries=1, jitter=0)
+    client = mcp_sync.connect(
+        [sys.executable, str(server), "stdio"], protocol="handshake", recovery=policy
+    )
+    group = mcp_sync.ClientGroup(breaker=CircuitBreaker(threshold=8, cool_down=600))
+    group.add("sdk", client)
+    try:
+        assert group.call_tool("sdk__add", {"a": 1, "b": 1}).text == "2"
+        server.unlink()
+        kill_the_server(client)
+        start = threading.Barrier(8)
+
+        def call(_: int) -> BaseException | None:
+            start.wait()
+            try:
+                group.call_tool("sdk__add", {"a": 2, "b": 2}, timeout=30)
+            except BaseException as exc:
+                return exc
+            return None
+
+        with ThreadPoolExecutor(8) as pool:
+            errors = list(pool.map(call, range(8)))
+        assert [type(error).__name__ for error in errors] == ["CrashLoop"] * 8, errors
+        for error in errors:
+            assert isinstance(error, mcp_sync.errors.CrashLoop)
+            assert error.attempts == 2 and error.exit_status == 2, (error.attempts, error)
+            assert isinstance(error.__cause__, ConnectionClosed), error.__cause__
+        assert group.breakers["sdk"].state == "open", group.breakers["sdk"]
+        with pytest.raises(mcp_sync.errors.ServerUnavailable, match="8 calls in a row failed"):
+            group.call_tool("sdk__add", {"a": 3, "b": 3})
+    finally:
+        group.close()
 
 
 # -- the restart soak --------------------------------------------------------------------------

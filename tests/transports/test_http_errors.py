@@ -114,3 +114,18 @@ def test_the_resend_after_a_reset_is_a_policy_value() -> None:
     assert count == 2 and isinstance(outcome, dict) and "result" in outcome
     count, outcome = run(ResendOnReset(max_resends=0))
     assert count == 1 and isinstance(outcome, NetworkError), outcome
+
+
+def test_an_error_retold_for_what_was_being_sent_keeps_its_type_facts_and_cause() -> None:
+    """``retold`` gives a reported error the message of what was being sent; the base class's
+    copy keeps the rest (the type, ``sent``, the request, the proxy, the library's cause)."""
+    from mcp_sync.errors import ProxyError
+    from mcp_sync.transports._http.errors import retold
+
+    error = ProxyError("the proxy refused", proxy="http://proxy:3128", request_id=4)
+    error.sent = False
+    error.__cause__ = requests.ConnectionError("tunnel failed")
+    told = retold(error, "sending the answer to request 9: the proxy refused")
+    assert type(told) is ProxyError and str(told).startswith("sending the answer")
+    assert (told.sent, told.request_id, told.proxy) == (False, 4, "http://proxy:3128")
+    assert told.__cause__ is error.__cause__ and str(error) == "the proxy refused"

@@ -9,8 +9,8 @@
   say whether the request provably never left.
 - :mod:`.send`: sending one prepared request through the session's adapter without the
   per-request work of ``requests.Session.send`` that the session does not need.
-- :mod:`.responses`: reading responses (content types, limited bodies, ``Retry-After``,
-  JSON-RPC error bodies).
+- :mod:`.responses`: reading responses (content types, limited bodies, JSON-RPC
+  error bodies).
 - :mod:`.headers`: the headers of a Streamable HTTP request, in their order of precedence.
 - :mod:`.delivery`: turning answers (JSON bodies, event streams, error statuses) into delivered
   messages and errors.

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 import requests
 
+from ..._numbers import number, whole
 from ...auth import AuthProvider
 from ...errors import ConnectionClosed
 from ..base import Transport
@@ -47,8 +48,9 @@ class HttpTransportBase(Transport):
             raise ValueError(f"not an http(s) URL: {url!r}")
         self.url = url
         self.headers = dict(headers or {})
-        self.max_message_bytes = max_message_bytes
-        self.connect_timeout = connect_timeout
+        name = type(self).__name__
+        self.max_message_bytes = whole(max_message_bytes, f"{name}: max_message_bytes", minimum=1)
+        self.connect_timeout = number(connect_timeout, f"{name}: connect_timeout", positive=True)
         self._session = session
         self._auth = auth
         self._options = options

@@ -127,7 +127,6 @@ def retold(error: NetworkError, message: str) -> NetworkError:
     request, proxy and cause."""
     new = copy.copy(error)
     new.args = (message,)
-    new.__cause__ = error.__cause__
     return new
 
 

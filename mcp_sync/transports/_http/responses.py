@@ -1,10 +1,8 @@
 """Reading HTTP responses: content types, bodies (whole, limited, or as they come),
-``Retry-After``, and the JSON-RPC error an HTTP error body may carry."""
+and the JSON-RPC error an HTTP error body may carry."""
 
 from __future__ import annotations
 
-import email.utils
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +21,6 @@ __all__ = [
     "content_type",
     "error_for_request",
     "jsonrpc_error_in",
-    "parse_retry_after",
     "read_limited",
     "same_id",
 ]
@@ -88,19 +85,6 @@ def read_limited(response: requests.Response, limit: int, *, strict: bool = Fals
             raise TooLarge
         del data[limit:]
     return bytes(data)
-
-
-def parse_retry_after(response: requests.Response) -> float | None:
-    value = response.headers.get("Retry-After", "").strip()
-    if not value:
-        return None
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
 
 
 def same_id(a: object, b: object) -> bool:

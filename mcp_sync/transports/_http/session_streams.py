@@ -12,12 +12,12 @@ from collections.abc import Callable
 
 import requests
 
-from ...backoff import Backoff
+from ...backoff import Backoff, retry_after_seconds
 from ...errors import ConnectionClosed, McpError, NetworkError, TransportError
 from ...protocol import jsonrpc
 from .delivery import Delivery
 from .exchange import Cancelled, Exchange
-from .responses import SSE_TYPE, content_type, parse_retry_after
+from .responses import SSE_TYPE, content_type
 from .streams import RETRY_STATUSES, Reopen, StreamGaveUp, follow_stream
 
 __all__ = ["SessionStreams"]
@@ -68,7 +68,9 @@ class SessionStreams:
             if status == 405:
                 return None
             if status in RETRY_STATUSES:
-                raise Reopen(f"HTTP {status}", parse_retry_after(response))
+                raise Reopen(
+                    f"HTTP {status}", retry_after_seconds(response.headers.get("Retry-After"))
+                )
             if 200 <= status < 300:
                 raise TransportError(
                     f"the GET stream of {self.delivery.url} answered "
