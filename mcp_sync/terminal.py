@@ -24,6 +24,8 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from ._numbers import whole
+
 __all__ = ["LIMIT", "safe"]
 
 #: The most characters of one text that :func:`safe` shows (each escape counts as one).
@@ -78,6 +80,8 @@ def safe(
     ``left_out`` counts characters of the same text already dropped on its way here (a line
     cut as it arrived), for the note.
     """
+    if limit is not None and limit is not LIMIT:
+        whole(limit, "safe: limit")
     if limit is not None and len(text) > limit:
         left_out += len(text) - limit
         text = text[:limit]

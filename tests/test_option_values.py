@@ -80,6 +80,8 @@ NOT_OPTIONS = {
     "mcp_sync.testing.RequestContext.progress:total": "a scripted server's message",
     "mcp_sync.protocol.pagination.follow_cursors:max_pages": "the library's own constant",
     "mcp_sync.transports.stdio.PipeTransport.__init__:process_or_streams": "pipes' descriptors",
+    "mcp_sync.transports.sandbox.sandboxed_argv:report": "a pipe's descriptor, the transport's",
+    "mcp_sync.terminal.safe:left_out": "a count the caller made of what it dropped",
 }
 
 
@@ -487,6 +489,9 @@ def _surfaces() -> dict[str, Option]:
             )
             for name in ("port", "timeout")
         },
+        "mcp_sync.terminal.safe:limit": Option(
+            lambda ctx, value: mcp_sync.terminal.safe("text", limit=value), whole=True
+        ),
         "mcp_sync.oauth.callback.headless_redirect:timeout": Option(
             lambda ctx, value: oauth.headless_redirect(timeout=value)
         ),
