@@ -268,6 +268,17 @@ def test_a_stdio_server_printing_its_token_to_stderr_has_it_redacted(monkeypatch
     assert_hidden(token, str(raised.value), repr(raised.value))
 
 
+def test_a_stdio_server_given_a_token_by_connect_env_has_it_redacted() -> None:
+    """``connect(command, env=)``, no config: the transport holds what it is given under a
+    secret name."""
+    token = "ghp_Hk3Lm7Np1Qr5St9Uv"
+    code = "import os, sys; sys.stderr.write('bad credentials ' + os.environ['API_TOKEN'])"
+    with pytest.raises(McpError) as raised:
+        mcp_sync.connect([sys.executable, "-c", code], env={"API_TOKEN": token}, request_timeout=10)
+    assert "bad credentials" in str(raised.value)
+    assert_hidden(token, str(raised.value), repr(raised.value))
+
+
 # -- OAuth: the token endpoint echoing what it was sent ---------------------------------------
 
 
