@@ -58,27 +58,6 @@ def assert_hidden(secret: str, *texts: str) -> None:
         assert redaction.MASK in text or not text, text
 
 
-@pytest.fixture
-def records() -> Iterator[list[logging.LogRecord]]:
-    """Every record the mcp_sync loggers emit during the test, at DEBUG."""
-    caught: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            caught.append(record)
-
-    handler = Keep(logging.DEBUG)
-    root = logging.getLogger("mcp_sync")
-    old = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    try:
-        yield caught
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(old)
-
-
 def logged(records: list[logging.LogRecord]) -> str:
     formatter = logging.Formatter("%(name)s %(message)s")
     return "\n".join(formatter.format(record) for record in records)

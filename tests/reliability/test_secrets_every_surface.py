@@ -105,26 +105,6 @@ def new_secret() -> str:
 
 
 @pytest.fixture
-def records() -> Iterator[list[logging.LogRecord]]:
-    caught: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            caught.append(record)
-
-    handler = Keep(logging.DEBUG)
-    root = logging.getLogger("mcp_sync")
-    old = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    try:
-        yield caught
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(old)
-
-
-@pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
