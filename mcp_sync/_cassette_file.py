@@ -17,7 +17,7 @@ from typing import Any
 
 from .errors import CassetteError
 from .protocol import meta as keys
-from .redaction import MASK, is_secret_name, redact
+from .redaction import MASK, is_secret_field, redact
 
 __all__ = [
     "CLIENT",
@@ -43,18 +43,11 @@ Filter = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 #: was (called for a request of the same method whose parameters differ).
 Matcher = Callable[[dict[str, Any], dict[str, Any]], bool]
 
-#: Keys that look secret by their name but are protocol fields, never credentials.
-_PROTOCOL_KEYS = frozenset({"progressToken", "nextCursor", "cursor", "maxTokens"})
-
 
 def _mask_keys(value: Any) -> Any:
     if isinstance(value, dict):
         return {
-            k: (
-                MASK
-                if isinstance(v, str) and k not in _PROTOCOL_KEYS and is_secret_name(k) and v
-                else _mask_keys(v)
-            )
+            k: (MASK if isinstance(v, str) and v and is_secret_field(k) else _mask_keys(v))
             for k, v in value.items()
         }
     if isinstance(value, list):

@@ -66,6 +66,7 @@ from .errors import (
 from .protocol import versions
 from .protocol.jsonrpc import Notification
 from .protocol.types import Implementation, ProgressNotificationParams
+from .redaction import hold, secret_values
 from .transports.base import MessageOptions, Transport
 
 __all__ = [
@@ -404,9 +405,13 @@ class Connection:
         signal: AbortSignal | None = None,
         on_progress: ProgressHandler | None = None,
     ) -> Any:
-        """Send a request and return its raw result (``params`` is copied, not changed)."""
+        """Send a request and return its raw result (``params`` is copied, not changed). An
+        argument under a secret-looking name (``password``) is a secret from here on."""
         timeout = call_timeout(timeout, method)
         body = dict(params) if params is not None else None
+        secrets = secret_values(body["arguments"]) if body and body.get("arguments") else None
+        if secrets:  # (mcp_sync.redaction)
+            hold(self, *secrets)
         progress = None if on_progress is None else _typed_progress(on_progress)
         return self._send_handling_recovery(method, body, timeout, signal, progress)
 

@@ -10,13 +10,13 @@ sends later, from its own thread, still sends them.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import MappingProxyType
 
-from .protocol.headers import merge
+from .protocol.headers import checked_headers, merge
+from .redaction import hold_fields
 from .transports.base import MessageOptions
 
 __all__ = ["current", "extra_headers", "with_extra_headers"]
@@ -24,13 +24,10 @@ __all__ = ["current", "extra_headers", "with_extra_headers"]
 _NONE: Mapping[str, str] = MappingProxyType({})
 _current: ContextVar[Mapping[str, str]] = ContextVar("mcp_sync_extra_headers", default=_NONE)
 
-#: A header name (RFC 9110's token).
-_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
-#: Headers the protocol sets for each message: an extra one would be overridden silently.
-_PROTOCOL_OWNED = frozenset(
-    {"accept", "content-type", "content-length", "host", "mcp-session-id",
-     "mcp-protocol-version", "mcp-method", "mcp-name", "last-event-id"}
-)  # fmt: skip
+
+class _Headers(dict[str, str]):
+    """A block's headers: the owner of their secrets in ``mcp_sync.redaction``, which holds
+    them for as long as anything may still send them (the block, a message's options)."""
 
 
 @contextmanager
@@ -47,10 +44,17 @@ def extra_headers(headers: Mapping[str, str]) -> Iterator[None]:
     here is a credential for these calls alone. Cached results (2026-07-28) are kept apart
     per set of extra headers, as per credential.
 
-    Raises ``ValueError`` for a name that is not an HTTP token, a value with a line break or
-    NUL, or a header the protocol sets itself (``Mcp-Session-Id``, ``Content-Type``, ...).
+    Headers are checked as a transport's ``headers=`` are
+    (:func:`~mcp_sync.protocol.headers.checked_headers`): a name that is not an HTTP token, a
+    framing or hop-by-hop header (``Transfer-Encoding``, ``Connection``...), one the protocol
+    sets (``Mcp-Session-Id``, ``Content-Type``...), a value with a line break or a control
+    character raise :class:`~mcp_sync.errors.InvalidHeaderValue` (a ``ValueError``) naming it.
+    A value secret by its name (``X-Api-Key``) or marked
+    :class:`~mcp_sync.redaction.Secret` is redacted from every error and log record made
+    while the block lasts.
     """
-    merged = merge(dict(_current.get()), _checked(headers))
+    merged = merge(_Headers(_current.get()), checked_headers(headers))
+    hold_fields(merged, merged)
     token = _current.set(MappingProxyType(merged))
     try:
         yield
@@ -72,26 +76,3 @@ def with_extra_headers(options: MessageOptions | None) -> MessageOptions | None:
     if options is None:
         return MessageOptions(headers=extra)
     return dataclasses.replace(options, headers=merge(dict(extra), options.headers))
-
-
-def _checked(headers: Mapping[str, str]) -> dict[str, str]:
-    checked: dict[str, str] = {}
-    for name, value in headers.items():
-        if not isinstance(name, str) or not _NAME.match(name):
-            raise ValueError(f"extra_headers: {name!r} is not a valid HTTP header name")
-        if not isinstance(value, str):
-            raise ValueError(
-                f"extra_headers: the value of {name!r} must be a str, not {type(value).__name__}"
-            )
-        if any(c in value for c in "\r\n\0"):
-            raise ValueError(
-                f"extra_headers: the value of {name!r} holds a line break or NUL "
-                "(it would end the header and start another)"
-            )
-        if name.lower() in _PROTOCOL_OWNED:
-            raise ValueError(
-                f"extra_headers: {name!r} is set by the protocol for each message and "
-                "cannot be given here"
-            )
-        checked[name] = value
-    return checked

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import requests
 
+from .redaction import hold
+
 __all__ = [
     "AuthProvider",
     "BearerToken",
@@ -187,10 +189,11 @@ class AuthProvider(ABC):
 
 
 class BearerToken(AuthProvider):
-    """A fixed bearer token."""
+    """A fixed bearer token, redacted from every error and log record while it lives."""
 
     def __init__(self, token: str) -> None:
         self._token = token
+        hold(self, token)
 
     def token(self) -> str | None:
         return self._token

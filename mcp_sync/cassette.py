@@ -47,7 +47,7 @@ from .abort import AbortSignal
 from .errors import CassetteError, CassetteMismatch, ConnectionClosed, RequestTimeout
 from .protocol import jsonrpc, methods
 from .protocol.meta import PROTOCOL_VERSION
-from .redaction import MASK, hold_headers, is_secret_name
+from .redaction import MASK, is_secret_name
 from .transports.base import MessageOptions, Transport
 
 __all__ = ["Cassette", "Mode"]
@@ -138,8 +138,6 @@ class Cassette(Transport):
             )
         inner = self._source if isinstance(self._source, Transport) else self._source()
         headers = getattr(inner, "headers", None)
-        if isinstance(headers, dict):
-            hold_headers(self, headers)  # (before the first line is written)
         inner.on_message(self._from_server)
         inner.on_error(self._report)
         inner.on_close(self._inner_closed)

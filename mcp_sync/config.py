@@ -23,9 +23,11 @@ Secrets: a header value is secret when its name says so (``Authorization``, ``Co
 ``X-Api-Key``, any ``*Token*``, ``*Secret*``...) or when it takes a variable from the
 environment (the way to mark any other value secret), and so is an ``args`` or ``env`` value
 taken from the environment. Such a value is a :class:`~mcp_sync.redaction.Secret`: the
-entry's ``repr`` hides it, and the HTTP transports redact it from every error and log record
-(``[redacted]``). An ``env`` value under a secret name (``GITHUB_TOKEN``) is redacted while its
-entry lives.
+entry's ``repr`` hides it, and the transport made from the entry redacts it from every error
+and log record (``[redacted]``), as it does an ``env`` value under a secret name
+(``GITHUB_TOKEN``). A header that cannot be sent (``Transfer-Encoding``, a value with a line
+break...) is a :class:`ConfigError` naming it, as ``headers=`` would refuse it
+(:func:`~mcp_sync.protocol.headers.checked_headers`).
 
 ::
 
@@ -55,9 +57,10 @@ from ._config_files import parse_env_file, strip_jsonc
 from ._config_http import http_options
 from ._numbers import call_timeout
 from ._targets import ClientOptions, Kind, ServerConfig
-from .errors import ConfigError, ServerConnectError
+from .errors import ConfigError, InvalidHeaderValue, ServerConnectError
 from .group import ClientGroup
-from .redaction import Secret, hold, is_secret_name
+from .protocol.headers import checked_headers
+from .redaction import Secret, is_secret_name
 from .transports.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -301,6 +304,11 @@ def _server(name: str, entry: Any, source: str, environ: _Context) -> ServerConf
             if key == "headers" and is_secret_name(k) and not isinstance(text, Secret):
                 text = Secret(text)
             expanded[k] = text
+        if key == "headers":
+            try:
+                checked_headers(expanded)
+            except InvalidHeaderValue as exc:
+                raise fail(f'"headers": {exc}') from None
         return expanded
 
     declared = text("type")
@@ -330,9 +338,6 @@ def _server(name: str, entry: Any, source: str, environ: _Context) -> ServerConf
             declared_type=declared,
             sandbox=_sandbox(entry.get("sandbox"), fail),
         )
-        # a key the server is given (GITHUB_TOKEN) may come back in its stderr or its errors:
-        # held while the entry lives (by name only: TZ=Europe/Paris is no secret)
-        hold(server, *(value for key, value in env.items() if is_secret_name(key)))
         return server
     if entry.get("envFile") is not None:
         raise fail('"envFile" applies to stdio servers (a remote server takes "headers")')

@@ -22,8 +22,8 @@ they come back as results with ``result.is_error`` set.
     │   ├── ServerStartError        a stdio server could not be started
     │   │   └── SandboxUnavailable  the sandbox asked for cannot be set up here
     │   ├── HttpError               an HTTP status the transport could not use
-    │   ├── InvalidHeaderValue      a header value that cannot be sent (a token ending in a
-    │   │                           newline); also a builtin ValueError
+    │   ├── InvalidHeaderValue      a header that cannot be sent (a token ending in a newline,
+    │   │                           Transfer-Encoding); also a builtin ValueError
     │   └── SessionExpired          the server forgot our Mcp-Session-Id (HTTP 404)
     ├── UnencodableValue            a message holds what JSON over UTF-8 cannot carry (a lone
     │                               surrogate, NaN, an object); nothing was sent (also a builtin
@@ -452,14 +452,14 @@ def _body_summary(body: str) -> str:
 
 
 class InvalidHeaderValue(TransportError, ValueError):
-    """A header value cannot be sent: it holds a line break or another control character (a
-    token read from a file often ends with a newline). ``header`` names the header; the value,
-    often a credential, is never quoted. Nothing was sent."""
+    """A header cannot be sent: its value holds a line break, another control character or a
+    character beyond Latin-1 (a token read from a file often ends with a newline), or it is one
+    the HTTP library or the protocol sets itself (``Transfer-Encoding``, ``Mcp-Session-Id``...).
+    ``header`` names the header; the value, often a credential, is never quoted. Nothing was
+    sent."""
 
     def __init__(self, header: str, problem: str, *, request_id: str | int | None = None) -> None:
-        super().__init__(
-            f"the {header} header's value cannot be sent: it {problem}", request_id=request_id
-        )
+        super().__init__(f"the {header!r} header cannot be sent: {problem}", request_id=request_id)
         self.header = header
 
 

@@ -10,12 +10,26 @@ notebook renderings of results go through it, so a token a server echoes shows a
     transport = StreamableHttpTransport(url, headers={"X-Tenant": Secret(tenant_key)})
     log.warning("upstream said: %s", redact(body))
 
-What holds a secret registers it as it learns it, under itself as the *owner*: the HTTP
-transport the ``Authorization``, ``Cookie`` and ``Proxy-Authorization`` values it sends, a
-password or ``api_key`` in its URL, and the values of headers that look secret by their name
-or are marked :class:`Secret` (as ``mcp_sync.config`` marks a value taken from the
-environment); an OAuth provider its access and refresh tokens, client secrets, assertions and
-private keys, read when needed.
+A value becomes secret once, where it enters, under the object that holds it as its *owner*:
+
+- a header given to a transport's ``headers=`` (so ``connect(headers=)``, a config entry's
+  ``headers`` and the CLI's ``-H``) or to ``mcp_sync.extra_headers``, when its name looks
+  secret (:func:`is_secret_name`) or it is marked :class:`Secret` (as ``mcp_sync.config``
+  marks a value taken from the environment): :func:`hold_fields`;
+- a URL's password (and the Basic credential made of it) and secret-named query parameters
+  (``?api_key=``): :func:`hold_url`;
+- a call's argument (a tool's, a prompt's) under a secret-looking name (``password``,
+  ``token``...), at any depth: the connection holds it as it sends the request
+  (:func:`secret_values`);
+- a stdio server's environment variables named like credentials (``GITHUB_TOKEN``);
+- a token: :class:`~mcp_sync.auth.BearerToken`'s, the ``Authorization`` value the HTTP
+  transport sends whenever it changes, a session's cookies and proxy credentials, and what an
+  OAuth provider holds (access and refresh tokens, client secrets, assertions, private keys),
+  read when needed (:func:`watch`).
+
+Every output redacts what the registry holds: an ``McpError``'s message (and the exceptions it
+was raised from; a tracing span records that message), the reprs of transports, the
+``mcp_sync`` loggers' records, a cassette's lines, the CLI's output.
 
 Choices, and why:
 
@@ -23,10 +37,12 @@ Choices, and why:
   it, and each owner keeps at most 16 values (a rotating token does not pile up). An
   exception is redacted when it is made, so one that outlives its client stays clean; so are
   the exceptions it was raised from (another library's error quoting a URL).
-- Nothing happens on the hot path but a string comparison per request (has the
-  ``Authorization`` value changed?). The work is at redaction time, which is errors, log
-  records that are emitted, and CLI output: a scan of the text per form of a secret held
-  (about 5 us an error with a few clients).
+- On the hot path: a string comparison per request (has the ``Authorization`` value
+  changed?) and a walk of a call's ``arguments`` for secret-looking names, looked up in a
+  cache (about 4k instructions, 4% of a ``client.request``: ``python -m bench.instructions``).
+  The work is at redaction time, which is errors, log records that are emitted, and CLI
+  output: a scan of the text per form of a secret held (about 5 us an error with a few
+  clients).
 - A value shorter than :data:`MIN_LENGTH` (8) characters is never redacted: "Bearer", "none",
   a short test token would otherwise be cut out of every message. Real tokens, keys and
   client secrets are far longer.
@@ -165,13 +181,21 @@ def hold(owner: object, *values: str | None) -> None:
     kept = [str(v) for v in values if v and len(v) >= MIN_LENGTH]
     if not kept:
         return
-    forms = {value: tuple(_variants(value)) for value in kept}
+    with _lock:
+        new = [value for value in dict.fromkeys(kept) if not _holds(_held(owner), value)]
+    if not new:  # (the same password sent with every call: nothing more to do)
+        return
+    forms = {value: tuple(_variants(value)) for value in new}  # (the slow part: unlocked)
     with _lock:
         held = _held(owner)
-        for value in kept:
-            if all(value != old for old, _ in tuple(held.values)):
+        for value in new:
+            if not _holds(held, value):
                 held.values.append((value, forms[value]))
                 _all = None
+
+
+def _holds(held: _Held, value: str) -> bool:
+    return any(value == old for old, _ in tuple(held.values))
 
 
 def watch(owner: object, source: Callable[[Any], Iterable[str | None]]) -> None:
@@ -185,19 +209,89 @@ def watch(owner: object, source: Callable[[Any], Iterable[str | None]]) -> None:
 
 
 def is_secret_name(name: str) -> bool:
-    """True for a header (or URL query parameter) whose value is a credential by its name:
-    ``Authorization``, ``Proxy-Authorization``, ``Cookie``, ``X-Api-Key``, any ``*-Token``,
-    ``*Secret*``, ``api_key``..."""
+    """True for a header, URL query parameter, environment variable or argument whose value is
+    a credential by its name: ``Authorization``, ``Proxy-Authorization``, ``Cookie``,
+    ``X-Api-Key``, any ``*-Token``, ``*Secret*``, ``api_key``, ``GITHUB_TOKEN``, ``password``..."""
     return _SECRET_NAME.search(name) is not None
 
 
-def hold_headers(owner: object, headers: Mapping[str, Any]) -> None:
-    """Hold the values of ``headers`` that are secret by their name or marked :class:`Secret`."""
-    for name, value in headers.items():
+#: Field names of the protocol's own that look secret by their name but never are.
+_PROTOCOL_FIELDS = frozenset({"progressToken", "nextCursor", "cursor", "maxTokens"})
+#: Field name -> :func:`is_secret_field`, for the walk of every request's parameters (a dict
+#: lookup instead of a regex per name; emptied when full).
+_FIELDS: dict[str, bool] = {}
+
+
+def is_secret_field(name: object) -> bool:
+    """True for a JSON field (a tool argument, a key of a request's parameters) whose string
+    value is a credential by its name (:func:`is_secret_name`), but not the protocol's own
+    ``progressToken`` or ``maxTokens``."""
+    return isinstance(name, str) and name not in _PROTOCOL_FIELDS and is_secret_name(name)
+
+
+def secret_values(value: Any) -> list[str]:
+    """The non-empty strings of a JSON value held under a secret-looking field name
+    (:func:`is_secret_field`), at any depth. On every call's path: kept lean."""
+    found: list[str] = []
+    fields = _FIELDS
+    todo = [value]
+    for node in todo:  # (todo grows as it is read)
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if isinstance(item, str):
+                    secret = fields.get(key)
+                    if secret is None:
+                        if len(fields) >= 4096:
+                            fields.clear()
+                        secret = fields[key] = is_secret_field(key)
+                    if secret and item:
+                        found.append(item)
+                elif isinstance(item, (dict, list)):
+                    todo.append(item)
+        elif isinstance(node, list):
+            todo += [item for item in node if isinstance(item, (dict, list))]
+    return found
+
+
+def hold_fields(owner: object, fields: Mapping[str, Any]) -> None:
+    """Hold the values of ``fields`` (headers, environment variables) that are secret by their
+    name or marked :class:`Secret`."""
+    for name, value in fields.items():
         if isinstance(value, Secret):
             hold(owner, value, *value.parts)
         elif isinstance(value, str) and is_secret_name(str(name)):
             hold(owner, value)
+
+
+def basic_credential(user: str, password: str) -> str:
+    """The ``Basic`` credential an HTTP library sends for a user and password (Latin-1)."""
+    import base64
+
+    pair = f"{user}:{password}".encode("latin-1", "replace")
+    return "Basic " + base64.b64encode(pair).decode("ascii")
+
+
+def url_secrets(url: str) -> list[str]:
+    """What a URL carries that is secret: its password (as written and decoded), the
+    ``Basic`` credential made of its user and password, and the values of its query
+    parameters named like a credential (``?api_key=``)."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:  # (a port that is not a number)
+        return []
+    found = [value for name, value in parse_qsl(parts.query) if is_secret_name(name)]
+    if password:
+        plain = unquote(password)
+        found += [password, plain, basic_credential(unquote(parts.username or ""), plain)]
+    return found
+
+
+def hold_url(owner: object, url: str) -> None:
+    """Hold what ``url`` carries that is secret (:func:`url_secrets`)."""
+    hold(owner, *url_secrets(url))
 
 
 def _variants(value: str) -> Iterator[str]:

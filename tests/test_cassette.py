@@ -202,6 +202,22 @@ def test_a_bearer_token_over_http_is_not_in_the_file(tmp_path):
     assert replayed.to_wire() == echoed.to_wire()
 
 
+def test_a_secret_argument_echoed_in_the_reply_is_not_in_the_file(tmp_path):
+    """A real server (recording_server.py) whose tool answers with its ``token`` argument: the
+    request's argument is masked by its name, and the reply that echoes it is redacted, since
+    the argument became a secret when the call sent it."""
+    token = "tok-Jx4Rb8Nm2Wq6Zt0Yc"
+    path = tmp_path / "record.jsonl"
+    env = {"RECORD_TO": str(tmp_path / "ledger")}
+    server = StdioTransport(PYTHON, [str(SERVERS / "recording_server.py"), "stdio"], env=env)
+    with client_for(Cassette(path, server)) as client:
+        assert client.call_tool("record", {"token": token}).text == token  # sent as is
+    text = path.read_text()
+    assert token not in text
+    with client_for(Cassette(path, mode="none")) as client:
+        assert client.call_tool("record", {"token": token}).text == "[redacted]"
+
+
 def test_filter_changes_and_drops_lines(tmp_path):
     path = tmp_path / "filtered.jsonl"
 

@@ -104,18 +104,11 @@ def test_without_an_auth_provider_an_authorization_is_for_these_calls_alone(
         assert seen(client, "authorization") == ""
 
 
-@pytest.mark.parametrize(
-    ("headers", "named"),
-    [
-        ({"Mcp-Session-Id": "s"}, "'Mcp-Session-Id' is set by the protocol"),
-        ({"content-type": "text/plain"}, "'content-type' is set by the protocol"),
-        ({"X-Bad": "a\r\nX-Injected: 1"}, "'X-Bad' holds a line break"),
-        ({"X Bad": "a"}, "'X Bad' is not a valid HTTP header name"),
-        ({"X-Num": 3}, "'X-Num' must be a str, not int"),
-    ],
-)
-def test_bad_headers_are_refused_when_the_block_starts(headers: dict[str, Any], named: str) -> None:
-    with pytest.raises(ValueError, match=named), extra_headers(headers):
+def test_a_value_that_is_not_a_str_is_refused_when_the_block_starts() -> None:
+    """(The other refusals are those of every surface that takes headers:
+    tests/reliability/test_header_validation.py.)"""
+    refused = pytest.raises(ValueError, match="'X-Num' .* its value must be a str, not int")
+    with refused, extra_headers({"X-Num": 3}):  # type: ignore[dict-item]
         pytest.fail("the block must not run")
 
 

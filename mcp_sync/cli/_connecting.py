@@ -61,13 +61,21 @@ class _LinePrefixer:
 
 
 def _headers(raw: Sequence[str]) -> dict[str, str]:
+    """The ``-H 'Name: value'`` headers, checked as ``headers=`` checks them. The refusals
+    never quote a value: it is often a token."""
+    from ..errors import InvalidHeaderValue
+    from ..protocol.headers import checked_headers
+
     headers: dict[str, str] = {}
     for item in raw:
         name, sep, value = item.partition(":")
         if not sep or not name.strip():
-            raise UsageError(f"--header must look like 'Name: value', not {item!r}")
+            raise UsageError("--header must look like 'Name: value' (one has no name and colon)")
         headers[name.strip()] = value.strip()
-    return headers
+    try:
+        return checked_headers(headers)
+    except InvalidHeaderValue as exc:
+        raise UsageError(f"--header: {exc}") from None
 
 
 def inputs(raw: Sequence[str]) -> dict[str, str]:

@@ -28,6 +28,10 @@ Rules chosen where the spec leaves room:
 - Argument values are mirrored by their JSON type, not the schema's: ``true``/``false``,
   integers (and integral floats such as ``3.0``) in decimal, strings encoded; objects,
   arrays and non-integral numbers are not mirrored (the server rejects the call either way).
+
+It is also the one check of the headers a user gives (:func:`checked_headers`): a
+transport's ``headers=``, ``mcp_sync.extra_headers``, a config file's ``headers`` and the CLI's
+``-H`` all call it, so each refuses the same headers with the same words.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..errors import InvalidHeaderValue
 from . import meta, methods
 
 __all__ = [
@@ -46,12 +51,15 @@ __all__ = [
     "PARAM_HEADER_PREFIX",
     "PROTOCOL_VERSION_HEADER",
     "X_MCP_HEADER",
+    "checked_headers",
     "decode_header_value",
     "encode_header_value",
+    "header_problem",
     "merge",
     "param_headers",
     "standard_headers",
     "tool_header_problems",
+    "value_problem",
 ]
 
 PROTOCOL_VERSION_HEADER = "MCP-Protocol-Version"
@@ -159,6 +167,82 @@ def decode_header_value(text: str) -> str:
         return raw.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError as exc:
         raise ValueError(f"base64 header value is not UTF-8: {exc}") from None
+
+
+# -- headers a user gives ----------------------------------------------------------------------
+
+#: Hop-by-hop headers (RFC 9110 section 7.6.1): they speak for one connection, which the HTTP
+#: library owns (it reuses it, and a proxy would drop them).
+_HOP_BY_HOP = frozenset(
+    {"connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade"}
+)
+#: Headers that frame the request or say where it goes, set from the body and the URL: a
+#: ``Transfer-Encoding: chunked`` next to the ``Content-Length`` of an unchunked body is a
+#: request-smuggling shape, and a ``Host`` of its own sends the session, the redirects' checks
+#: and a token's audience one place and the request another.
+_FRAMING = frozenset({"transfer-encoding", "content-length", "host"})
+#: Headers the transport sets for each message: one given would be overridden, or go out on
+#: the one request that has none of its own (``initialize``).
+_PROTOCOL_OWNED = frozenset(
+    {"accept", "content-type", "mcp-session-id", "mcp-protocol-version", "mcp-method",
+     "mcp-name", "last-event-id"}
+)  # fmt: skip
+# C0 controls but HTAB, and DEL (RFC 9110 section 5.5); CR and LF are named apart
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_BEYOND_LATIN_1 = re.compile(r"[^\x00-\xff]")
+
+
+def value_problem(value: object) -> str | None:
+    """What makes ``value`` unfit to be a header's value, in words that never quote it (it is
+    often a credential); None when it is fit. Latin-1 is the most a header carries: HTTP
+    sends bytes, and ``http.client`` encodes a value as Latin-1."""
+    if not isinstance(value, str):
+        return f"its value must be a str, not {type(value).__name__}"
+    if value.endswith("\n"):
+        return "its value ends with a newline (strip a token read from a file)"
+    if "\r" in value or "\n" in value:
+        return "its value holds a line break (it would end the header and start another)"
+    bad = _CONTROL.search(value)
+    if bad is not None:
+        return f"its value holds the control character U+{ord(bad.group()):04X}"
+    if value[:1] in (" ", "\t") or value[-1:] in (" ", "\t"):
+        return "its value starts or ends with whitespace (the server would strip it)"
+    if not value.isascii():
+        beyond = _BEYOND_LATIN_1.search(value)
+        if beyond is not None:
+            return (
+                f"its value holds U+{ord(beyond.group()):04X}, beyond Latin-1, which a header "
+                "cannot carry (encode it first, e.g. percent-encoded)"
+            )
+    return None
+
+
+def header_problem(name: object, value: object) -> str | None:
+    """What makes ``name: value`` a header the user may not give (its name is not a token;
+    the HTTP library or the protocol sets it; its value is unfit, :func:`value_problem`), or
+    None."""
+    if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+        return "it is not a valid HTTP header name (an RFC 9110 token)"
+    lower = name.lower()
+    if lower in _FRAMING:
+        return "it is a framing header, set from the URL and the body for each request"
+    if lower in _HOP_BY_HOP:
+        return "it is a hop-by-hop header: it speaks for the connection, which the client owns"
+    if lower in _PROTOCOL_OWNED:
+        return "it is set by the protocol for each message"
+    return value_problem(value)
+
+
+def checked_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` (a user's: ``headers=``, ``extra_headers``, a config file's, ``-H``) as a
+    dict, values kept as given (a :class:`~mcp_sync.redaction.Secret` stays one). Raises
+    :class:`~mcp_sync.errors.InvalidHeaderValue` (a ``ValueError``) naming the first header
+    that :func:`header_problem` refuses, and why."""
+    for name, value in headers.items():
+        problem = header_problem(name, value)
+        if problem is not None:
+            raise InvalidHeaderValue(name if isinstance(name, str) else repr(name), problem)
+    return dict(headers)
 
 
 # -- standard headers ---------------------------------------------------------------------------

@@ -165,6 +165,9 @@ class StreamableHttpTransport(HttpTransportBase):
     ``session``: a ``requests.Session`` to use (its adapters, certificates, cookies); by default
     the transport makes a keep-alive one. With an injected session a request that is still
     waiting for response headers cannot be cut short (see the module docstring).
+    ``headers``: sent with every request; one that cannot be (a framing or hop-by-hop header,
+    one the protocol sets, a value with a line break or a control character) raises
+    :class:`~mcp_sync.errors.InvalidHeaderValue`, a ``ValueError``, naming it.
     ``auth``: an :class:`~mcp_sync.auth.AuthProvider`. ``open_get_stream``: open the server-push
     GET stream after initialization. ``max_message_bytes``: largest JSON body or SSE event taken.
     ``connect_timeout``: seconds for a TCP+TLS connection. ``verify``, ``cert``, ``proxy``: TLS.

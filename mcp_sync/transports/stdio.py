@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from ..errors import ConnectionClosed, SandboxUnavailable
-from ..redaction import is_secret_name
+from ..redaction import Secret, hold, hold_fields, is_secret_name, redact
 from . import _process
 from ._lines import STDERR_DRAIN, LineTransport, fd_closer
 from ._process import ServerStartError
@@ -130,9 +130,14 @@ class StdioTransport(LineTransport):
         if isinstance(args, (str, bytes)):
             raise TypeError("args must be a sequence of strings, not a string")
         self.command = os.fspath(command)
+        # what the server is given may come back in its stderr or its errors: an env value
+        # under a secret name (GITHUB_TOKEN; TZ=Europe/Paris is no secret), what a config
+        # marked secret (a ${VAR} in an argument)
+        hold(self, *(part for arg in args if isinstance(arg, Secret) for part in (arg, *arg.parts)))
         self.args = tuple(str(arg) for arg in args)
         self.cwd = None if cwd is None else os.fspath(cwd)
         self.env = dict(env) if env is not None else None
+        hold_fields(self, self.env or {})
         self.inherit_env = inherit_env
         self.stderr = stderr
         self.exit_status: int | None = None
@@ -332,7 +337,7 @@ class StdioTransport(LineTransport):
         return self._peer_gone(None)
 
     def __repr__(self) -> str:
-        return f"<StdioTransport {shlex.join((self.command, *self.args))!r} pid={self.pid}>"
+        return redact(f"<StdioTransport {shlex.join((self.command, *self.args))!r} pid={self.pid}>")
 
 
 class PipeTransport(LineTransport):

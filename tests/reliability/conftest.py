@@ -1,6 +1,10 @@
-"""tests/reliability: every test is bounded, and may ask for a leak check (``leaks``)."""
+"""tests/reliability: every test is bounded, and may ask for a leak check (``leaks``) or the
+mcp_sync loggers' records (``records``)."""
 
 from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
 
 import pytest
 from reliability_support import Leaks, fault_peer
@@ -21,3 +25,24 @@ def leaks():
     snapshot = Leaks()
     yield snapshot
     snapshot.check()
+
+
+@pytest.fixture
+def records() -> Iterator[list[logging.LogRecord]]:
+    """Every record the mcp_sync loggers emit during the test, at DEBUG."""
+    caught: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            caught.append(record)
+
+    handler = Keep(logging.DEBUG)
+    root = logging.getLogger("mcp_sync")
+    old = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        yield caught
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old)

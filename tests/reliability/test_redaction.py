@@ -58,27 +58,6 @@ def assert_hidden(secret: str, *texts: str) -> None:
         assert redaction.MASK in text or not text, text
 
 
-@pytest.fixture
-def records() -> Iterator[list[logging.LogRecord]]:
-    """Every record the mcp_sync loggers emit during the test, at DEBUG."""
-    caught: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            caught.append(record)
-
-    handler = Keep(logging.DEBUG)
-    root = logging.getLogger("mcp_sync")
-    old = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    try:
-        yield caught
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(old)
-
-
 def logged(records: list[logging.LogRecord]) -> str:
     formatter = logging.Formatter("%(name)s %(message)s")
     return "\n".join(formatter.format(record) for record in records)
@@ -264,6 +243,17 @@ def test_a_stdio_server_printing_its_token_to_stderr_has_it_redacted(monkeypatch
     assert token not in repr(entry)
     with pytest.raises(McpError) as raised:
         mcp_sync.connect(entry, request_timeout=10)
+    assert "bad credentials" in str(raised.value)
+    assert_hidden(token, str(raised.value), repr(raised.value))
+
+
+def test_a_stdio_server_given_a_token_by_connect_env_has_it_redacted() -> None:
+    """``connect(command, env=)``, no config: the transport holds what it is given under a
+    secret name."""
+    token = "ghp_Hk3Lm7Np1Qr5St9Uv"
+    code = "import os, sys; sys.stderr.write('bad credentials ' + os.environ['API_TOKEN'])"
+    with pytest.raises(McpError) as raised:
+        mcp_sync.connect([sys.executable, "-c", code], env={"API_TOKEN": token}, request_timeout=10)
     assert "bad credentials" in str(raised.value)
     assert_hidden(token, str(raised.value), repr(raised.value))
 

@@ -13,6 +13,8 @@ import requests
 from ..._numbers import number, whole
 from ...auth import AuthProvider
 from ...errors import ConnectionClosed
+from ...protocol.headers import checked_headers
+from ...redaction import hold_fields, hold_url, redact
 from ..base import Transport
 from .client import HttpClient
 from .exchange import Exchange
@@ -27,9 +29,10 @@ ACK_TIMEOUT = 30.0
 
 
 class HttpTransportBase(Transport):
-    """What the Streamable HTTP and HTTP+SSE transports share: the URL and settings, the HTTP
-    client, the worker pool with its in-order lane for outgoing messages, and the live
-    exchanges that ``close()`` cancels."""
+    """What the Streamable HTTP and HTTP+SSE transports share: the URL and settings (its
+    secrets and those of ``headers`` held from the start, ``headers`` checked by
+    :func:`~mcp_sync.protocol.headers.checked_headers`), the HTTP client, the worker pool with
+    its in-order lane for outgoing messages, and the live exchanges that ``close()`` cancels."""
 
     def __init__(
         self,
@@ -47,7 +50,9 @@ class HttpTransportBase(Transport):
         if urlsplit(url).scheme not in ("http", "https"):
             raise ValueError(f"not an http(s) URL: {url!r}")
         self.url = url
-        self.headers = dict(headers or {})
+        self.headers = checked_headers(headers or {})
+        hold_url(self, url)
+        hold_fields(self, self.headers)
         name = type(self).__name__
         self.max_message_bytes = whole(max_message_bytes, f"{name}: max_message_bytes", minimum=1)
         self.connect_timeout = number(connect_timeout, f"{name}: connect_timeout", positive=True)
@@ -65,7 +70,7 @@ class HttpTransportBase(Transport):
         self._reader: threading.Thread | None = None
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.url}>"
+        return redact(f"<{type(self).__name__} {self.url}>")
 
     def _open_client(self) -> None:
         """Make the HTTP client (once: a transport starts once)."""

@@ -25,27 +25,25 @@ TLS checks of the CA bundle and certificate paths, the request path; and builds 
 
 What sends the request through ``Session.send`` unchanged: a session class that overrides
 ``send``, ``prepare_request``, ``request`` or ``get_adapter``, response hooks, ``session.auth``,
-``session.params``, and an entry for the URL in ``~/.netrc`` (looked up once) when the session
+``session.params``, a user and password in the URL (``requests`` makes them the request's
+Basic credential), and an entry for the URL in ``~/.netrc`` (looked up once) when the session
 trusts the environment. Those are rare on an MCP connection and each changes the request in
 ways worth leaving to ``requests``.
 
-Credentials: the sender holds (``mcp_sync.redaction``) the secret headers it sends, so that no
-error or log record quotes them: the ``Authorization`` value whenever it changes (one string
-comparison per request), the values of the transport's own headers that are secret by name or
-marked :class:`~mcp_sync.redaction.Secret` (once, on the first request: they are the same on
-every one), a password or a secret-named query parameter (``api_key=``) in the URL, and, read
-when an error is made, the session's cookies and proxy credentials. A
-header value that cannot be sent (a token ending in a newline) fails as
-:class:`~mcp_sync.errors.InvalidHeaderValue` naming the header, never quoting the value.
+Credentials: the sender holds (``mcp_sync.redaction``) what the session adds to the requests,
+so that no error or log record quotes it: the ``Authorization`` value whenever it changes (one
+string comparison per request), the session's own secret headers, and, read when an error is
+made, its cookies, basic credentials and proxy credentials (the transport holds its URL's and
+its ``headers=``). A header value that cannot be sent (an auth provider's token ending in a
+newline) fails as :class:`~mcp_sync.errors.InvalidHeaderValue` naming the header, never
+quoting the value.
 """
 
 from __future__ import annotations
 
-import base64
-import re
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import urlsplit
 
 import requests
 from requests.cookies import extract_cookies_to_jar, get_cookie_header
@@ -54,7 +52,8 @@ from requests.structures import CaseInsensitiveDict
 from requests.utils import get_encoding_from_headers, get_netrc_auth, select_proxy
 
 from ...errors import InvalidHeaderValue
-from ...redaction import hold, hold_headers, is_secret_name, watch
+from ...protocol.headers import value_problem
+from ...redaction import basic_credential, hold, hold_fields, url_secrets, watch
 from .exchange import TrackingAdapter
 
 __all__ = ["OwnAdapter", "RequestSender"]
@@ -94,12 +93,10 @@ class RequestSender:
             for name in ("send", "prepare_request", "request", "get_adapter")
         )
         self._netrc = bool(session.trust_env and get_netrc_auth(url))
+        #: A user and password in the URL: ``requests`` turns them into a Basic credential.
+        self._url_auth = bool(urlsplit(url).password)
         self._authorization: str | None = None
-        self._first = True
-        hold_headers(self, session.headers)
-        parts = urlsplit(url)
-        hold(self, unquote(parts.password or ""))
-        hold(self, *(v for k, v in parse_qsl(parts.query) if is_secret_name(k)))
+        hold_fields(self, session.headers)
         watch(self, _session_secrets)
 
     def _plain(self) -> bool:
@@ -108,6 +105,7 @@ class RequestSender:
         return (
             not self._own_methods
             and not self._netrc
+            and not self._url_auth
             and session.auth is None
             and not session.params
             and not any(session.hooks.get("response") or ())
@@ -124,9 +122,6 @@ class RequestSender:
         """The response to one request, its body not yet read (``stream=True``); redirects are
         returned, not followed. Raises what ``Session.send`` raises, and
         :class:`InvalidHeaderValue` for a header that cannot be sent."""
-        if self._first:
-            self._first = False
-            hold_headers(self, headers)
         authorization = headers.get("Authorization")
         if authorization is not None and authorization != self._authorization:
             self._authorization = authorization
@@ -229,38 +224,19 @@ def _session_secrets(sender: RequestSender) -> Iterator[str | None]:
         user, password = getattr(auth, "username", None), getattr(auth, "password", None)
     if isinstance(user, str) and isinstance(password, str):
         yield password
-        yield _basic(user, password)
+        yield basic_credential(user, password)
     for proxy in (sender._send_kwargs.get("proxies") or {}).values():
-        parts = urlsplit(proxy) if isinstance(proxy, str) else None
-        if parts is not None and parts.password:
-            yield parts.password  # (as written in the URL: percent-encoded, maybe)
-            yield unquote(parts.password)
-            yield _basic(unquote(parts.username or ""), unquote(parts.password))
-
-
-def _basic(user: str, password: str) -> str:
-    """The ``Basic`` credential ``requests`` sends for a user and password (latin-1)."""
-    pair = f"{user}:{password}".encode("latin-1", "replace")
-    return "Basic " + base64.b64encode(pair).decode("ascii")
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+        if isinstance(proxy, str):
+            yield from url_secrets(proxy)
 
 
 def _invalid_header(headers: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(the name, what is wrong) of the first header whose value cannot be sent."""
+    """(the name, what is wrong) of the first header whose value cannot be sent (an auth
+    provider's or a session's: the user's own were checked when given)."""
     for name, value in headers.items():
-        if not isinstance(value, str):
-            continue
-        if value.endswith("\n"):
-            return name, "ends with a newline (strip a token read from a file)"
-        if "\r" in value or "\n" in value:
-            return name, "holds a line break"
-        bad = _CONTROL.search(value)
-        if bad is not None:
-            return name, f"holds the control character U+{ord(bad.group()):04X}"
-        if value[:1].isspace():
-            return name, "starts with whitespace"
+        problem = value_problem(value) if isinstance(value, str) else None
+        if problem is not None:
+            return name, problem
     return None
 
 
