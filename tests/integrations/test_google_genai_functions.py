@@ -21,7 +21,7 @@ if sys.version_info < (3, 11):
 
 from google import genai
 from google.genai import types
-from integration_servers import SDK_SERVER
+from integration_servers import APPS_SERVER, SDK_SERVER
 
 import mcp_sync
 from mcp_sync.errors import UnknownName
@@ -105,11 +105,20 @@ def test_automatic_function_calling_runs_the_typed_functions(everything_cmd):
     by_name = {d["name"]: d for d in declared["functionDeclarations"]}
     assert set(by_name) == {"get_sum", "get_structured_content"}
     params = by_name["get_sum"]["parameters_json_schema"]
-    assert params["properties"] == {"a": {"type": "number"}, "b": {"type": "number"}}
+    # each parameter's description reaches the model, beside its type
+    assert params["properties"] == {
+        "a": {"type": "number", "description": "First number"},
+        "b": {"type": "number", "description": "Second number"},
+    }
     assert params["required"] == ["a", "b"]
     city = by_name["get_structured_content"]["parameters_json_schema"]["properties"]["location"]
-    # google-genai cannot check a value against a Literal: the enum is declared a plain string
-    assert city == {"type": "string"}
+    # google-genai cannot check a value against a Literal: the parameter is a plain string,
+    # and the enum's choices go beside it
+    assert city == {
+        "type": "string",
+        "enum": ["New York", "Chicago", "Los Angeles"],
+        "description": "Choose city",
+    }
     # the model reads the tool's description, not the Python docstring's timeout/signal
     assert by_name["get_sum"]["description"] == listed["get-sum"].description
     # google-genai called them and sent the answers back
@@ -160,3 +169,78 @@ def test_declarations_and_a_loop_of_ones_own():
     assert sent[0]["parameters_json_schema"]["properties"] == schema["properties"]
     (answer,) = function_parts(fake.requests[1], "functionResponse")
     assert answer == {"name": "add", "response": {"result": {"result": 3}}}
+
+
+def declared(request):
+    return {d["name"]: d for tool in request["tools"] for d in tool["functionDeclarations"]}
+
+
+def test_functions_show_the_model_each_parameters_description_bounds_and_choices():
+    fake = FakeGemini([("pick", {"count": 3, "kind": "blue"})], "three blue")
+    with mcp_sync.connect(APPS_SERVER, request_timeout=20) as client, fake as genai_client:
+        config = types.GenerateContentConfig(tools=genai_functions(client))
+        genai_client.chats.create(model="m", config=config).send_message("pick three blue")
+    offered = declared(fake.requests[0])
+    assert "refresh_view" not in offered  # app-only: for the app's UI, not a model
+    properties = offered["pick"]["parameters_json_schema"]["properties"]
+    assert properties["count"] == {
+        "type": "integer",
+        "description": "How many (1-10)",
+        "minimum": 1,
+        "maximum": 10,
+    }
+    assert properties["kind"]["enum"] == ["red", "blue"]
+    assert properties["kind"]["description"] == "Which colour"
+    (answer,) = function_parts(fake.requests[1], "functionResponse")
+    assert answer["response"] == {"result": {"result": "picked 3 blue"}}
+
+
+def test_an_image_a_function_cannot_carry_is_marked_not_dropped():
+    fake = FakeGemini([("snapshot", {})], "a dot")
+    with mcp_sync.connect(APPS_SERVER, request_timeout=20) as client, fake as genai_client:
+        config = types.GenerateContentConfig(tools=genai_functions(client, names=["snapshot"]))
+        genai_client.chats.create(model="m", config=config).send_message("look")
+        call = types.FunctionCall(name="snapshot", args={})
+        part = function_response(client, call)
+    (answer,) = function_parts(fake.requests[1], "functionResponse")
+    marked = "a dot\n[image: image/png, 70 bytes]"
+    assert answer["response"] == {"result": marked}
+    assert part.function_response.response == {"result": marked}  # as function_response says
+
+
+def test_a_timeout_is_told_to_the_model_and_the_options_of_every_adapter():
+    calls = []
+
+    def count_calls(call, call_next):
+        calls.append(call.name)
+        return call_next(call)
+
+    fake = FakeGemini([("apps_stall", {"seconds": 30})], "it took too long")
+    with mcp_sync.connect(APPS_SERVER, request_timeout=30) as client, fake as genai_client:
+        functions = genai_functions(
+            client, names=["stall"], prefix="apps_", timeout=1, interceptors=[count_calls]
+        )
+        config = types.GenerateContentConfig(tools=functions)
+        reply = genai_client.chats.create(model="m", config=config).send_message("wait")
+        call = types.FunctionCall(name="apps_stall", args={"seconds": 30})
+        options = dict(prefix="apps_", timeout=1, interceptors=[count_calls])
+        part = function_response(client, call, **options)
+        with pytest.raises(mcp_sync.RequestTimeout):
+            function_response(client, call, **options, on_error="raise")
+        unknown = function_response(client, types.FunctionCall(name="refresh_view", args={}))
+    assert reply.text == "it took too long"
+    (answer,) = function_parts(fake.requests[1], "functionResponse")
+    assert "RequestTimeout" in answer["response"]["error"]
+    assert "RequestTimeout" in part.function_response.response["error"]
+    assert calls == ["stall", "stall", "stall"]
+    # a name the model was not offered (here an app-only tool) is not called
+    assert unknown.function_response.response == {"error": "there is no tool named 'refresh_view'"}
+
+
+def test_declarations_leave_out_the_schema_keyword_google_genai_refuses(everything_cmd):
+    with mcp_sync.connect(everything_cmd, request_timeout=20) as client:
+        listed = {t.name: t for t in client.list_tools()}
+        (declaration,) = genai_declarations(client, names=["get-sum"], prefix="everything_")
+    assert "$schema" in listed["get-sum"].input_schema  # the server sends it
+    assert "$schema" not in declaration.parameters_json_schema
+    assert declaration.name == "everything_get-sum"

@@ -5,7 +5,16 @@ server-everything and the official SDK's server (tests/servers/sdk_server.py).""
 from __future__ import annotations
 
 import pytest
-from agents import Agent, Model, ModelResponse, RunConfig, Runner, Usage
+from agents import (
+    Agent,
+    Model,
+    ModelResponse,
+    RunConfig,
+    Runner,
+    ToolOutputImage,
+    ToolOutputText,
+    Usage,
+)
 from agents.exceptions import UserError
 from agents.items import ToolCallOutputItem
 from integration_servers import SDK_SERVER
@@ -77,7 +86,11 @@ def test_runner_calls_tools_with_their_schemas(everything_cmd):
     assert result.final_output == "the sum is 5"
     got = outputs(result)
     assert "The sum of 2 and 3 is 5." in got[0]
-    assert "[image: image/png" in got[1]  # among text, an image is described
+    text, image = got[1]  # the text (an image described in it), then the image itself
+    assert isinstance(text, ToolOutputText) and "[image: image/png" in text.text
+    assert isinstance(image, ToolOutputImage) and image.image_url.startswith(
+        "data:image/png;base64,"
+    )
     offered = {t.name: t for t in model.offered[0]}
     assert set(offered) == {"get-sum", "get-tiny-image"}
     assert offered["get-sum"].description == listed["get-sum"].description
@@ -109,9 +122,9 @@ def test_an_error_result_and_bad_arguments_reach_the_model():
     assert bad.startswith("Error: the arguments of fail must be a JSON object")
 
 
-def test_a_client_error_raises_out_of_the_run():
+def test_a_client_error_raises_out_of_the_run_when_asked():
     client = mcp_sync.connect(SDK_SERVER, request_timeout=20)
-    tools = openai_agents_tools(client, names=["add"])
+    tools = openai_agents_tools(client, names=["add"], on_error="raise")
     client.close()  # the server is gone: the call cannot be made
     model = ScriptedModel([("add", '{"a": 1, "b": 2}')], "never")
     agent = Agent(name="t", tools=tools, model=model)
