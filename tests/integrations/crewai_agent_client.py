@@ -6,6 +6,7 @@ the actions and runs the tools itself). Prints what happened as one JSON line.
     python crewai_agent_client.py everything -- SERVER COMMAND   # server-everything
     python crewai_agent_client.py hostile -- SERVER COMMAND      # hostile_tools_server.py
     python crewai_agent_client.py timeout -- SERVER COMMAND      # apps_server.py
+    python crewai_agent_client.py native -- SERVER COMMAND       # CrewAI's own MCP client
 """
 
 from __future__ import annotations
@@ -100,12 +101,28 @@ def timeout(client: mcp_sync.Client) -> dict[str, object]:
     }
 
 
+def native(command: list[str]) -> dict[str, object]:
+    from crewai.mcp import MCPServerStdio
+
+    server = MCPServerStdio(command=command[0], args=command[1:])
+    llm = ScriptedLLM(["Thought: I know it\nFinal Answer: ok"])
+    agent = Agent(role="clerk", goal="answer", backstory="a clerk", llm=llm, mcps=[server])
+    names = [tool.name for tool in agent.get_mcp_tools([server])]
+    task = Task(description="do it", expected_output="an answer", agent=agent)
+    Crew(agents=[agent], tasks=[task]).kickoff()
+    return {"names": names, "seen": llm._seen}
+
+
 mode, command = sys.argv[1], sys.argv[3:]
 report: dict[str, object] = {
     "crewai": importlib.metadata.version("crewai"),
     "mcp": importlib.metadata.version("mcp"),
     "pydantic": importlib.metadata.version("pydantic"),
 }
-with mcp_sync.connect(command, request_timeout=30) as client:
-    report.update({"everything": everything, "hostile": hostile, "timeout": timeout}[mode](client))
+if mode == "native":
+    report.update(native(command))
+else:
+    with mcp_sync.connect(command, request_timeout=30) as client:
+        modes = {"everything": everything, "hostile": hostile, "timeout": timeout}
+        report.update(modes[mode](client))
 print(json.dumps(report))

@@ -9,17 +9,14 @@ play the Gemini API without a network)."""
 
 from __future__ import annotations
 
-import json
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 if sys.version_info < (3, 11):
     pytest.skip("google-genai needs Python >= 3.11", allow_module_level=True)
 
-from google import genai
+from fake_gemini import FakeGemini, function_parts
 from google.genai import types
 from integration_servers import APPS_SERVER, SDK_SERVER
 
@@ -32,59 +29,6 @@ from mcp_sync.integrations.google_genai import (
 )
 
 pytestmark = pytest.mark.timeout(60)
-
-
-class FakeGemini:
-    """A generateContent endpoint answering from a script of turns; it records each request."""
-
-    def __init__(self, *turns):
-        self.turns = list(turns)
-        self.requests = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.requests.append(body)
-                turn = fake.turns.pop(0)
-                if isinstance(turn, str):
-                    parts = [{"text": turn}]
-                else:
-                    parts = [{"functionCall": {"name": n, "args": a}} for n, a in turn]
-                reply = json.dumps(
-                    {
-                        "candidates": [
-                            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}
-                        ]
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        host, port = self.server.server_address
-        return genai.Client(
-            api_key="not-a-key", http_options=types.HttpOptions(base_url=f"http://{host}:{port}")
-        )
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(10)
-
-
-def function_parts(request, key):
-    return [p[key] for c in request["contents"] for p in c.get("parts", []) if key in p]
 
 
 def test_automatic_function_calling_runs_the_typed_functions(everything_cmd):

@@ -154,8 +154,8 @@ def pydantic_ai(client: mcp_sync.Client) -> Shown:
 
 def genai_functions(client: mcp_sync.Client) -> Shown:
     pytest.importorskip("google.genai")
+    from fake_gemini import FakeGemini, function_parts
     from google.genai import types
-    from test_google_genai_functions import FakeGemini, function_parts
 
     from mcp_sync.integrations.google_genai import genai_functions
 
@@ -171,8 +171,8 @@ def genai_functions(client: mcp_sync.Client) -> Shown:
 
 def genai_declarations(client: mcp_sync.Client) -> Shown:
     pytest.importorskip("google.genai")
+    from fake_gemini import FakeGemini
     from google.genai import types
-    from test_google_genai_functions import FakeGemini
 
     from mcp_sync.integrations.google_genai import function_response, genai_declarations
 

@@ -2,7 +2,7 @@
 Apps tool only the app's UI may call (``_meta.ui.visibility: ["app"]``), a tool for both, a
 result whose ``content`` summarises its ``structuredContent`` (SEP-2200), a tool that never
 answers in time, progress and logs during a call, parameters with descriptions, bounds and an
-enum, an image result, and resources (text and binary) and a prompt.
+enum, an image result, its own process id, and resources (text and binary) and a prompt.
 
     python apps_server.py stdio
 """
@@ -10,6 +10,7 @@ enum, an image result, and resources (text and binary) and a prompt.
 from __future__ import annotations
 
 import base64
+import os
 import warnings
 from typing import Annotated, Literal
 
@@ -89,6 +90,12 @@ def snapshot() -> list[types.ContentBlock]:
         type="image", data=base64.b64encode(PNG).decode(), mime_type="image/png"
     )
     return [types.TextContent(type="text", text="a dot"), image]
+
+
+@server.tool()
+def pid() -> int:
+    """This server's process id: which process answered."""
+    return os.getpid()
 
 
 @server.resource("notes://readme", mime_type="text/markdown")
