@@ -241,7 +241,7 @@ def _declared(annotation: Any, schema: Any) -> Any:
     schema = schema if isinstance(schema, dict) else {}
     carried = {key: schema[key] for key in PARAMETER_DETAILS if key in schema and key != "enum"}
     choices = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
-    optional = typing.get_origin(annotation) in (Union, UnionType)
+    optional = type(None) in typing.get_args(annotation)
     literal = choices[0] if optional and len(choices) == 1 else annotation
     if typing.get_origin(literal) is Literal and isinstance(schema.get("enum"), list):
         # a Literal is declared as its plain type: its choices go beside it (null too for an

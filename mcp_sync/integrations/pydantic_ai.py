@@ -16,7 +16,7 @@ It is a ``FunctionToolset``: each tool is the MCP tool as a model may see it
 server does), run on pydantic-ai's worker thread, as its synchronous function tools are. When
 the server says its tools changed (``notifications/tools/list_changed``; in the 2026-07-28 era
 only to a ``client.listen(tools_list_changed=True)`` subscription), the toolset lists them again
-before the model's next step, as pydantic-ai's own MCP toolset does.
+before the model's next step (pydantic-ai's own MCP toolset, measured, waits for the next run).
 
 A call returns the structured content when there is some, else the text
 (:func:`mcp_sync.to_llm_text`), with each image as a ``BinaryContent`` beside it. A result with
@@ -160,11 +160,10 @@ class McpToolset(FunctionToolset[Any]):
         ``ModelResponse``."""
         history: list[ModelMessage] = []
         for message in self._client.get_prompt(name, arguments).messages:
-            items = to_llm_content([message.content])
             if message.role == "assistant":
                 history.append(ModelResponse(parts=[TextPart(to_llm_text([message.content]))]))
                 continue
-            content: list[str | BinaryContent] = [_user_content(item) for item in items]
+            content = [_user_content(item) for item in to_llm_content([message.content])]
             shown = content[0] if len(content) == 1 and isinstance(content[0], str) else content
             history.append(ModelRequest(parts=[UserPromptPart(shown)]))
         return history
