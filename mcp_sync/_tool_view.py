@@ -278,6 +278,8 @@ def indexed_views(
     include_app_only: bool,
     chosen: Collection[str] | None = None,
 ) -> list[tuple[int, ModelTool]]:
+    """:func:`model_view`'s views, each with its tool's index in ``tools`` (for a name made
+    over the whole list elsewhere, as :func:`mcp_sync.llm.llm_tool_names` does)."""
     views = []
     for index, (tool, name) in enumerate(zip(tools, view_names(tools, clean), strict=True)):
         if (include_app_only or model_visible(tool)) and (chosen is None or tool.name in chosen):
@@ -296,6 +298,7 @@ def indexed_views(
 
 
 def view_names(tools: Sequence[Tool], clean: bool) -> list[str]:
+    """Each tool's :attr:`ModelTool.name` in ``tools``, without cleaning anything else."""
     wanted = [(clean_text(tool.name)[0] if clean else tool.name) or "tool" for tool in tools]
     # a name that needed no cleaning claims it first: a look-alike with hidden characters
     # added never takes a real tool's name
@@ -304,4 +307,5 @@ def view_names(tools: Sequence[Tool], clean: bool) -> list[str]:
 
 
 def view_of(tool: Tool, clean: bool) -> ModelTool:
+    """One tool as a model may see it, app-only or not (the caller chose it)."""
     return indexed_views([tool], clean, include_app_only=True)[0][1]
