@@ -747,7 +747,7 @@ class ToolChangedWarning(UserWarning):
 
 
 class HiddenCharactersWarning(UserWarning):
-    """Characters a person cannot see (tag characters, bidirectional controls, zero-width
-    and other format characters) were stripped from a tool's name, description or parameter
-    descriptions on its way to a model; the message names the tool, the field and the
-    characters (see :func:`mcp_sync.llm.clean_tool`)."""
+    """Characters a person cannot see (tag characters, variation selectors, bidirectional
+    controls, zero-width and other format characters) were stripped from a tool's name,
+    description or schemas on its way to a model; the message names the tool, the field and
+    the characters (see :func:`mcp_sync.llm.clean_tool`)."""

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ._lifecycle import weak_callback
 from ._schema_types import STUB_NAMES, Namer, Type, Typer, docstring
+from ._tool_view import ModelTool, clean_text, model_view
 from .abort import AbortSignal
 from .errors import (
     InvalidStateError,
@@ -46,8 +47,8 @@ __all__ = ["Functions", "stubs"]
 EXTRAS = ("timeout", "signal")
 
 
-class _Client(Protocol):
-    def list_tools(self, *, timeout: float | None = None) -> list[Tool]: ...
+class _Caller(Protocol):
+    """What a typed function calls its tool through."""
 
     def call_tool(
         self,
@@ -59,15 +60,20 @@ class _Client(Protocol):
         validate: bool = False,
     ) -> CallToolResult: ...
 
+
+class _Client(_Caller, Protocol):
+    def list_tools(self, *, timeout: float | None = None) -> list[Tool]: ...
+
     def on_notification(self, method: str | None, callback: Any) -> Any: ...
 
 
 class _Plan:
-    """One tool's function, in types: what both the runtime function and the stub are made of."""
+    """One tool's function, in types: what both the runtime function and the stub are made of,
+    from the tool as a model may see it (names, descriptions and schemas cleaned)."""
 
-    def __init__(self, tool: Tool, name: str, typer: Typer) -> None:
-        self.tool, self.name = tool, name
-        schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+    def __init__(self, view: ModelTool, name: str, typer: Typer) -> None:
+        self.view, self.tool, self.name = view, view.tool, name
+        schema = view.input_schema
         properties = schema.get("properties")
         properties = properties if isinstance(properties, dict) else {}
         required = schema.get("required")
@@ -96,7 +102,7 @@ class _Plan:
                     or (kind.kind == "literal" and None in kind.values),
                 )
             )
-        output = tool.output_schema
+        output = view.output_schema
         self.output: Type | None = None
         if isinstance(output, dict):
             self.output = typer.of(output, output, f"{hint}Result", models=True)
@@ -105,9 +111,10 @@ class _Plan:
         return "str" if self.output is None else self.output.source()
 
     def doc(self) -> str:
-        lines = [(self.tool.description or self.tool.title or self.tool.name).strip(), ""]
+        lines = [(self.view.description or self.view.name).strip(), ""]
         if self.tool.name != self.name:
-            lines[1:1] = ["", f"The MCP tool {self.tool.name!r}."]
+            name = self.tool.name  # its hidden characters, if any, as escapes
+            lines[1:1] = ["", f"The MCP tool {ascii(name) if clean_text(name)[1] else repr(name)}."]
         lines += ["Parameters", "----------"]
         for _key, name, kind, required, default, text, _null in self.params:
             shown = kind.source()
@@ -155,7 +162,7 @@ class _Plan:
         )
         return [head + f"    ) -> {self.returns()}:", body, "        ..."]
 
-    def function(self, client: _Client) -> Any:
+    def function(self, client: _Caller) -> Any:
         """The runtime function, calling ``client``."""
         parameters = []
         for _key, name, kind, required, default, _text, _null in self.params:
@@ -186,7 +193,7 @@ class _Plan:
         signature = inspect.Signature(
             parameters, return_annotation=model or (Any if self.output else str)
         )
-        tool, wire = self.tool, {p[1]: p for p in self.params}
+        tool, view, wire = self.tool, self.view, {p[1]: p for p in self.params}
         schema = tool.input_schema if isinstance(tool.input_schema, dict) else {"type": "object"}
 
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -202,6 +209,7 @@ class _Plan:
                 if value is None and not required and not takes_null:
                     continue  # None for an optional parameter: leave it out
                 arguments[key] = value
+            arguments = view.arguments(arguments)  # the keys and values the server wrote
             _check(tool.name, schema, arguments, wire)
             result = client.call_tool(
                 tool.name,
@@ -390,16 +398,20 @@ class Functions:
 _RESERVED_TOOLS = STUB_NAMES | {name for name in dir(Functions) if not name.startswith("_")}
 
 
-def _tool_names(tools: list[Tool]) -> dict[str, str]:
-    """Each tool's name and the Python name of its function: the one place tools are named
-    (for ``client.functions`` and the stubs alike)."""
-    return Namer([tool.name for tool in tools], _RESERVED_TOOLS, prefix="tool").of
+def _tool_names(views: list[ModelTool]) -> dict[str, str]:
+    """Each tool's clean name (as a model sees it) and the Python name of its function: the
+    one place tools are named (for ``client.functions`` and the stubs alike)."""
+    return Namer([view.name for view in views], _RESERVED_TOOLS, prefix="tool").of
 
 
 def _plans(tools: list[Tool]) -> tuple[list[_Plan], Typer]:
-    names = _tool_names(tools)
+    # every tool, app-only ones too: these functions are for code, which is the app
+    views = model_view(tools, include_app_only=True)
+    names = _tool_names(views)
     typer = Typer(reserved=frozenset(names.values()))
-    plans = [_Plan(tool, names[tool.name], typer) for tool in sorted(tools, key=lambda t: t.name)]
+    plans = [
+        _Plan(view, names[view.name], typer) for view in sorted(views, key=lambda v: v.tool.name)
+    ]
     typer.finish()
     typer.runtime_classes()
     return plans, typer

@@ -13,23 +13,34 @@ longer or hold dots and slashes. :func:`llm_tool_names` maps each tool to a safe
 unique in its list, and :func:`openai_tools` / :func:`anthropic_tools` use the same names, so
 ``dict(zip(llm_tool_names(tools), tools))`` finds the tool a model asked for.
 
-What a person cannot see but a model reads is stripped from every tool shape on its way to a
-model (:func:`clean_tool`; ``clean=False`` keeps it), with a
-:class:`~mcp_sync.errors.HiddenCharactersWarning` naming what went.
+One function decides what a model may see of a listed tool, for every shape here and every
+framework adapter in :mod:`mcp_sync.integrations`: :func:`model_view`. It leaves out the tools
+meant for an app's UI (:func:`model_visible`), and strips what a person cannot see but a model
+reads from the name, the description and the whole schema (:func:`clean_tool`; ``clean=False``
+keeps it), with a :class:`~mcp_sync.errors.HiddenCharactersWarning` naming what went.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import re
-import unicodedata
-import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from ._numbers import whole
-from .errors import HiddenCharactersWarning
+from ._tool_view import (
+    ModelTool,
+    clean_text,
+    clean_tool,
+    indexed_views,
+    model_tools,
+    model_view,
+    model_visible,
+    tool_input_schema,
+    unique,
+    view_names,
+    view_of,
+)
 from .protocol.types import (
     AudioContent,
     BlobResourceContents,
@@ -48,6 +59,7 @@ from .protocol.types import (
 
 __all__ = [
     "LlmSource",
+    "ModelTool",
     "ResultPreference",
     "anthropic_tool",
     "anthropic_tool_result",
@@ -56,6 +68,7 @@ __all__ = [
     "clean_tool",
     "llm_tool_names",
     "model_tools",
+    "model_view",
     "model_visible",
     "openai_tool",
     "openai_tool_message",
@@ -265,148 +278,13 @@ def unique_names(names: Iterable[str]) -> list[str]:
     A name that is already safe and unique is kept as it is; the result is the same for the
     same input, so it can be recomputed to map a model's tool call back.
     """
-    wanted = [sanitize_tool_name(name) for name in names]
-    reserved = set(wanted)  # a suffixed name never takes a name another tool has
-    taken: set[str] = set()
-    result: list[str] = []
-    for name in wanted:
-        candidate, number = name, 1
-        while candidate in taken or (number > 1 and candidate in reserved):
-            number += 1
-            suffix = f"_{number}"
-            candidate = name[: MAX_NAME_LENGTH - len(suffix)] + suffix
-        taken.add(candidate)
-        result.append(candidate)
-    return result
-
-
-def model_visible(tool: Tool) -> bool:
-    """Whether a model may see ``tool``: not when it is an MCP Apps tool whose
-    ``_meta.ui.visibility`` leaves out ``"model"`` (it is for the app's UI to call). A tool
-    with no such list is visible (the MCP Apps default is ``["model", "app"]``); one whose
-    list is malformed (not a list of strings) is not."""
-    ui = (tool.meta or {}).get("ui")
-    if not isinstance(ui, dict) or ui.get("visibility") is None:
-        return True
-    visibility = ui["visibility"]
-    if isinstance(visibility, str):
-        visibility = [visibility]
-    # a list the server got wrong hides the tool: offering an app-only tool would let the
-    # model do what the app exists to have a person decide
-    return isinstance(visibility, list) and "model" in visibility
-
-
-def model_tools(tools: Iterable[Tool], *, include_app_only: bool = False) -> list[Tool]:
-    """The tools a model may see (:func:`model_visible`), in order; every tool shape for a
-    model goes through this. ``include_app_only=True`` keeps the app-only tools too."""
-    return [tool for tool in tools if include_app_only or model_visible(tool)]
+    return unique([sanitize_tool_name(name) for name in names], limit=MAX_NAME_LENGTH)
 
 
 def llm_tool_names(tools: Sequence[Tool]) -> list[str]:
-    """The name each tool gets in :func:`openai_tools` / :func:`anthropic_tools`."""
-    return unique_names(tool.name for tool in tools)
-
-
-def tool_input_schema(tool: Tool) -> dict[str, Any]:
-    """The tool's input schema as LLM APIs want it: an object schema with ``properties``
-    always present and no ``$schema`` (some LLM APIs refuse it); a copy, ``$ref`` and
-    everything else left as the server wrote it."""
-    schema = copy.deepcopy(tool.input_schema) if isinstance(tool.input_schema, dict) else {}
-    schema["type"] = "object"
-    if not isinstance(schema.get("properties"), dict):
-        schema["properties"] = {}
-    schema.pop("$schema", None)
-    return schema
-
-
-_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def _hidden(char: str) -> bool:
-    """A character a person does not see: a tag character (U+E0000 to U+E007F), a format
-    character (category Cf: bidirectional controls, zero-width characters, the BOM, ...) or
-    a control character other than tab and newlines."""
-    category = unicodedata.category(char)
-    return (
-        category == "Cf"
-        or 0xE0000 <= ord(char) <= 0xE007F
-        or (category == "Cc" and char not in "\t\n\r")
-    )
-
-
-def clean_text(text: str) -> tuple[str, str]:
-    """``text`` without the characters a person cannot see but a model reads (Unicode tag
-    characters, bidirectional controls, zero-width and other format characters, control
-    characters but tab and newlines), and the characters removed, in order."""
-    if text.isascii() and not _CONTROLS.search(text):
-        return text, ""
-    removed = "".join(char for char in text if _hidden(char))
-    if not removed:
-        return text, ""
-    return "".join(char for char in text if not _hidden(char)), removed
-
-
-def _clean_schema(value: Any, path: str, found: dict[str, str]) -> Any:
-    """A copy of a JSON schema with its ``description`` and ``title`` strings cleaned."""
-    if isinstance(value, list):
-        return [_clean_schema(item, f"{path}[{i}]", found) for i, item in enumerate(value)]
-    if not isinstance(value, dict):
-        return value
-    copied: dict[str, Any] = {}
-    for key, item in value.items():
-        if key in ("description", "title") and isinstance(item, str):
-            copied[key] = _clean_field(item, f"{path}.{key}", found)
-        else:
-            copied[key] = _clean_schema(item, f"{path}.{key}", found)
-    return copied
-
-
-def _clean_field(text: str, field: str, found: dict[str, str]) -> str:
-    cleaned, removed = clean_text(text)
-    if removed:
-        found[field] = removed
-    return cleaned
-
-
-def clean_tool(tool: Tool, *, clean: bool = True) -> Tool:
-    """The tool as it may be shown to a model: its name, title, description and every
-    ``description`` and ``title`` in its schemas cleaned by :func:`clean_text`.
-
-    What was stripped is reported by a :class:`~mcp_sync.errors.HiddenCharactersWarning`
-    naming the tool, each field and the code points. ``clean=False`` returns ``tool``
-    unchanged. Every tool shape for a model (:func:`openai_tools`, :func:`anthropic_tools`,
-    the framework adapters in :mod:`mcp_sync.integrations`) goes through this function.
-    """
-    if not clean:
-        return tool
-    found: dict[str, str] = {}
-    changes: dict[str, Any] = {"name": _clean_field(tool.name, "name", found)}
-    for field in ("title", "description"):
-        value = getattr(tool, field)
-        if isinstance(value, str):
-            changes[field] = _clean_field(value, field, found)
-    changes["input_schema"] = _clean_schema(tool.input_schema, "inputSchema", found)
-    if tool.output_schema is not None:
-        changes["output_schema"] = _clean_schema(tool.output_schema, "outputSchema", found)
-    if not found:
-        return tool
-    details = "; ".join(
-        f"{field}: {' '.join(sorted({f'U+{ord(c):04X}' for c in removed}))}"
-        for field, removed in found.items()
-    )
-    count = sum(len(removed) for removed in found.values())
-    warnings.warn(
-        HiddenCharactersWarning(
-            f"tool {tool.name!r}: stripped {count} invisible character(s) before it reaches "
-            f"a model ({details})"
-        ),
-        stacklevel=3,
-    )
-    return tool.model_copy(update=changes)
-
-
-def _description(tool: Tool) -> str | None:
-    return tool.description or tool.title or None
+    """The name each tool gets in :func:`openai_tools` / :func:`anthropic_tools`: its
+    :func:`model_view` name, made safe for LLM APIs (:func:`unique_names`)."""
+    return unique_names(view_names(tools, clean=True))
 
 
 def openai_tool(
@@ -414,13 +292,15 @@ def openai_tool(
 ) -> dict[str, Any]:
     """One tool in the OpenAI shape: ``{"type": "function", "function": {...}}`` for chat
     completions, or the flat ``{"type": "function", "name": ...}`` for the responses API.
-    ``clean=False`` keeps invisible characters (see :func:`clean_tool`)."""
-    tool = clean_tool(tool, clean=clean)
-    function: dict[str, Any] = {"name": name or sanitize_tool_name(tool.name)}
-    description = _description(tool)
-    if description:
-        function["description"] = description
-    function["parameters"] = tool_input_schema(tool)
+    ``clean=False`` keeps invisible characters (see :func:`model_view`)."""
+    return _openai(view_of(tool, clean), name, style)
+
+
+def _openai(view: ModelTool, name: str | None, style: OpenAIStyle) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": name or sanitize_tool_name(view.name)}
+    if view.description:
+        function["description"] = view.description
+    function["parameters"] = view.input_schema
     if style == "responses":
         return {"type": "function", **function}
     if style != "chat":
@@ -437,28 +317,30 @@ def openai_tools(
 ) -> list[dict[str, Any]]:
     """Tools for OpenAI's ``tools=[...]``, names made safe and unique (see
     :func:`llm_tool_names`), invisible characters stripped unless ``clean=False``, app-only
-    tools left out unless ``include_app_only=True`` (see :func:`model_visible`)."""
-    return [
-        openai_tool(tool, name=name, style=style, clean=clean)
-        for tool, name in _named(tools, include_app_only)
-    ]
+    tools left out unless ``include_app_only=True`` (see :func:`model_view`)."""
+    return [_openai(view, name, style) for view, name in _named(tools, clean, include_app_only)]
 
 
-def _named(tools: Sequence[Tool], include_app_only: bool) -> list[tuple[Tool, str]]:
+def _named(
+    tools: Sequence[Tool], clean: bool, include_app_only: bool
+) -> list[tuple[ModelTool, str]]:
+    listed = list(tools)
     # names over the whole list, so dict(zip(llm_tool_names(tools), tools)) still maps back
-    named = zip(tools, llm_tool_names(tools), strict=True)
-    return [(tool, name) for tool, name in named if include_app_only or model_visible(tool)]
+    names = unique_names(view_names(listed, clean))
+    return [(view, names[index]) for index, view in indexed_views(listed, clean, include_app_only)]
 
 
 def anthropic_tool(tool: Tool, *, name: str | None = None, clean: bool = True) -> dict[str, Any]:
     """One tool in the Anthropic messages API shape: ``{"name", "description",
-    "input_schema"}``. ``clean=False`` keeps invisible characters (see :func:`clean_tool`)."""
-    tool = clean_tool(tool, clean=clean)
-    item: dict[str, Any] = {"name": name or sanitize_tool_name(tool.name)}
-    description = _description(tool)
-    if description:
-        item["description"] = description
-    item["input_schema"] = tool_input_schema(tool)
+    "input_schema"}``. ``clean=False`` keeps invisible characters (see :func:`model_view`)."""
+    return _anthropic(view_of(tool, clean), name)
+
+
+def _anthropic(view: ModelTool, name: str | None) -> dict[str, Any]:
+    item: dict[str, Any] = {"name": name or sanitize_tool_name(view.name)}
+    if view.description:
+        item["description"] = view.description
+    item["input_schema"] = view.input_schema
     return item
 
 
@@ -468,10 +350,7 @@ def anthropic_tools(
     """Tools for Anthropic's ``tools=[...]``, names made safe and unique, invisible
     characters stripped unless ``clean=False``, app-only tools left out unless
     ``include_app_only=True``."""
-    return [
-        anthropic_tool(tool, name=name, clean=clean)
-        for tool, name in _named(tools, include_app_only)
-    ]
+    return [_anthropic(view, name) for view, name in _named(tools, clean, include_app_only)]
 
 
 # -- results for the next request -----------------------------------------------------------

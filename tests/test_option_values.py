@@ -34,7 +34,19 @@ from mcp_sync import oauth
 from mcp_sync.testing import MockServer
 from mcp_sync.types import CallToolResult, Task
 
-OPTIONAL = ("mcp_sync.integrations.crewai",)  # not installed in this venv
+
+def _installed(module: str) -> bool:
+    """``module`` imports here: an integration whose framework is not installed (CrewAI has a
+    venv of its own; langchain-core, pydantic-ai and google-genai need Python 3.11) does not."""
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] != "mcp_sync":
+            return False
+        raise
+    return True
+
+
 NUMERIC = re.compile(r"\b(int|float)\b")
 
 #: Parameters typed as numbers that are not options a user sets, and why.
@@ -95,7 +107,7 @@ def discovered() -> dict[str, inspect.Parameter]:
     modules = [mcp_sync]
     for info in pkgutil.walk_packages(mcp_sync.__path__, "mcp_sync."):
         parts = info.name.split(".")
-        if info.name.startswith(OPTIONAL) or any(p.startswith("_") for p in parts[1:]):
+        if any(p.startswith("_") for p in parts[1:]) or not _installed(info.name):
             continue
         modules.append(importlib.import_module(info.name))
     functions: dict[str, Any] = {}
@@ -208,10 +220,27 @@ CLIENT_CALLS = {
 }
 
 
+class _Lazy:
+    """A module imported on first use."""
+
+    def __init__(self, load: Callable[[str], Any], name: str) -> None:
+        self._load, self._name = load, name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._load(self._name), attr)
+
+
 def _surfaces() -> dict[str, Option]:
     from mcp_sync import llm
-    from mcp_sync.integrations import langchain, pydantic_ai
     from mcp_sync.oauth.redis_store import RedisStateStore
+
+    def integration(name: str) -> Any:  # imported when reached (it may not be installed)
+        return importlib.import_module(f"mcp_sync.integrations.{name}")
+
+    langchain, pydantic_ai, openai_agents, google_genai = (
+        _Lazy(integration, name)
+        for name in ("langchain", "pydantic_ai", "openai_agents", "google_genai")
+    )
 
     client = "mcp_sync.client.Client"
     tasks = "mcp_sync._tasks.Tasks"
@@ -435,9 +464,46 @@ def _surfaces() -> dict[str, Option]:
             lambda ctx, value: langchain.load_mcp_prompt(ctx.client, "p", timeout=value),
             **TIMEOUT,
         ),
-        "mcp_sync.integrations.pydantic_ai.pydantic_ai_toolset:max_retries": Option(
-            lambda ctx, value: pydantic_ai.pydantic_ai_toolset(ctx.client, max_retries=value),
-            whole=True,
+        **{
+            f"mcp_sync.integrations.pydantic_ai.{where}:max_retries": Option(
+                lambda ctx, value: pydantic_ai.pydantic_ai_toolset(ctx.client, max_retries=value),
+                whole=True,
+            )
+            for where in ("pydantic_ai_toolset", "McpToolset.__init__")
+        },
+        "mcp_sync.integrations.pydantic_ai.pydantic_ai_toolset:timeout": Option(
+            lambda ctx, value: pydantic_ai.pydantic_ai_toolset(ctx.client, timeout=value),
+            **TIMEOUT,
+        ),
+        "mcp_sync.integrations.pydantic_ai.pydantic_ai_tool:timeout": Option(
+            lambda ctx, value: pydantic_ai.pydantic_ai_tool(
+                ctx.client, ctx.client.list_tools()[0], timeout=value
+            ),
+            **TIMEOUT,
+        ),
+        "mcp_sync.integrations.openai_agents.openai_agents_tools:timeout": Option(
+            lambda ctx, value: openai_agents.openai_agents_tools(ctx.client, timeout=value),
+            **TIMEOUT,
+        ),
+        "mcp_sync.integrations.openai_agents.openai_agents_tool:timeout": Option(
+            lambda ctx, value: openai_agents.openai_agents_tool(
+                ctx.client, ctx.client.list_tools()[0], timeout=value
+            ),
+            **TIMEOUT,
+        ),
+        "mcp_sync.integrations.openai_agents.openai_agents_server:timeout": Option(
+            lambda ctx, value: openai_agents.openai_agents_server(ctx.client, timeout=value),
+            **TIMEOUT,
+        ),
+        "mcp_sync.integrations.google_genai.genai_functions:timeout": Option(
+            lambda ctx, value: google_genai.genai_functions(ctx.client, timeout=value),
+            **TIMEOUT,
+        ),
+        "mcp_sync.integrations.google_genai.function_response:timeout": Option(
+            lambda ctx, value: google_genai.function_response(
+                ctx.client, google_genai.types.FunctionCall(name="echo", args={}), timeout=value
+            ),
+            **TIMEOUT,
         ),
         **{
             f"mcp_sync.oauth.{where}.__init__:{name}": Option(
@@ -506,7 +572,11 @@ def _surfaces() -> dict[str, Option]:
     return rows
 
 
-SURFACES = _surfaces()
+SURFACES = {
+    where: option
+    for where, option in _surfaces().items()
+    if not where.startswith("mcp_sync.integrations.") or _installed(".".join(where.split(".")[:3]))
+}
 
 
 def test_every_numeric_parameter_of_the_public_api_is_walked_or_said_to_be_no_option():

@@ -8,18 +8,22 @@
     agent = Agent(role="clerk", goal="...", backstory="...", tools=crewai_tools(client))
 
 CrewAI's install pins its own ``mcp`` (1.x) and ``pydantic``: give it a virtualenv of its own
-(mcp_sync does not need ``mcp`` there). Each tool is a ``BaseTool`` whose ``args_schema`` CrewAI
-builds from the tool's input schema (cleaned by :func:`~mcp_sync.llm.clean_tool` unless
-``clean=False``) with its own JSON-Schema reader, so CrewAI validates the model's arguments
+(mcp_sync does not need ``mcp`` there). Each tool is a ``BaseTool`` made from the tool as a
+model may see it (:func:`~mcp_sync.llm.model_view`): CrewAI builds its ``args_schema`` from the
+cleaned input schema with its own JSON-Schema reader, so CrewAI validates the model's arguments
 before the call. A call returns the structured content as JSON when there is some, else the
 text (:func:`mcp_sync.to_llm_text`: an image is described). A result with ``isError`` raises
 :class:`~mcp_sync.errors.ToolError`, which CrewAI reports to the model as a failed tool use, as
-it does for its own tools.
+it does for its own tools; so do a timeout, a closed connection and an unavailable server, under
+the options of every adapter (``on_error="message"``, ``timeout``, ``prefix``, ``interceptors``:
+:mod:`mcp_sync.integrations._adapter`).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from crewai.tools import BaseTool  # type: ignore[import-not-found,unused-ignore]
@@ -27,56 +31,85 @@ from crewai.utilities.pydantic_schema_utils import (  # type: ignore[import-not-
     create_model_from_schema,
 )
 
-from ..client import Client
 from ..errors import ToolError
-from ..llm import to_llm_text
-from ..protocol.types import Tool
-from ._results import clean_tool, description_of, tools_of
+from ..llm import ModelTool, to_llm_text
+from ..protocol.types import CallToolResult, Tool
+from ._adapter import (
+    CallOptions,
+    ErrorPolicy,
+    Interceptor,
+    ToolCaller,
+    ToolSource,
+    description_of,
+    views_of,
+)
 
 __all__ = ["crewai_tool", "crewai_tools"]
 
 
 def crewai_tools(
-    client: Client,
+    client: ToolSource,
     *,
-    tools: list[Tool] | None = None,
-    names: list[str] | None = None,
+    tools: Sequence[Tool] | None = None,
+    names: Sequence[str] | None = None,
     clean: bool = True,
+    include_app_only: bool = False,
+    prefix: str = "",
+    timeout: float | None = None,
+    on_error: ErrorPolicy = "message",
+    interceptors: Sequence[Interceptor] = (),
 ) -> list[Any]:
     """The server's tools (or ``tools``, or those named in ``names``) as CrewAI tools."""
-    return [crewai_tool(client, tool, clean=clean) for tool in tools_of(client, tools, names)]
+    options = CallOptions(timeout=timeout, on_error=on_error, interceptors=interceptors)
+    views = views_of(
+        client, tools, names, clean=clean, include_app_only=include_app_only, prefix=prefix
+    )
+    return [_tool(ToolCaller(client, view, options)) for view in views]
 
 
-def crewai_tool(client: Client, tool: Tool, *, clean: bool = True) -> Any:
+def crewai_tool(
+    client: ToolSource,
+    tool: Tool,
+    *,
+    clean: bool = True,
+    prefix: str = "",
+    timeout: float | None = None,
+    on_error: ErrorPolicy = "message",
+    interceptors: Sequence[Interceptor] = (),
+) -> Any:
     """One MCP tool as a CrewAI ``BaseTool`` calling it through ``client``."""
-    shown = clean_tool(tool, clean=clean)
-    schema = dict(shown.input_schema) if isinstance(shown.input_schema, dict) else {}
-    schema.setdefault("type", "object")
-    schema.setdefault("properties", {})
-    arguments_model = create_model_from_schema(schema, model_name=_model_name(tool.name))
+    options = CallOptions(timeout=timeout, on_error=on_error, interceptors=interceptors)
+    (view,) = views_of(client, [tool], None, clean=clean, include_app_only=True, prefix=prefix)
+    return _tool(ToolCaller(client, view, options))
+
+
+def _tool(caller: ToolCaller) -> Any:
+    view: ModelTool = caller.view
+    arguments_model = create_model_from_schema(view.input_schema, model_name=_model_name(view.name))
     return _McpTool(
-        name=shown.name,
-        description=description_of(shown),
+        name=view.name,
+        description=description_of(view),
         args_schema=arguments_model,
-        client=client,
-        mcp_name=tool.name,
+        caller=caller,
     )
 
 
 def _model_name(name: str) -> str:
-    return "".join(part.capitalize() for part in name.replace("-", "_").split("_")) + "Arguments"
+    words = re.split(r"[^0-9A-Za-z]+", name)
+    return "".join(word.capitalize() for word in words) + "Arguments"
 
 
 class _McpTool(BaseTool):  # type: ignore[misc,unused-ignore]  # CrewAI lives in its own venv
-    client: Any
-    mcp_name: str
+    caller: Any
 
-    def _run(self, **arguments: Any) -> str:
+    def _run(self, **arguments: Any) -> Any:
         # a model passes null for an optional argument it leaves out: the server's default
         sent = {k: v for k, v in arguments.items() if v is not None}
-        result = self.client.call_tool(self.mcp_name, sent)
-        if result.is_error:
-            raise ToolError(self.mcp_name, result)
-        if result.structured_content is not None:
-            return json.dumps(result.structured_content)
-        return to_llm_text(result)
+        outcome = self.caller(sent)
+        if not isinstance(outcome, CallToolResult):
+            return outcome  # an interceptor's own value
+        if outcome.is_error:
+            raise ToolError(self.name, outcome)  # the name the model knows
+        if outcome.structured_content is not None:
+            return json.dumps(outcome.structured_content)
+        return to_llm_text(outcome)

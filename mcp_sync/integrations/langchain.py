@@ -9,11 +9,12 @@
     model = chat_model.bind_tools(tools)
     message = tools[0].invoke(tool_call)         # a ToolMessage
 
-Each tool keeps the MCP tool's name (after ``prefix``) and description, its input schema
-verbatim as the ``args_schema`` (LangChain takes a JSON schema dict as it is), but for the
-invisible characters :func:`~mcp_sync.llm.clean_tool` strips (``clean=False`` keeps them), and
-the definition's ``_meta`` and annotations in its ``metadata``. App-only MCP Apps tools are
-left out (``include_app_only=True`` keeps them). Calling it calls the MCP tool on the calling
+Each tool is the MCP tool as a model may see it (:func:`~mcp_sync.llm.model_view`): its name
+(after ``prefix``), description and input schema (as the ``args_schema``: LangChain takes a
+JSON schema dict as it is) with what a person cannot see stripped (``clean=False`` keeps it),
+and app-only MCP Apps tools left out (``include_app_only=True`` keeps them); the definition's
+``_meta`` and annotations are in its ``metadata``. The options are those of every adapter
+(:mod:`mcp_sync.integrations._adapter`). Calling it calls the MCP tool on the calling
 thread; ``ainvoke`` runs that call on LangChain's own executor, so an async agent never blocks
 its event loop.
 
@@ -34,29 +35,28 @@ run (``mcp_progress``, ``mcp_log``; ``on_custom_event`` of a callback handler, o
 from __future__ import annotations
 
 import contextvars
-import dataclasses
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.callbacks import CallbackManager
 from langchain_core.tools import StructuredTool, ToolException
 
-from .._extra_headers import extra_headers
-from .._numbers import call_timeout
-from ..errors import ConnectionClosed, RequestTimeout, ServerUnavailable
-from ..group import ClientGroup
+from ..llm import ModelTool
 from ..protocol.types import CallToolResult, LoggingMessageNotificationParams, Tool
 from ..protocol.types import ProgressNotificationParams as Progress
-from ._langchain_loaders import load_mcp_blobs, load_mcp_documents, load_mcp_prompt
-from ._results import (
-    ResultPreference,
+from ._adapter import (
+    CallOptions,
+    ErrorPolicy,
+    Interceptor,
+    McpToolCall,
+    ToolCaller,
     ToolSource,
-    clean_tool,
     description_of,
-    result_items,
-    tools_of,
+    views_of,
 )
+from ._langchain_loaders import load_mcp_blobs, load_mcp_documents, load_mcp_prompt
+from ._results import ResultPreference, result_items
 
 __all__ = [
     "Interceptor",
@@ -70,41 +70,6 @@ __all__ = [
     "load_mcp_documents",
     "load_mcp_prompt",
 ]
-
-ErrorPolicy = Literal["message", "raise"]
-
-#: The faults a model can react to (retry, try another tool, tell the user) rather than bugs.
-TRANSIENT = (RequestTimeout, ConnectionClosed, ServerUnavailable)
-
-
-@dataclasses.dataclass
-class McpToolCall:
-    """One call of an MCP tool, as interceptors see it and may change it."""
-
-    tool: Tool
-    """The tool as the server listed it (``tool.meta`` is its ``_meta``)."""
-    name: str
-    """The name called on the client (the MCP name, or a :class:`~mcp_sync.ClientGroup`'s)."""
-    arguments: dict[str, Any]
-    """The arguments sent: an interceptor may replace or change them."""
-    options: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """Keyword options of ``call_tool`` (``timeout``, ``on_progress``, ...), changeable too."""
-    tool_call_id: str | None = None
-    """The model's id for this call, when LangChain was given a tool call (for a LangGraph
-    ``Command`` whose ToolMessage must answer it)."""
-    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """The request's ``_meta`` (a trace id, a tenant, ...): sent when not empty (then the call
-    goes through ``client.request`` and ``options`` keeps only ``timeout`` and
-    ``on_progress``)."""
-    headers: dict[str, str] = dataclasses.field(default_factory=dict)
-    """Extra HTTP headers for this call alone (a tenant, a per-user token): sent through
-    :func:`mcp_sync.extra_headers`, whose rules apply."""
-
-
-#: ``interceptor(call, call_next)``: may change ``call`` before ``call_next(call)``, call it
-#: again (retry), or return something else. It returns a :class:`~mcp_sync.types.CallToolResult`
-#: (shown as usual) or any other value, which becomes the ToolMessage's content as it is.
-Interceptor = Callable[[McpToolCall, Callable[[McpToolCall], Any]], Any]
 
 
 class McpToolCallbacks:
@@ -166,12 +131,11 @@ def langchain_tools(
     """The server's tools (or ``tools``, or those named in ``names``) as LangChain tools
     that call them through ``client`` (a :class:`~mcp_sync.Client` or a
     :class:`~mcp_sync.ClientGroup`); the options as for :func:`langchain_tool`."""
-    chosen = tools_of(client, tools, names, include_app_only=include_app_only)
-    options: dict[str, Any] = dict(
-        clean=clean, prefix=prefix, timeout=timeout, on_error=on_error,
-        interceptors=interceptors, callbacks=callbacks, elicitation=elicitation, prefer=prefer,
-    )  # fmt: skip
-    return [langchain_tool(client, tool, **options) for tool in chosen]
+    views = views_of(
+        client, tools, names, clean=clean, include_app_only=include_app_only, prefix=prefix
+    )
+    options = CallOptions(timeout=timeout, on_error=on_error, interceptors=interceptors)
+    return [_tool(client, view, options, callbacks, elicitation, prefer) for view in views]
 
 
 def langchain_tool(
@@ -201,28 +165,31 @@ def langchain_tool(
     - ``prefer`` picks the half of a result the model is sent (SEP-2200, see
       :mod:`mcp_sync.integrations._results`).
     """
-    if on_error not in ("message", "raise"):
-        raise ValueError(f"on_error must be 'message' or 'raise', not {on_error!r}")
-    timeout = call_timeout(timeout, "langchain_tool")
-    shown = clean_tool(tool, clean=clean)
-    chain = _chain(client, list(interceptors))
-    reporter = callbacks
+    (view,) = views_of(client, [tool], None, clean=clean, include_app_only=True, prefix=prefix)
+    options = CallOptions(timeout=timeout, on_error=on_error, interceptors=interceptors)
+    return _tool(client, view, options, callbacks, elicitation, prefer)
+
+
+def _tool(
+    client: ToolSource,
+    view: ModelTool,
+    options: CallOptions,
+    reporter: McpToolCallbacks | None,
+    elicitation: McpElicitation | None,
+    prefer: ResultPreference,
+) -> StructuredTool:
+    caller = ToolCaller(client, view, options)
+    tool = view.tool
 
     # LangChain hands the run's child callback manager to a parameter named ``callbacks``
     def call(callbacks: CallbackManager | None = None, **arguments: Any) -> tuple[Any, Any]:
-        options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-        request = McpToolCall(tool, tool.name, arguments, options, _call_id.get())
-        try:
-            with _reporting(client, request, reporter, callbacks, elicitation):
-                outcome = chain(request)
-        except TRANSIENT as exc:
-            if on_error == "raise":
-                raise
-            raise ToolException(f"{type(exc).__name__}: {exc}") from exc
+        request = caller.request(arguments, call_id=_call_id.get())
+        with _reporting(client, request, reporter, callbacks, elicitation):
+            outcome = caller.send(request)
         if not isinstance(outcome, CallToolResult):
             return outcome, None
         if outcome.is_error:
-            raise ToolException(outcome.text or f"tool {tool.name!r} reported an error")
+            raise ToolException(outcome.text or f"tool {view.name!r} reported an error")
         return [_block(item) for item in result_items(outcome, prefer)], outcome
 
     metadata: dict[str, Any] = {"mcp_name": tool.name}
@@ -231,9 +198,9 @@ def langchain_tool(
     if tool.annotations:
         metadata["mcp_annotations"] = tool.annotations.to_wire()
     return McpStructuredTool(
-        name=prefix + shown.name,
-        description=description_of(shown),
-        args_schema=shown.input_schema,
+        name=view.name,
+        description=description_of(view),
+        args_schema=view.input_schema,
         func=call,
         response_format="content_and_artifact",
         handle_tool_error=True,
@@ -269,35 +236,6 @@ def _id_of(input: Any) -> str | None:
         found = input.get("id")
         return found if isinstance(found, str) else None
     return None
-
-
-def _chain(client: ToolSource, interceptors: list[Interceptor]) -> Callable[[McpToolCall], Any]:
-    def innermost(request: McpToolCall) -> Any:
-        if request.headers:
-            with extra_headers(request.headers):
-                return sent(request)
-        return sent(request)
-
-    def sent(request: McpToolCall) -> Any:
-        if not request.meta:
-            return client.call_tool(request.name, request.arguments, **request.options)
-        if isinstance(client, ClientGroup):
-            server, name = client.route(request.name)
-            target = client[server]
-        else:
-            target, name = client, request.name
-        params = {"name": name, "arguments": request.arguments, "_meta": request.meta}
-        kept = {k: v for k, v in request.options.items() if k in ("timeout", "on_progress")}
-        return CallToolResult.from_wire(target.request("tools/call", params, **kept))
-
-    chain: Callable[[McpToolCall], Any] = innermost
-    for interceptor in reversed(interceptors):
-        chain = _wrap(interceptor, chain)
-    return chain
-
-
-def _wrap(interceptor: Interceptor, inner: Callable[[McpToolCall], Any]) -> Callable[..., Any]:
-    return lambda request: interceptor(request, inner)
 
 
 class _reporting:

@@ -30,8 +30,10 @@ from llama_index.core.base.llms.types import ImageBlock, TextBlock
 from llama_index.core.tools import FunctionTool, ToolMetadata, ToolOutput
 
 from ..client import Client
+from ..llm import ModelTool
 from ..protocol.types import CallToolResult, Tool
-from ._results import ResultPreference, clean_tool, description_of, result_items, tools_of
+from ._adapter import CallOptions, ToolCaller, description_of, views_of
+from ._results import ResultPreference, result_items
 
 __all__ = ["McpToolMetadata", "llama_index_tool", "llama_index_tools"]
 
@@ -63,23 +65,29 @@ def llama_index_tools(
     prefer: ResultPreference = "content",
 ) -> list[FunctionTool]:
     """The server's tools (or ``tools``, or those named in ``names``) as LlamaIndex tools."""
-    chosen = tools_of(client, tools, names, include_app_only=include_app_only)
-    return [llama_index_tool(client, tool, clean=clean, prefer=prefer) for tool in chosen]
+    views = views_of(client, tools, names, clean=clean, include_app_only=include_app_only)
+    return [_tool(client, view, prefer) for view in views]
 
 
 def llama_index_tool(
     client: Client, tool: Tool, *, clean: bool = True, prefer: ResultPreference = "content"
 ) -> FunctionTool:
     """One MCP tool as a LlamaIndex ``FunctionTool`` calling it through ``client``; what the
-    model sees is cleaned by :func:`~mcp_sync.llm.clean_tool` unless ``clean=False``."""
-    shown = clean_tool(tool, clean=clean)
+    model sees is its :func:`~mcp_sync.llm.model_view` (cleaned unless ``clean=False``)."""
+    (view,) = views_of(client, [tool], None, clean=clean, include_app_only=True)
+    return _tool(client, view, prefer)
+
+
+def _tool(client: Client, view: ModelTool, prefer: ResultPreference) -> FunctionTool:
+    tool = view.tool
+    caller = ToolCaller(client, view, CallOptions(on_error="raise"))
 
     def call(**arguments: Any) -> _Called:
-        return _Called(arguments, client.call_tool(tool.name, arguments))
+        return _Called(arguments, caller(arguments))
 
     def to_output(called: _Called) -> ToolOutput:
         return ToolOutput(
-            tool_name=tool.name,
+            tool_name=view.name,
             blocks=[_block(item) for item in result_items(called.result, prefer)]
             or [TextBlock(text="")],
             raw_input={"args": (), "kwargs": called.arguments},
@@ -88,11 +96,11 @@ def llama_index_tool(
         )
 
     metadata = McpToolMetadata(
-        name=shown.name,
-        description=description_of(shown),
+        name=view.name,
+        description=description_of(view),
         fn_schema=None,
-        parameters=shown.input_schema,
-        output_schema=shown.output_schema,
+        parameters=view.input_schema,
+        output_schema=view.output_schema,
         mcp_meta=tool.meta,
     )
     return FunctionTool(fn=call, metadata=metadata, callback=to_output)

@@ -9,18 +9,19 @@
 
 smolagents wants tool names that are Python identifiers: a name such as ``get-sum`` becomes
 ``get_sum`` (``mcp_name`` keeps the original, which is what gets called). Each property of the
-input schema becomes an entry of ``inputs`` with its JSON type (a type smolagents does not
-know, or a schema without one, is ``any``), its description (else its title, else its name),
-and ``nullable`` when it is optional; ``output_type`` is ``object`` with the tool's
-``output_schema`` when it has one, else ``any``. App-only MCP Apps tools are left out unless
-``include_app_only=True``. A call returns the structured content when there is some (the
-``object`` its ``output_type`` promises: a CodeAgent's code reads it; ``prefer="content"``
-returns the content a ToolCallingAgent's model would rather read, see SEP-2200 in
-:mod:`mcp_sync.integrations._results`), a single image as a PIL image (smolagents stores it as
-``image.png``), and otherwise the text (images among text are described, not dropped). A result
-with ``isError`` raises :class:`~mcp_sync.errors.ToolError`, which smolagents reports to the
-model as a failed tool call, as it does for its own tools. smolagents runs parallel tool calls
-on a thread pool; the client is made for that.
+input schema becomes an entry of ``inputs`` with its JSON type (a type smolagents does not know,
+or a schema without one, is ``any``), its description (else its title, else its name), its enum,
+bounds, lengths, pattern and format, and ``nullable`` when it is optional; ``output_type`` is
+``object`` with the tool's ``output_schema`` when it has one, else ``any``. All of it is the
+tool as a model may see it (:func:`~mcp_sync.llm.model_view`: cleaned, and app-only MCP Apps
+tools left out unless ``include_app_only=True``). A call returns the structured content when
+there is some (the ``object`` its ``output_type`` promises: a CodeAgent's code reads it;
+``prefer="content"`` returns the content a ToolCallingAgent's model would rather read, see
+SEP-2200 in :mod:`mcp_sync.integrations._results`), a single image as a PIL image (smolagents
+stores it as ``image.png``), and otherwise the text (images among text are described, not
+dropped). A result with ``isError`` raises :class:`~mcp_sync.errors.ToolError`, which smolagents
+reports to the model as a failed tool call, as it does for its own tools. smolagents runs
+parallel tool calls on a thread pool; the client is made for that.
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ from smolagents.tools import AUTHORIZED_TYPES  # type: ignore[import-untyped]
 
 from ..client import Client
 from ..errors import ToolError
+from ..llm import ModelTool
 from ..protocol.types import CallToolResult, Tool
-from ._results import ResultPreference, clean_tool, description_of, result_items, tools_of
+from ._adapter import PARAMETER_DETAILS, CallOptions, ToolCaller, description_of, views_of
+from ._results import ResultPreference, result_items
 
 __all__ = ["python_name", "smolagents_tool", "smolagents_tools"]
 
@@ -52,16 +55,17 @@ def smolagents_tools(
     prefer: ResultPreference = "structured",
 ) -> list[SmolTool]:
     """The server's tools (or ``tools``, or those named in ``names``) as smolagents tools."""
-    chosen = tools_of(client, tools, names, include_app_only=include_app_only)
-    return [smolagents_tool(client, tool, clean=clean, prefer=prefer) for tool in chosen]
+    views = views_of(client, tools, names, clean=clean, include_app_only=include_app_only)
+    return [_McpTool(client, view, prefer) for view in views]
 
 
 def smolagents_tool(
     client: Client, tool: Tool, *, clean: bool = True, prefer: ResultPreference = "structured"
 ) -> SmolTool:
     """One MCP tool as a smolagents ``Tool`` calling it through ``client``; what the model
-    sees is cleaned by :func:`~mcp_sync.llm.clean_tool` unless ``clean=False``."""
-    return _McpTool(client, tool, clean_tool(tool, clean=clean), prefer)
+    sees is its :func:`~mcp_sync.llm.model_view` (cleaned unless ``clean=False``)."""
+    (view,) = views_of(client, [tool], None, clean=clean, include_app_only=True)
+    return _McpTool(client, view, prefer)
 
 
 def python_name(name: str) -> str:
@@ -75,24 +79,26 @@ def python_name(name: str) -> str:
 class _McpTool(SmolTool):  # type: ignore[misc]  # smolagents ships no type hints
     skip_forward_signature_validation = True
 
-    def __init__(self, client: Client, tool: Tool, shown: Tool, prefer: ResultPreference) -> None:
+    def __init__(self, client: Client, view: ModelTool, prefer: ResultPreference) -> None:
         self.client = client
+        # smolagents reports a raised error to the model itself
+        self._caller = ToolCaller(client, view, CallOptions(on_error="raise"))
         self._prefer = prefer
-        self.mcp_name = tool.name
-        self.name = python_name(shown.name)
-        self.description = description_of(shown)
-        self.inputs = _inputs(shown.input_schema)
-        self.output_type = "object" if shown.output_schema else "any"
-        self.output_schema = shown.output_schema
+        self.mcp_name = view.tool.name
+        self.name = python_name(view.name)
+        self.description = description_of(view)
+        self.inputs = _inputs(view.input_schema)
+        self.output_type = "object" if view.output_schema else "any"
+        self.output_schema = view.output_schema
         self._optional = {k for k, v in self.inputs.items() if v.get("nullable")}
         super().__init__()
 
     def forward(self, **arguments: Any) -> Any:
         # a model passes null for an optional argument it leaves out: the server's default
         sent = {k: v for k, v in arguments.items() if not (v is None and k in self._optional)}
-        result = self.client.call_tool(self.mcp_name, sent)
+        result = self._caller(sent)
         if result.is_error:
-            raise ToolError(self.mcp_name, result)
+            raise ToolError(self.name, result)  # the name the model knows
         return _output(result, self._prefer)
 
 
@@ -106,10 +112,9 @@ def _inputs(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
         listed = [types] if isinstance(types, str) else list(types or [])
         nullable = "null" in listed or name not in required
         known = [t for t in listed if t in AUTHORIZED_TYPES and t != "null"]
-        entry: dict[str, Any] = {
-            "type": known[0] if len(known) == 1 else (known or "any"),
-            "description": prop.get("description") or prop.get("title") or name,
-        }
+        entry: dict[str, Any] = {k: prop[k] for k in PARAMETER_DETAILS if k in prop}
+        entry["type"] = known[0] if len(known) == 1 else (known or "any")
+        entry["description"] = prop.get("description") or prop.get("title") or name
         if nullable:
             entry["nullable"] = True
         inputs[name] = entry

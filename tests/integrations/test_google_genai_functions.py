@@ -9,19 +9,16 @@ play the Gemini API without a network)."""
 
 from __future__ import annotations
 
-import json
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 if sys.version_info < (3, 11):
     pytest.skip("google-genai needs Python >= 3.11", allow_module_level=True)
 
-from google import genai
+from fake_gemini import FakeGemini, function_parts
 from google.genai import types
-from integration_servers import SDK_SERVER
+from integration_servers import APPS_SERVER, SDK_SERVER
 
 import mcp_sync
 from mcp_sync.errors import UnknownName
@@ -32,59 +29,6 @@ from mcp_sync.integrations.google_genai import (
 )
 
 pytestmark = pytest.mark.timeout(60)
-
-
-class FakeGemini:
-    """A generateContent endpoint answering from a script of turns; it records each request."""
-
-    def __init__(self, *turns):
-        self.turns = list(turns)
-        self.requests = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.requests.append(body)
-                turn = fake.turns.pop(0)
-                if isinstance(turn, str):
-                    parts = [{"text": turn}]
-                else:
-                    parts = [{"functionCall": {"name": n, "args": a}} for n, a in turn]
-                reply = json.dumps(
-                    {
-                        "candidates": [
-                            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}
-                        ]
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        host, port = self.server.server_address
-        return genai.Client(
-            api_key="not-a-key", http_options=types.HttpOptions(base_url=f"http://{host}:{port}")
-        )
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(10)
-
-
-def function_parts(request, key):
-    return [p[key] for c in request["contents"] for p in c.get("parts", []) if key in p]
 
 
 def test_automatic_function_calling_runs_the_typed_functions(everything_cmd):
@@ -105,11 +49,20 @@ def test_automatic_function_calling_runs_the_typed_functions(everything_cmd):
     by_name = {d["name"]: d for d in declared["functionDeclarations"]}
     assert set(by_name) == {"get_sum", "get_structured_content"}
     params = by_name["get_sum"]["parameters_json_schema"]
-    assert params["properties"] == {"a": {"type": "number"}, "b": {"type": "number"}}
+    # each parameter's description reaches the model, beside its type
+    assert params["properties"] == {
+        "a": {"type": "number", "description": "First number"},
+        "b": {"type": "number", "description": "Second number"},
+    }
     assert params["required"] == ["a", "b"]
     city = by_name["get_structured_content"]["parameters_json_schema"]["properties"]["location"]
-    # google-genai cannot check a value against a Literal: the enum is declared a plain string
-    assert city == {"type": "string"}
+    # google-genai cannot check a value against a Literal: the parameter is a plain string,
+    # and the enum's choices go beside it
+    assert city == {
+        "type": "string",
+        "enum": ["New York", "Chicago", "Los Angeles"],
+        "description": "Choose city",
+    }
     # the model reads the tool's description, not the Python docstring's timeout/signal
     assert by_name["get_sum"]["description"] == listed["get-sum"].description
     # google-genai called them and sent the answers back
@@ -160,3 +113,78 @@ def test_declarations_and_a_loop_of_ones_own():
     assert sent[0]["parameters_json_schema"]["properties"] == schema["properties"]
     (answer,) = function_parts(fake.requests[1], "functionResponse")
     assert answer == {"name": "add", "response": {"result": {"result": 3}}}
+
+
+def declared(request):
+    return {d["name"]: d for tool in request["tools"] for d in tool["functionDeclarations"]}
+
+
+def test_functions_show_the_model_each_parameters_description_bounds_and_choices():
+    fake = FakeGemini([("pick", {"count": 3, "kind": "blue"})], "three blue")
+    with mcp_sync.connect(APPS_SERVER, request_timeout=20) as client, fake as genai_client:
+        config = types.GenerateContentConfig(tools=genai_functions(client))
+        genai_client.chats.create(model="m", config=config).send_message("pick three blue")
+    offered = declared(fake.requests[0])
+    assert "refresh_view" not in offered  # app-only: for the app's UI, not a model
+    properties = offered["pick"]["parameters_json_schema"]["properties"]
+    assert properties["count"] == {
+        "type": "integer",
+        "description": "How many (1-10)",
+        "minimum": 1,
+        "maximum": 10,
+    }
+    assert properties["kind"]["enum"] == ["red", "blue"]
+    assert properties["kind"]["description"] == "Which colour"
+    (answer,) = function_parts(fake.requests[1], "functionResponse")
+    assert answer["response"] == {"result": {"result": "picked 3 blue"}}
+
+
+def test_an_image_a_function_cannot_carry_is_marked_not_dropped():
+    fake = FakeGemini([("snapshot", {})], "a dot")
+    with mcp_sync.connect(APPS_SERVER, request_timeout=20) as client, fake as genai_client:
+        config = types.GenerateContentConfig(tools=genai_functions(client, names=["snapshot"]))
+        genai_client.chats.create(model="m", config=config).send_message("look")
+        call = types.FunctionCall(name="snapshot", args={})
+        part = function_response(client, call)
+    (answer,) = function_parts(fake.requests[1], "functionResponse")
+    marked = "a dot\n[image: image/png, 70 bytes]"
+    assert answer["response"] == {"result": marked}
+    assert part.function_response.response == {"result": marked}  # as function_response says
+
+
+def test_a_timeout_is_told_to_the_model_and_the_options_of_every_adapter():
+    calls = []
+
+    def count_calls(call, call_next):
+        calls.append(call.name)
+        return call_next(call)
+
+    fake = FakeGemini([("apps_stall", {"seconds": 30})], "it took too long")
+    with mcp_sync.connect(APPS_SERVER, request_timeout=30) as client, fake as genai_client:
+        functions = genai_functions(
+            client, names=["stall"], prefix="apps_", timeout=1, interceptors=[count_calls]
+        )
+        config = types.GenerateContentConfig(tools=functions)
+        reply = genai_client.chats.create(model="m", config=config).send_message("wait")
+        call = types.FunctionCall(name="apps_stall", args={"seconds": 30})
+        options = dict(prefix="apps_", timeout=1, interceptors=[count_calls])
+        part = function_response(client, call, **options)
+        with pytest.raises(mcp_sync.RequestTimeout):
+            function_response(client, call, **options, on_error="raise")
+        unknown = function_response(client, types.FunctionCall(name="refresh_view", args={}))
+    assert reply.text == "it took too long"
+    (answer,) = function_parts(fake.requests[1], "functionResponse")
+    assert "RequestTimeout" in answer["response"]["error"]
+    assert "RequestTimeout" in part.function_response.response["error"]
+    assert calls == ["stall", "stall", "stall"]
+    # a name the model was not offered (here an app-only tool) is not called
+    assert unknown.function_response.response == {"error": "there is no tool named 'refresh_view'"}
+
+
+def test_declarations_leave_out_the_schema_keyword_google_genai_refuses(everything_cmd):
+    with mcp_sync.connect(everything_cmd, request_timeout=20) as client:
+        listed = {t.name: t for t in client.list_tools()}
+        (declaration,) = genai_declarations(client, names=["get-sum"], prefix="everything_")
+    assert "$schema" in listed["get-sum"].input_schema  # the server sends it
+    assert "$schema" not in declaration.parameters_json_schema
+    assert declaration.name == "everything_get-sum"

@@ -21,6 +21,7 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM
 
 import mcp_sync
 from mcp_sync.integrations.llama_index import llama_index_tools
+from mcp_sync.llm import tool_input_schema
 from mcp_sync.types import CallToolResult
 
 pytestmark = [
@@ -64,10 +65,10 @@ def test_predict_and_call_with_text_image_and_structured_results(everything_cmd)
             ]
         )
         response = llm.predict_and_call(tools, "use them", allow_parallel_tool_calls=True)
-    # the schema the LLM is given is the server's, untouched
+    # the schema the LLM is given is the server's, as LLM APIs take it (no "$schema")
     for sent in offered[0]:
         function = sent["function"]
-        assert function["parameters"] == mcp_tools[function["name"]].input_schema
+        assert function["parameters"] == tool_input_schema(mcp_tools[function["name"]])
         assert function["description"] == mcp_tools[function["name"]].description
     total, image, weather = response.sources
     assert total.content == "The sum of 2 and 3 is 5." and not total.is_error

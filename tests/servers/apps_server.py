@@ -1,7 +1,8 @@
 """A fixture MCP server (official Python SDK, `mcp` 2.x) for the framework integrations: an MCP
 Apps tool only the app's UI may call (``_meta.ui.visibility: ["app"]``), a tool for both, a
 result whose ``content`` summarises its ``structuredContent`` (SEP-2200), a tool that never
-answers in time, progress and logs during a call, and resources (text and binary) and a prompt.
+answers in time, progress and logs during a call, parameters with descriptions, bounds and an
+enum, an image result, its own process id, and resources (text and binary) and a prompt.
 
     python apps_server.py stdio
 """
@@ -9,13 +10,15 @@ answers in time, progress and logs during a call, and resources (text and binary
 from __future__ import annotations
 
 import base64
+import os
 import warnings
+from typing import Annotated, Literal
 
 import anyio
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 warnings.simplefilter("ignore")
 
@@ -63,12 +66,36 @@ async def stall(seconds: float) -> str:
 
 
 @server.tool()
+def pick(
+    count: Annotated[int, Field(ge=1, le=10, description="How many (1-10)")],
+    kind: Annotated[Literal["red", "blue"], Field(description="Which colour")] = "red",
+) -> str:
+    """Pick some marbles (parameters with descriptions, bounds and an enum)."""
+    return f"picked {count} {kind}"
+
+
+@server.tool()
 async def steps(count: int, ctx: Context) -> str:
     """Reports progress and logs at each step."""
     for step in range(1, count + 1):
         await ctx.info(f"step {step} of {count}")
         await ctx.report_progress(step, count, f"step {step}")
     return f"done after {count} steps"
+
+
+@server.tool()
+def snapshot() -> list[types.ContentBlock]:
+    """A caption and a one-pixel PNG."""
+    image = types.ImageContent(
+        type="image", data=base64.b64encode(PNG).decode(), mime_type="image/png"
+    )
+    return [types.TextContent(type="text", text="a dot"), image]
+
+
+@server.tool()
+def pid() -> int:
+    """This server's process id: which process answered."""
+    return os.getpid()
 
 
 @server.resource("notes://readme", mime_type="text/markdown")
