@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import time
 import warnings
 from typing import Any
 
+from ._deadline import Deadline
 from ._session import PendingRequest, Session
 from .abort import AbortSignal
 from .errors import (
@@ -138,29 +138,26 @@ def _no_common_version(offer: Offer, server_versions: Any) -> UnsupportedProtoco
 
 
 def negotiate(
-    session: Session, offer: Offer, timeout: float, signal: AbortSignal | None = None
+    session: Session, offer: Offer, deadline: Deadline, signal: AbortSignal | None = None
 ) -> ServerState:
-    """Agree on a version with the server at the other end of ``session`` (``signal``: stop,
-    with :class:`~mcp_sync.errors.Aborted`, as a recovery's caller or ``close()`` asks)."""
+    """Agree on a version with the server at the other end of ``session``, all of it (the
+    probe, the handshake, a late answer) by ``deadline``, the connecting call's (``signal``:
+    stop, with :class:`~mcp_sync.errors.Aborted`, as a recovery's caller or ``close()`` asks)."""
     mode = offer.protocol
     if mode == "handshake" or (mode != "auto" and versions.era_of(mode) == "handshake"):
-        return handshake(session, offer, timeout, signal)
+        return handshake(session, offer, deadline, signal)
     if mode != "auto":
-        return _discover(session, offer, mode, timeout, probe=False, signal=signal)
-    deadline = time.monotonic() + timeout
+        return _discover(session, offer, mode, deadline, probe=False, signal=signal)
+    # The probe window is for transports whose old servers may ignore the probe (stdio);
+    # over Streamable HTTP every server answers, and a slow one is still a 2026 one.
+    window = None if session.transport.answers_every_request else offer.probe_timeout
     try:
-        # The probe window is for transports whose old servers may ignore the probe (stdio);
-        # over Streamable HTTP every server answers, and a slow one is still a 2026 one.
-        if session.transport.answers_every_request:
-            probe_wait = timeout
-        else:
-            probe_wait = min(offer.probe_timeout, timeout)
         version = versions.STATELESS_VERSIONS[0]
-        return _discover(session, offer, version, probe_wait, probe=True, signal=signal)
+        return _discover(session, offer, version, deadline, True, signal, window)
     except _HandshakeServer as refusal:
         logger.debug("server/discover probe: %s; trying the handshake era", refusal)
         try:
-            state = handshake(session, offer, timeout, signal)
+            state = handshake(session, offer, deadline, signal)
         except McpError as refused:
             if refusal.server_versions is not None:
                 # It answered server/discover as a 2026 server does, with versions this
@@ -179,22 +176,25 @@ def negotiate(
 
 
 def _late_discover(
-    session: Session, offer: Offer, refusal: _HandshakeServer, refused: McpError, deadline: float
+    session: Session,
+    offer: Offer,
+    refusal: _HandshakeServer,
+    refused: McpError,
+    deadline: Deadline,
 ) -> ServerState:
     """The state from a ``server/discover`` answer that came after the probe window, else the
     handshake's refusal (``refused``)."""
     assert refusal.late is not None
     try:
         try:
-            raw = session.result(refusal.late, max(deadline - time.monotonic(), 0.0))
+            raw = session.result(refusal.late, deadline)
         except RpcError as exc:
             # A 2026 server that wants another 2026 version: go on as _discover would.
             data = exc.data if isinstance(exc.data, dict) else {}
             chosen = stateless.choose_version(data.get("supported") or [])
             if exc.code != stateless.UNSUPPORTED_VERSION or chosen is None:
                 raise
-            wait = max(deadline - time.monotonic(), 0.0)
-            return _discover(session, offer, chosen, wait, probe=False)
+            return _discover(session, offer, chosen, deadline, probe=False)
         result = parse_result("server/discover", DiscoverResult, raw)
         return _adopt(offer, refusal.version, result, probe=False)
     except McpError as late_error:
@@ -214,16 +214,21 @@ def _late_discover(
 
 
 def handshake(
-    session: Session, offer: Offer, timeout: float, signal: AbortSignal | None = None
+    session: Session, offer: Offer, deadline: Deadline, signal: AbortSignal | None = None
 ) -> ServerState:
-    """``initialize`` and ``notifications/initialized`` (the handshake era)."""
+    """``initialize`` and ``notifications/initialized`` (the handshake era), by ``deadline``."""
     params = {
         "protocolVersion": offer.handshake_version,
         "capabilities": offer.capabilities,
         "clientInfo": offer.client_info,
     }
     raw = session.request(
-        "initialize", params, timeout=timeout, cancellable=False, options=_IN_SESSION, signal=signal
+        "initialize",
+        params,
+        deadline=deadline,
+        cancellable=False,
+        options=_IN_SESSION,
+        signal=signal,
     )
     result = parse_result("initialize", InitializeResult, raw)
     if result.protocol_version not in versions.HANDSHAKE_VERSIONS:
@@ -232,7 +237,7 @@ def handshake(
     # the client has adopted the state included.
     session.message_options = MessageOptions(version=result.protocol_version)
     opens = MessageOptions(version=result.protocol_version, opens_session=True)
-    session.notify("notifications/initialized", timeout=timeout, options=opens)  # (a deadline)
+    session.notify("notifications/initialized", timeout=deadline.left(), options=opens)
     return ServerState(
         result.protocol_version, result.capabilities, result.server_info, result.instructions
     )
@@ -242,21 +247,29 @@ def _discover(
     session: Session,
     offer: Offer,
     version: str,
-    timeout: float,
+    deadline: Deadline,
     probe: bool,
     signal: AbortSignal | None = None,
+    window: float | None = None,
 ) -> ServerState:
-    """Run ``server/discover``; with ``probe`` a non-2026 answer raises _HandshakeServer."""
+    """Run ``server/discover`` by ``deadline``; with ``probe`` a non-2026 answer, or none
+    within ``window`` seconds (None: the deadline), raises _HandshakeServer."""
+    window = window if probe else None
     for attempt in range(2):
         meta = stateless.request_meta(version, {}, offer.client_info)
         pending = session.begin(
             "server/discover",
             {"_meta": meta},
+            # A transport may read the answer in send(), holding the caller by the deadline
+            # it is given: one waited for only a window is given none. (Only transports
+            # whose servers may ignore the probe have a window: stdio, which signs in
+            # nowhere.)
+            deadline=deadline if window is None else None,
             options=MessageOptions(version=version, standalone=True),
             signal=signal,
         )
         try:
-            raw = session.result(pending, timeout)
+            raw = session.result(pending, deadline, window)
             result = parse_result("server/discover", DiscoverResult, raw)
         except RpcError as exc:
             if exc.code == stateless.UNSUPPORTED_VERSION:
@@ -273,7 +286,9 @@ def _discover(
                 raise _HandshakeServer(exc, version) from None
             raise
         except RequestTimeout as exc:
-            if probe:  # keep listening: a slow stateless-era server may still answer
+            # Past the probe window, keep listening: a slow stateless-era server may still
+            # answer. Past the deadline, the connect timed out: nothing is left to try.
+            if probe and not deadline.passed():
                 raise _HandshakeServer(exc, version, late=pending) from None
             session.forget(pending)
             raise

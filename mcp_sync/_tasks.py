@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from . import _calls
 from ._connection import Connection, ProgressHandler
-from ._stateless import CallDeadline
+from ._deadline import call_deadline
 from .abort import AbortSignal
 from .errors import ProtocolError, RequestTimeout, RpcError, TaskCancelled
 from .protocol import meta as meta_keys
@@ -227,10 +227,10 @@ class Tasks:
         with this client's handlers; returns the ``inputResponses`` to send back. Past
         ``timeout`` no handler starts, and a running one sees its ``ctx.signal`` fire."""
         connection = self._connection
-        session = connection.connected_session(connection.request_timeout)
-        deadline = CallDeadline("tasks/update", timeout, None) if timeout else None
+        deadline = call_deadline(timeout)  # (None: a person may take as long as they need)
+        session = connection.connected_session(deadline if timeout else None)
         return connection.stateless.fulfil_input_requests(
-            session, dict(input_requests), signal, deadline
+            session, dict(input_requests), signal, deadline, "tasks/update"
         )
 
     def on_status(

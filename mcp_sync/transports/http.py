@@ -356,7 +356,7 @@ class StreamableHttpTransport(HttpTransportBase):
         except Cancelled:
             pass
         except Exception as exc:
-            self._request_failed(exc, method, request_id, exchange, deadline)
+            self._request_failed(exc, method, request_id, exchange, deadline, waited=False)
         finally:
             if options is not None and options.begins_session:  # (see "Session renewal")
                 self._renewal.answered(self.session_id)
@@ -397,11 +397,14 @@ class StreamableHttpTransport(HttpTransportBase):
         request_id: jsonrpc.RequestId,
         exchange: Exchange,
         deadline: float | None,
+        waited: bool = True,
     ) -> None:
-        # (past its deadline the session reports the request's timeout itself)
-        if not exchange.cancelled and not (
-            deadline is not None and (time.monotonic() >= deadline or is_timeout(exc))
-        ):
+        # A timeout is the session's to report, as is a failure past the deadline once it gave
+        # up (``waited``); on the caller's thread it has not, and makes such a failure (a
+        # sign-in the request's 401 started) the cause of the timeout.
+        past = deadline is not None and time.monotonic() >= deadline
+        late = (past and waited) or (not past and deadline is not None and is_timeout(exc))
+        if not exchange.cancelled and not late:
             self._report(error_for_request(exc, request_id, f"{method} failed"))
 
     def _request(
