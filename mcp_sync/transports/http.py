@@ -425,11 +425,8 @@ class StreamableHttpTransport(HttpTransportBase):
             self._renewal.begin(deadline)
         headers = self._post_headers(message, options)
         sent_session = SESSION_HEADER in headers
-        read_timeout = None
-        if deadline is not None:
-            read_timeout = deadline - time.monotonic()
-            if read_timeout <= 0:
-                return None  # (the session times the request out)
+        if deadline is not None and deadline <= time.monotonic():
+            return None  # (the session times the request out)
         try:
             response = self._client().open(
                 "POST",
@@ -438,7 +435,7 @@ class StreamableHttpTransport(HttpTransportBase):
                 jsonrpc.encode(message),
                 exchange,
                 safe=options is not None and options.safe_to_resend,
-                read_timeout=read_timeout,
+                deadline=deadline,
                 interactive=options is None or options.interactive_auth,
             )
         except NetworkError as exc:
