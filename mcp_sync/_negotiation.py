@@ -5,6 +5,12 @@ The 2026-07-28 era starts with ``server/discover``; the handshake era (2024-11-0
 and falls back to ``initialize`` on the same connection when the answer is not a 2026 one
 (docs/eras.md says what counts as one). The outcome is a :class:`ServerState`, which the
 client core applies.
+
+Over a transport whose old servers may ignore the probe (stdio), no answer within
+``probe_timeout`` counts as not a 2026 one; that window starts once the server has read the
+probe (``Transport.unread_by_peer``). A server that has not read it yet is still starting, not
+ignoring it, so the era it gets does not depend on how fast it starts, and one that reads the
+probe and ignores it waits no longer than before.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import warnings
+from concurrent import futures
 from typing import Any
 
 from ._deadline import Deadline
@@ -33,6 +40,9 @@ from .transports.base import MessageOptions
 __all__ = ["Offer", "ServerState", "handshake", "negotiate"]
 
 logger = logging.getLogger("mcp_sync")
+
+#: How often the probe looks whether a server still starting has read it yet.
+_READ_POLL = 0.05
 
 #: ``initialize`` belongs to the session it opens, whatever the session sent before (a recovery
 #: may find a stateless-era session), and goes at no version: its answer says which.
@@ -269,6 +279,8 @@ def _discover(
             signal=signal,
         )
         try:
+            if window is not None:
+                _wait_until_read(session, pending, deadline)
             raw = session.result(pending, deadline, window)
             result = parse_result("server/discover", DiscoverResult, raw)
         except RpcError as exc:
@@ -298,6 +310,15 @@ def _discover(
             raise
         return _adopt(offer, version, result, probe)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _wait_until_read(session: Session, pending: PendingRequest, deadline: Deadline) -> None:
+    """Return once the server has read the probe (or answered it); raise a timeout if it
+    has not by the deadline: it never finished starting."""
+    while session.transport.unread_by_peer() and not pending.future.done():
+        if deadline.passed():
+            raise deadline.expired(pending.method, "the server never read it (still starting)")
+        futures.wait([pending.future], deadline.within(_READ_POLL))
 
 
 def _adopt(offer: Offer, version: str, result: DiscoverResult, probe: bool) -> ServerState:
