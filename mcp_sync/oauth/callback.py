@@ -31,6 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import requests
 
+from .._user_agent import with_user_agent
 from ._http import DEFAULT_TIMEOUT, current_limits, require_secure
 from .errors import AuthorizationDenied, CallbackError, OAuthError, StateMismatchError
 from .flow import CallbackResult
@@ -278,7 +279,13 @@ def headless_redirect(
     def on_redirect(authorization_url: str) -> CallbackResult:
         require_secure(authorization_url, "authorization endpoint")
         # only the headers matter: the body (a hostile server's, maybe huge) is never read
-        response = http.get(authorization_url, allow_redirects=False, timeout=timeout, stream=True)
+        response = http.get(
+            authorization_url,
+            headers=with_user_agent({}, http),
+            allow_redirects=False,
+            timeout=timeout,
+            stream=True,
+        )
         with response:
             location = response.headers.get("Location")
             if response.status_code not in (301, 302, 303, 307, 308) or not location:

@@ -29,6 +29,7 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
+from ..._user_agent import own_session
 from ...auth import AuthProvider, RequestContext, UnauthorizedContext, parse_www_authenticate
 from .errors import is_reset, proxy_refusal, translate
 from .exchange import Cancelled, Exchange, use_exchange
@@ -110,7 +111,7 @@ class HttpClient:
         self.connect_timeout = connect_timeout
         self.owns_session = session is None
         if session is None:
-            session = requests.Session()
+            session = own_session()
             adapter = own_adapter(options, pool_connections=4, pool_maxsize=32)
             session.mount("http://", adapter)
             session.mount("https://", adapter)
