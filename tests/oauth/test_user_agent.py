@@ -96,3 +96,17 @@ def test_an_agent_the_user_names_is_sent_instead() -> None:
     seen = agents[0].seen
     assert {agent for _, path, agent in seen if path == "/mcp"} == {"their-app/1"}, seen
     assert {agent for _, path, agent in seen if path != "/mcp"} == {"their-oauth/2"}, seen
+
+
+def test_a_session_of_the_users_that_names_no_agent_still_sends_mcp_syncs() -> None:
+    served, agents = recorded("http")
+    with served as server:
+        auth = ClientCredentialsProvider(server.url, "machine", client_secret="machine-secret")
+        transport = mcp_sync.StreamableHttpTransport(
+            server.url, auth=auth, session=requests.Session()
+        )
+        with mcp_sync.Client(protocol="handshake").connect(transport) as client:
+            assert client.call_tool("add", {"a": 1, "b": 2}).text == "3"
+    seen = agents[0].seen
+    assert ("POST", "/mcp") in kinds(seen)
+    assert {agent for _, _, agent in seen} == {OURS}, seen
