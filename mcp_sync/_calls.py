@@ -137,8 +137,8 @@ def every(
     answered = 0
 
     def fetch(cursor: str | None) -> _Model:
-        if answered and deadline.passed():  # not sent only to be cancelled
-            raise deadline.expired(spec.method)
+        if answered:  # not sent only to be cancelled
+            deadline.check(spec.method)
         return page(connection, spec, cursor, timeout, signal, on_progress)
 
     items: list[Any] = []

@@ -63,6 +63,11 @@ class Deadline:
         left = self.left()
         return seconds if seconds < left else left
 
+    def check(self, method: str, detail: str | None = None) -> None:
+        """Raise :meth:`expired` if the deadline has passed."""
+        if time.monotonic() >= self.at:
+            raise self.expired(method, detail)
+
     def renew(self) -> None:
         """Progress arrived: ``timeout`` from now, never past the cap."""
         if self.timeout:

@@ -264,7 +264,6 @@ def _discover(
 ) -> ServerState:
     """Run ``server/discover`` by ``deadline``; with ``probe`` a non-2026 answer, or none
     within ``window`` seconds (None: the deadline), raises _HandshakeServer."""
-    window = window if probe else None
     for attempt in range(2):
         meta = stateless.request_meta(version, {}, offer.client_info)
         pending = session.begin(

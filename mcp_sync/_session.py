@@ -516,8 +516,8 @@ class Session:
             # What the request waited on when its time ran out (a sign-in, a read): the call
             # timed out, and that is its cause.
             self._settle_locally(pending, pending.timed_out(cause=error), "Request timed out")
-            return
-        self._settle(pending, error=error)
+        else:
+            self._settle(pending, error=error)
         if isinstance(error, ProtocolError):
             self._report(error)  # the server is broken: say so even though a call failed
 

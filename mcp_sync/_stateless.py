@@ -133,8 +133,8 @@ class StatelessEra:
         body = stateless.with_meta(body, self.meta(method))
         send = self._link.send_once
         for round_number in range(self.max_input_rounds + 1):
-            if round_number and deadline.passed():
-                raise deadline.expired(method, f"after {round_number} input_required rounds")
+            if round_number:
+                deadline.check(method, f"after {round_number} input_required rounds")
             try:
                 raw = send(session, method, body, deadline, signal, progress, options)
             except RequestTimeout as exc:
@@ -187,8 +187,8 @@ class StatelessEra:
         session: Session,
         requests: Any,
         signal: AbortSignal | None,
-        deadline: Deadline | None = None,
-        method: str = "",
+        deadline: Deadline,
+        method: str,
     ) -> dict[str, Any]:
         """Answer an ``inputRequests`` map with the registered handlers, on the calling
         thread, one after another; none runs once ``deadline`` (that of the call of
@@ -220,19 +220,16 @@ class StatelessEra:
         responses: dict[str, Any] = {}
         with _handler_signal(signal, deadline, method) as handler_signal:
             for done, (key, handler, params) in enumerate(calls):
-                if deadline is not None and deadline.passed():
-                    detail = f"after answering {done} of {len(calls)} input requests"
-                    raise deadline.expired(method, detail)
+                deadline.check(method, f"after answering {done} of {len(calls)} input requests")
                 try:
                     responses[key] = handler(params, handler_signal)
                 except Exception as exc:
-                    if deadline is not None and deadline.passed():
+                    if deadline.passed():
                         # (a handler that gave up when its signal fired at the deadline)
                         detail = f"while answering input request {key!r}"
                         raise deadline.expired(method, detail) from exc
                     raise
-        if deadline is not None and deadline.passed():
-            raise deadline.expired(method, f"while answering {len(calls)} input requests")
+        deadline.check(method, f"while answering {len(calls)} input requests")
         return responses
 
     def _note_server_info(self, raw: Any) -> None:
@@ -340,11 +337,11 @@ def _mentions(schema: object, key: str) -> bool:
 
 @contextlib.contextmanager
 def _handler_signal(
-    signal: AbortSignal | None, deadline: Deadline | None, method: str
+    signal: AbortSignal | None, deadline: Deadline, method: str
 ) -> Iterator[AbortSignal]:
     """The signal the handlers of one round get: the caller's, and the call's deadline (a
     handler waiting for a human sees it fire when the call's time is up)."""
-    if deadline is None or deadline.at == math.inf:
+    if deadline.at == math.inf:
         yield signal or AbortController().signal
         return
     controller = AbortController()
