@@ -28,7 +28,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
 from http_faults import FaultServer, Request, discover_result
-from reliability_support import SERVERS, fault_peer
+from reliability_support import SERVERS, fault_peer, started_late
 
 import mcp_sync
 from mcp_sync.errors import RpcError
@@ -186,11 +186,8 @@ def test_over_stdio_a_server_slow_to_start_is_not_offered_the_handshake(delay: f
     once it has answered the probe (and the late answer was used), but one that takes both
     on one connection got the handshake era: mongodb-mcp-server, about 2.2 s to start, got
     2025-11-25 where the official client gets 2026-07-28."""
-    late = (
-        "import os, sys, time; time.sleep(float(sys.argv[1])); os.execv(sys.argv[2], sys.argv[2:])"
-    )
-    server = [str(delay), sys.executable, str(SERVERS / "sdk_server.py"), "stdio"]
-    transport = Sent(sys.executable, ["-c", late, *server])
+    program, *args = started_late(delay, sys.executable, str(SERVERS / "sdk_server.py"), "stdio")
+    transport = Sent(program, args)
     with mcp_sync.Client("t", "1").connect(transport, timeout=30) as client:
         assert client.protocol_version == STATELESS
     assert "initialize" not in transport.methods, transport.methods

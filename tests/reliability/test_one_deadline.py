@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
+from reliability_support import started_late  # (also puts tests/ and tests/servers on sys.path)
 from support import SERVERS, wait_until
 
 import mcp_sync
@@ -47,10 +47,8 @@ def sdk() -> StdioTransport:
 
 def slow_sdk(delay: float = 1.5) -> StdioTransport:
     """The SDK fixture server, started ``delay`` seconds late (a cold start)."""
-    late = (
-        "import os, sys, time; time.sleep(float(sys.argv[1])); os.execv(sys.argv[2], sys.argv[2:])"
-    )
-    return StdioTransport(sys.executable, ["-c", late, str(delay), sys.executable, SDK, "stdio"])
+    program, *args = started_late(delay, sys.executable, SDK, "stdio")
+    return StdioTransport(program, args)
 
 
 def mute() -> StdioTransport:
@@ -75,9 +73,11 @@ def the_timeout_in(error: BaseException) -> RequestTimeout:
 
 
 @contextmanager
-def recovering(protocol: str, then: Callable[[], StdioTransport]) -> Iterator[mcp_sync.Client]:
-    """A client with recovery=, connected to the SDK server, which is then killed: its next
-    call recovers with ``then()``."""
+def recovering(
+    protocol: str, then: Callable[[], StdioTransport], on_elicitation: Any = None
+) -> Iterator[mcp_sync.Client]:
+    """A client with recovery= (and ``on_elicitation``), connected to the SDK server, which is
+    then killed: its next call recovers with ``then()``."""
     made: list[StdioTransport] = []
 
     def make() -> StdioTransport:
@@ -85,6 +85,8 @@ def recovering(protocol: str, then: Callable[[], StdioTransport]) -> Iterator[mc
         return made[-1]
 
     client = mcp_sync.Client("deadline", "1", protocol=protocol, recovery=FAST)
+    if on_elicitation is not None:
+        client.on_elicitation(on_elicitation)
     client.connect(make, timeout=30)
     try:
         pid = made[0].pid
@@ -146,23 +148,10 @@ def test_the_time_a_recovery_takes_comes_out_of_the_calls_timeout(protocol: str)
             pass
         return {"action": "decline"}
 
-    made: list[StdioTransport] = []
-
-    def make() -> StdioTransport:
-        made.append(sdk() if not made else slow_sdk())
-        return made[-1]
-
-    client = mcp_sync.Client("deadline", "1", protocol=protocol, recovery=FAST)
-    client.on_elicitation(never_answers)
-    client.connect(make, timeout=30)
-    try:
-        assert made[0].pid is not None
-        os.kill(made[0].pid, signal.SIGKILL)
-        wait_until(lambda: client.state == "disconnected", timeout=10)
-        error, took = timed(lambda: client.call_tool("ask_name", {}, timeout=8))
-    finally:
-        released.set()
-        client.close()
-    assert len(made) == 2
+    with recovering(protocol, slow_sdk, never_answers) as client:
+        try:
+            error, took = timed(lambda: client.call_tool("ask_name", {}, timeout=8))
+        finally:
+            released.set()  # (before close())
     assert the_timeout_in(error).timeout == 8, error
     assert took < 8 + SLACK, f"call_tool(timeout=8) took {took:.1f} s"
