@@ -400,7 +400,7 @@ class StreamableHttpTransport(HttpTransportBase):
         waited: bool = True,
     ) -> None:
         # A timeout is the session's to report, as is a failure past the deadline once it gave
-        # up (``waited``); on the caller's thread it has not, and makes such a failure (a
+        # up (``waited``). On the caller's thread it has not: it makes such a failure (a
         # sign-in the request's 401 started) the cause of the timeout.
         past = deadline is not None and time.monotonic() >= deadline
         late = (past and waited) or (not past and deadline is not None and is_timeout(exc))
