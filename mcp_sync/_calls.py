@@ -15,10 +15,9 @@ from typing import Any, Generic, TypeVar
 import pydantic
 
 from ._connection import Connection, ProgressHandler
+from ._deadline import call_deadline, under
 from ._numbers import call_timeout
-from ._pending import SHARED_DEADLINE, SharedDeadline
 from .abort import AbortSignal
-from .errors import RequestTimeout
 from .protocol import methods
 from .protocol.pagination import follow_cursors
 from .protocol.types import (
@@ -135,23 +134,28 @@ def every(
     ``request_timeout``) bounds the whole listing: each page gets what is left of it, and
     progress on a page renews it (never past ``max_total_timeout``)."""
     limit = connection.request_timeout if timeout is None else call_timeout(timeout, spec.method)
-    shared = SharedDeadline(limit, connection.max_total_timeout)
+    deadline = call_deadline(limit, connection.max_total_timeout)
+    outer_note = deadline.note
     answered = 0
 
     def fetch(cursor: str | None) -> _Model:
-        if answered and shared.expired():  # not sent only to be cancelled
-            capped = shared.deadline >= shared.total_deadline
-            spent = connection.max_total_timeout if capped else limit
-            raise RequestTimeout(spec.method, spent or 0.0, shared.describe())
+        if answered:  # not sent only to be cancelled
+            deadline.check(spec.method)
         return page(connection, spec, cursor, timeout, signal, on_progress)
 
     items: list[Any] = []
-    reset = SHARED_DEADLINE.set(shared)
+    deadline.note = "the timeout bounds the whole listing"
     try:
-        for each in follow_cursors(spec.method, fetch, lambda p: getattr(p, "next_cursor", None)):
-            items += getattr(each, spec.items)
-            answered += 1
-            shared.progress = f"{answered} page{'s' if answered > 1 else ''} answered"
+        with under(deadline):
+            for each in follow_cursors(spec.method, fetch, _next_cursor):
+                items += getattr(each, spec.items)
+                answered += 1
+                pages = f"{answered} page{'s' if answered > 1 else ''} answered"
+                deadline.note = f"the timeout bounds the whole listing; {pages}"
     finally:
-        SHARED_DEADLINE.reset(reset)
+        deadline.note = outer_note
     return items
+
+
+def _next_cursor(result: Any) -> str | None:
+    return getattr(result, "next_cursor", None)

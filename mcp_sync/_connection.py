@@ -24,12 +24,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from . import _dispatch, _hooks
+from ._deadline import Deadline, call_deadline
 from ._lifecycle import (
     Live,
     close_unreachable,
@@ -175,8 +175,10 @@ class Connection:
         self, transport: TransportSource, capabilities: dict[str, Any], timeout: float
     ) -> None:
         """Start ``transport`` (or the one ``transport()`` makes) and negotiate an era,
-        declaring ``capabilities``; on failure the connection is closed."""
+        declaring ``capabilities``, all within ``timeout``; on failure the connection is
+        closed."""
         number(timeout, "connect: timeout", infinite=True)
+        deadline = call_deadline(timeout)
         with self._state_lock:
             if self._state != "idle":
                 hint = f"; {CLOSED_BY_CLOSE}" if self._state == "closed" else ""
@@ -195,7 +197,7 @@ class Connection:
         self._finalizer.atexit = False  # at exit, the process module stops the servers
         try:
             transport.start()
-            self._apply(session, negotiate(session, self._offer(), timeout))
+            self._apply(session, negotiate(session, self._offer(), deadline))
         except BaseException:
             self.close()
             raise
@@ -405,7 +407,9 @@ class Connection:
         signal: AbortSignal | None = None,
         on_progress: ProgressHandler | None = None,
     ) -> Any:
-        """Send a request and return its raw result (``params`` is copied, not changed). An
+        """Send a request and return its raw result (``params`` is copied, not changed). A
+        recovery, the request and its input rounds all wait by one deadline, ``timeout``
+        from now (or the one of the call this thread is making: see :mod:`._deadline`). An
         argument under a secret-looking name (``password``) is a secret from here on."""
         timeout = call_timeout(timeout, method)
         body = dict(params) if params is not None else None
@@ -413,23 +417,24 @@ class Connection:
         if secrets:  # (mcp_sync.redaction)
             hold(self, *secrets)
         progress = None if on_progress is None else _typed_progress(on_progress)
-        return self._send_handling_recovery(method, body, timeout, signal, progress)
+        wait = self.request_timeout if timeout is None else timeout
+        deadline = call_deadline(wait, self.max_total_timeout)
+        return self._send_handling_recovery(method, body, deadline, signal, progress)
 
     def _send_handling_recovery(
         self,
         method: str,
         body: dict[str, Any] | None,
-        timeout: float | None,
+        deadline: Deadline,
         signal: AbortSignal | None,
         progress: RawProgress | None,
     ) -> Any:
         """With ``recovery=``, a request the server certainly did not run is sent again once
         the connection is back; one that was out when it broke fails."""
-        wait = self.request_timeout if timeout is None else timeout
-        session = self.connected_session(wait, signal)
+        session = self.connected_session(deadline, signal)
         generation = self._generation
         try:
-            result = self._send_in_era(session, method, body, wait, signal, progress)
+            result = self._send_in_era(session, method, body, deadline, signal, progress)
             self._track.answered_in = generation
             return result
         except McpError as exc:
@@ -441,35 +446,32 @@ class Connection:
                 if dropped_in_flight(exc) and self._state != "closed":
                     raise broke_while_out(method, exc) from exc
                 raise
-            deadline = time.monotonic() + wait
             logger.info("%s was refused unprocessed (%s); reconnecting", method, exc)
             if generation == self._generation:
                 self._track.lost(exc)  # (an HTTP 404: the session was lost just now)
         session = self._recover(generation, deadline, signal)
-        return self._send_in_era(
-            session, method, body, deadline - time.monotonic(), signal, progress
-        )
+        return self._send_in_era(session, method, body, deadline, signal, progress)
 
     def _send_in_era(
         self,
         session: Session,
         method: str,
         body: dict[str, Any] | None,
-        wait: float,
+        deadline: Deadline,
         signal: AbortSignal | None,
         progress: RawProgress | None,
     ) -> Any:
         server = self.server  # is_stateless, inlined: the property costs 0.7k instructions
         if server is not None and server.era == "stateless":
-            return self.stateless.request(session, method, body, wait, signal, progress)
-        return self.send_once(session, method, body, wait, signal, progress)
+            return self.stateless.request(session, method, body, deadline, signal, progress)
+        return self.send_once(session, method, body, deadline, signal, progress)
 
     def send_once(
         self,
         session: Session,
         method: str,
         body: dict[str, Any] | None,
-        wait: float,
+        deadline: Deadline,
         signal: AbortSignal | None,
         progress: RawProgress | None,
         options: MessageOptions | None = None,
@@ -478,14 +480,15 @@ class Connection:
         ``options`` for the transport (default: the session's)."""
         hook = _hooks.around_request  # None unless instrumented (tracing)
         if hook is not None:
-            return self._send_through(hook, session, method, body, wait, signal, progress, options)
+            return self._send_through(
+                hook, session, method, body, deadline, signal, progress, options
+            )
         # Called here, not through the hook's closure: making it took 1.7k instructions of
         # the 99k of a client.request (python -m bench.instructions).
         return session.request(
             method,
             body,
-            timeout=wait,
-            max_total_timeout=self.max_total_timeout,
+            deadline=deadline,
             signal=signal,
             on_progress=progress,
             options=options,
@@ -497,7 +500,7 @@ class Connection:
         session: Session,
         method: str,
         body: dict[str, Any] | None,
-        wait: float,
+        deadline: Deadline,
         signal: AbortSignal | None,
         progress: RawProgress | None,
         options: MessageOptions | None,
@@ -506,8 +509,7 @@ class Connection:
             return session.request(
                 method,
                 params,
-                timeout=wait,
-                max_total_timeout=self.max_total_timeout,
+                deadline=deadline,
                 signal=signal,
                 on_progress=progress,
                 options=options,
@@ -524,17 +526,18 @@ class Connection:
         self.connected_session().notify(method, body, wait)
 
     def connected_session(
-        self, wait: float | None = None, signal: AbortSignal | None = None
+        self, deadline: Deadline | None = None, signal: AbortSignal | None = None
     ) -> Session:
-        """The live session; with ``recovery=``, a lost one is replaced first (within
-        ``wait`` seconds, default ``request_timeout``, unless ``signal`` fires)."""
+        """The live session; with ``recovery=``, a lost one is replaced first (by the call's
+        ``deadline``, default ``request_timeout`` from now, unless ``signal`` fires)."""
         if self.forked:
             raise forked_error()
         session = self._session
         if self._state != "connected" or session is None or session.closed:
             lost = session is not None and self._state in ("connected", "disconnected")
             if lost and self._reconnector is not None:
-                deadline = time.monotonic() + (self.request_timeout if wait is None else wait)
+                if deadline is None:
+                    deadline = call_deadline(self.request_timeout)
                 return self._recover(self._generation, deadline, signal)
             ended = session is not None and (session.closed or self._died)  # (died: even now)
             if self._state in ("closed", "connected") and ended and session is not None:
@@ -558,7 +561,7 @@ class Connection:
     # -- recovery (the ``recovery=`` option; policy in mcp_sync/_recovery.py) ------------
 
     def _recover(
-        self, generation: int, deadline: float, signal: AbortSignal | None = None
+        self, generation: int, deadline: Deadline, signal: AbortSignal | None = None
     ) -> Session:
         """Replace the connection lost since connection number ``generation`` (or wait for
         the thread already doing it); return the live session."""
@@ -575,23 +578,23 @@ class Connection:
         assert session is not None
         return session
 
-    def _reopen(self, timeout: float, signal: AbortSignal) -> None:
-        """One attempt: a new transport when the old one closed (a stdio server exited),
-        else the handshake again on the same one (an HTTP server that forgot the session).
-        ``signal`` fires for the call's abort and for ``close()``."""
+    def _reopen(self, deadline: Deadline, signal: AbortSignal) -> None:
+        """One attempt, by the call's ``deadline``: a new transport when the old one closed
+        (a stdio server exited), else the handshake again on the same one (an HTTP server
+        that forgot the session). ``signal`` fires for the call's abort and for ``close()``."""
         assert self._reconnector is not None
         session, transport = self._session, self._transport
         assert session is not None and transport is not None
 
         def handshake(session: Session, transport: Transport) -> None:
-            self._adopt(session, transport, negotiate(session, self._offer(), timeout, signal))
+            self._adopt(session, transport, negotiate(session, self._offer(), deadline, signal))
 
         if session.closed or transport.closed:
             factory, make = self._transport_factory, self._new_session
             self._reconnector.replace(session, transport, factory, make, handshake)
         else:
             handshake(session, transport)
-        self._restore(self._session or session)
+        self._restore(self._session or session, deadline)
 
     def _adopt(self, session: Session, transport: Transport, state: ServerState) -> None:
         """Make the connection a recovery opened the current one."""
@@ -606,15 +609,16 @@ class Connection:
         self._generation += 1
         logger.info("reconnected to the server (connection %d)", self._generation + 1)
 
-    def _restore(self, session: Session) -> None:
-        """What the old connection had that the server forgot: live ``subscriptions/listen``
-        requests (stateless era), resource subscriptions and the log level (handshake era)."""
+    def _restore(self, session: Session, deadline: Deadline) -> None:
+        """What the old connection had that the server forgot, by the call's ``deadline``:
+        live ``subscriptions/listen`` requests (stateless era), resource subscriptions and the
+        log level (handshake era)."""
         stateless_era = self.is_stateless
-        self.stateless.reconnected(stateless_era)
+        self.stateless.reconnected(stateless_era, deadline)
         if stateless_era:
             return
 
         def send(method: str, params: dict[str, Any] | None) -> Any:
-            return self.send_once(session, method, params, self.request_timeout, None, None)
+            return self.send_once(session, method, params, deadline, None, None)
 
         restore(send, self._restorers, self.log_level)

@@ -5,16 +5,23 @@ The 2026-07-28 era starts with ``server/discover``; the handshake era (2024-11-0
 and falls back to ``initialize`` on the same connection when the answer is not a 2026 one
 (docs/eras.md says what counts as one). The outcome is a :class:`ServerState`, which the
 client core applies.
+
+Over a transport whose old servers may ignore the probe (stdio), no answer within
+``probe_timeout`` counts as not a 2026 one; that window starts once the server has read the
+probe (``Transport.unread_by_peer``). A server that has not read it yet is still starting, not
+ignoring it, so the era it gets does not depend on how fast it starts, and one that reads the
+probe and ignores it waits no longer than before.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import time
 import warnings
+from concurrent import futures
 from typing import Any
 
+from ._deadline import Deadline
 from ._session import PendingRequest, Session
 from .abort import AbortSignal
 from .errors import (
@@ -33,6 +40,9 @@ from .transports.base import MessageOptions
 __all__ = ["Offer", "ServerState", "handshake", "negotiate"]
 
 logger = logging.getLogger("mcp_sync")
+
+#: How often the probe looks whether a server still starting has read it yet.
+_READ_POLL = 0.05
 
 #: ``initialize`` belongs to the session it opens, whatever the session sent before (a recovery
 #: may find a stateless-era session), and goes at no version: its answer says which.
@@ -138,29 +148,26 @@ def _no_common_version(offer: Offer, server_versions: Any) -> UnsupportedProtoco
 
 
 def negotiate(
-    session: Session, offer: Offer, timeout: float, signal: AbortSignal | None = None
+    session: Session, offer: Offer, deadline: Deadline, signal: AbortSignal | None = None
 ) -> ServerState:
-    """Agree on a version with the server at the other end of ``session`` (``signal``: stop,
-    with :class:`~mcp_sync.errors.Aborted`, as a recovery's caller or ``close()`` asks)."""
+    """Agree on a version with the server at the other end of ``session``, all of it (the
+    probe, the handshake, a late answer) by ``deadline``, the connecting call's (``signal``:
+    stop, with :class:`~mcp_sync.errors.Aborted`, as a recovery's caller or ``close()`` asks)."""
     mode = offer.protocol
     if mode == "handshake" or (mode != "auto" and versions.era_of(mode) == "handshake"):
-        return handshake(session, offer, timeout, signal)
+        return handshake(session, offer, deadline, signal)
     if mode != "auto":
-        return _discover(session, offer, mode, timeout, probe=False, signal=signal)
-    deadline = time.monotonic() + timeout
+        return _discover(session, offer, mode, deadline, probe=False, signal=signal)
+    # The probe window is for transports whose old servers may ignore the probe (stdio);
+    # over Streamable HTTP every server answers, and a slow one is still a 2026 one.
+    window = None if session.transport.answers_every_request else offer.probe_timeout
     try:
-        # The probe window is for transports whose old servers may ignore the probe (stdio);
-        # over Streamable HTTP every server answers, and a slow one is still a 2026 one.
-        if session.transport.answers_every_request:
-            probe_wait = timeout
-        else:
-            probe_wait = min(offer.probe_timeout, timeout)
         version = versions.STATELESS_VERSIONS[0]
-        return _discover(session, offer, version, probe_wait, probe=True, signal=signal)
+        return _discover(session, offer, version, deadline, True, signal, window)
     except _HandshakeServer as refusal:
         logger.debug("server/discover probe: %s; trying the handshake era", refusal)
         try:
-            state = handshake(session, offer, timeout, signal)
+            state = handshake(session, offer, deadline, signal)
         except McpError as refused:
             if refusal.server_versions is not None:
                 # It answered server/discover as a 2026 server does, with versions this
@@ -179,22 +186,25 @@ def negotiate(
 
 
 def _late_discover(
-    session: Session, offer: Offer, refusal: _HandshakeServer, refused: McpError, deadline: float
+    session: Session,
+    offer: Offer,
+    refusal: _HandshakeServer,
+    refused: McpError,
+    deadline: Deadline,
 ) -> ServerState:
     """The state from a ``server/discover`` answer that came after the probe window, else the
     handshake's refusal (``refused``)."""
     assert refusal.late is not None
     try:
         try:
-            raw = session.result(refusal.late, max(deadline - time.monotonic(), 0.0))
+            raw = session.result(refusal.late, deadline)
         except RpcError as exc:
             # A 2026 server that wants another 2026 version: go on as _discover would.
             data = exc.data if isinstance(exc.data, dict) else {}
             chosen = stateless.choose_version(data.get("supported") or [])
             if exc.code != stateless.UNSUPPORTED_VERSION or chosen is None:
                 raise
-            wait = max(deadline - time.monotonic(), 0.0)
-            return _discover(session, offer, chosen, wait, probe=False)
+            return _discover(session, offer, chosen, deadline, probe=False)
         result = parse_result("server/discover", DiscoverResult, raw)
         return _adopt(offer, refusal.version, result, probe=False)
     except McpError as late_error:
@@ -214,16 +224,21 @@ def _late_discover(
 
 
 def handshake(
-    session: Session, offer: Offer, timeout: float, signal: AbortSignal | None = None
+    session: Session, offer: Offer, deadline: Deadline, signal: AbortSignal | None = None
 ) -> ServerState:
-    """``initialize`` and ``notifications/initialized`` (the handshake era)."""
+    """``initialize`` and ``notifications/initialized`` (the handshake era), by ``deadline``."""
     params = {
         "protocolVersion": offer.handshake_version,
         "capabilities": offer.capabilities,
         "clientInfo": offer.client_info,
     }
     raw = session.request(
-        "initialize", params, timeout=timeout, cancellable=False, options=_IN_SESSION, signal=signal
+        "initialize",
+        params,
+        deadline=deadline,
+        cancellable=False,
+        options=_IN_SESSION,
+        signal=signal,
     )
     result = parse_result("initialize", InitializeResult, raw)
     if result.protocol_version not in versions.HANDSHAKE_VERSIONS:
@@ -232,7 +247,7 @@ def handshake(
     # the client has adopted the state included.
     session.message_options = MessageOptions(version=result.protocol_version)
     opens = MessageOptions(version=result.protocol_version, opens_session=True)
-    session.notify("notifications/initialized", timeout=timeout, options=opens)  # (a deadline)
+    session.notify("notifications/initialized", timeout=deadline.left(), options=opens)
     return ServerState(
         result.protocol_version, result.capabilities, result.server_info, result.instructions
     )
@@ -242,21 +257,30 @@ def _discover(
     session: Session,
     offer: Offer,
     version: str,
-    timeout: float,
+    deadline: Deadline,
     probe: bool,
     signal: AbortSignal | None = None,
+    window: float | None = None,
 ) -> ServerState:
-    """Run ``server/discover``; with ``probe`` a non-2026 answer raises _HandshakeServer."""
+    """Run ``server/discover`` by ``deadline``; with ``probe`` a non-2026 answer, or none
+    within ``window`` seconds (None: the deadline), raises _HandshakeServer."""
     for attempt in range(2):
         meta = stateless.request_meta(version, {}, offer.client_info)
         pending = session.begin(
             "server/discover",
             {"_meta": meta},
+            # A transport may read the answer in send(), holding the caller by the deadline
+            # it is given: one waited for only a window is given none. (Only transports
+            # whose servers may ignore the probe have a window: stdio, which signs in
+            # nowhere.)
+            deadline=deadline if window is None else None,
             options=MessageOptions(version=version, standalone=True),
             signal=signal,
         )
         try:
-            raw = session.result(pending, timeout)
+            if window is not None:
+                _wait_until_read(session, pending, deadline)
+            raw = session.result(pending, deadline, window)
             result = parse_result("server/discover", DiscoverResult, raw)
         except RpcError as exc:
             if exc.code == stateless.UNSUPPORTED_VERSION:
@@ -273,7 +297,9 @@ def _discover(
                 raise _HandshakeServer(exc, version) from None
             raise
         except RequestTimeout as exc:
-            if probe:  # keep listening: a slow stateless-era server may still answer
+            # Past the probe window, keep listening: a slow stateless-era server may still
+            # answer. Past the deadline, the connect timed out: nothing is left to try.
+            if probe and not deadline.passed():
                 raise _HandshakeServer(exc, version, late=pending) from None
             session.forget(pending)
             raise
@@ -283,6 +309,15 @@ def _discover(
             raise
         return _adopt(offer, version, result, probe)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _wait_until_read(session: Session, pending: PendingRequest, deadline: Deadline) -> None:
+    """Return once the server has read the probe (or answered it); raise a timeout if it
+    has not by the deadline: it never finished starting."""
+    while session.transport.unread_by_peer() and not pending.future.done():
+        if deadline.passed():
+            raise deadline.expired(pending.method, "the server never read it (still starting)")
+        futures.wait([pending.future], deadline.within(_READ_POLL))
 
 
 def _adopt(offer: Offer, version: str, result: DiscoverResult, probe: bool) -> ServerState:

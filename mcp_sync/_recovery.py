@@ -10,7 +10,8 @@ of the policy.) Once the attempts are spent, calls fail at once with
 :class:`~mcp_sync.errors.CrashLoop` until the wait after the last failure is over, and then
 one attempt is made again. A connection that answered, or lived longer, starts a fresh run.
 
-A round (the attempts of one call) listens to that call's abort signal and its deadline, in
+A round (the attempts of one call) listens to that call's abort signal and waits by its
+deadline (the call's own, which the call's request gets what is left of afterwards), in
 the wait between attempts and in the handshake, and to ``close()``, which also stops what the
 round started (a new server process) before it returns.
 
@@ -33,6 +34,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ._causes import causes_of
+from ._deadline import Deadline
 from .abort import AbortController, AbortSignal
 from .backoff import RETRY_STATUSES, Backoff, retry_after_seconds
 from .errors import (
@@ -260,13 +262,13 @@ class Reconnector:
     def run(
         self,
         healthy: Callable[[], bool],
-        reopen: Callable[[float, AbortSignal], None],
-        deadline: float,
+        reopen: Callable[[Deadline, AbortSignal], None],
+        deadline: Deadline,
         loss: Callable[[], Loss],
         signal: AbortSignal | None = None,
     ) -> None:
-        """Make ``healthy()`` true by calling ``reopen(timeout, signal)`` until it works, the
-        policy is exhausted or ``deadline`` (``time.monotonic()``) passes; ``loss()`` says how
+        """Make ``healthy()`` true by calling ``reopen(deadline, signal)`` until it works, the
+        policy is exhausted or ``deadline`` (the call's) passes; ``loss()`` says how
         the connection to replace ended, ``signal`` is the call's.
 
         Raises ``ConnectionClosed`` (its cause the last failure) when it gives up,
@@ -275,7 +277,7 @@ class Reconnector:
         """
         what = "lost the connection to the server"
         rounds_seen = self._rounds
-        self._acquire(deadline, signal, what)
+        self._acquire(deadline.at, signal, what)
         try:
             if healthy():
                 return
@@ -328,8 +330,8 @@ class Reconnector:
 
     def _attempts(
         self,
-        reopen: Callable[[float, AbortSignal], None],
-        deadline: float,
+        reopen: Callable[[Deadline, AbortSignal], None],
+        deadline: Deadline,
         what: str,
         round_signal: AbortSignal,
         signal: AbortSignal | None,
@@ -341,7 +343,7 @@ class Reconnector:
             if self.policy.is_exhausted() and wait > 0:
                 raise self._crash_loop(what, wait)
             if wait > 0:
-                if now + wait >= deadline:
+                if now + wait >= deadline.at:
                     raise ConnectionClosed(
                         f"{what}: could not reconnect ({self.policy.failures} attempts); the "
                         f"next one is due in {wait:.1f} s, after this call's timeout",
@@ -350,7 +352,7 @@ class Reconnector:
                 round_signal.wait(wait)
                 self._check(round_signal, signal, what)
             try:
-                reopen(max(deadline - time.monotonic(), 0.001), round_signal)
+                reopen(deadline, round_signal)
                 return
             except McpError as exc:
                 self._check(round_signal, signal, what)
@@ -360,7 +362,7 @@ class Reconnector:
                 self._failed(policy, exc, time.monotonic())
                 if policy.is_exhausted():
                     raise self._crash_loop(what, self._not_before - time.monotonic()) from exc
-                if self._not_before >= deadline:
+                if self._not_before >= deadline.at:
                     raise ConnectionClosed(
                         f"{what}: could not reconnect ({policy.failures} attempts)", cause=exc
                     ) from exc

@@ -41,6 +41,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from . import _dispatch
+from ._deadline import Deadline
 from ._extra_headers import with_extra_headers
 from ._method_options import for_method
 from ._pending import PendingRequest, ProgressCallback
@@ -143,20 +144,18 @@ class Session:
         method: str,
         params: dict[str, Any] | None = None,
         *,
-        timeout: float | None,
-        max_total_timeout: float | None = None,
+        deadline: Deadline,
         signal: AbortSignal | None = None,
         on_progress: ProgressCallback | None = None,
         cancellable: bool = True,
         options: MessageOptions | None = None,
     ) -> Any:
-        """Send a request and block until its result; raise on error, timeout or abort.
-        ``options`` (default :attr:`message_options`) go to the transport with it."""
+        """Send a request and block until its result, by the call's ``deadline``; raise on
+        error, timeout or abort. ``options`` (default :attr:`message_options`) go to the
+        transport with it."""
         if signal is not None:
             signal.throw_if_aborted()
-        pending = self.begin(
-            method, params, timeout, max_total_timeout, on_progress, options, signal
-        )
+        pending = self.begin(method, params, deadline, on_progress, options, signal)
         try:
             return self._wait(pending, cancellable)
         finally:
@@ -167,21 +166,21 @@ class Session:
         self,
         method: str,
         params: dict[str, Any] | None = None,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
+        deadline: Deadline | None = None,
         on_progress: ProgressCallback | None = None,
         options: MessageOptions | None = None,
         signal: AbortSignal | None = None,
     ) -> PendingRequest:
         """Send a request without waiting: its ``future`` settles when it is answered.
 
-        For long-lived requests (``subscriptions/listen``); end one with :meth:`cancel`.
+        For long-lived requests (``subscriptions/listen``: no ``deadline``), and for a request
+        waited for with :meth:`result`; end one with :meth:`cancel`.
         ``signal`` aborts the request; it is listened to before the request is sent, as a
         transport may make the whole exchange inside ``send`` (HTTP does).
         """
         self._check_open()
         request_id = next(self._ids)
-        pending = PendingRequest(request_id, method, timeout, max_total_timeout, on_progress)
+        pending = PendingRequest(request_id, method, deadline or Deadline(None), on_progress)
         options = with_extra_headers(for_method(method, options or self.message_options))
         if on_progress is not None:
             params = dict(params or {})
@@ -195,7 +194,7 @@ class Session:
         try:
             self.transport.send(
                 jsonrpc.request(request_id, method, params),
-                deadline=pending.deadline,
+                deadline=pending.deadline.at,
                 signal=pending.send_signal,
                 options=options,
             )
@@ -221,13 +220,19 @@ class Session:
             raise
         return pending
 
-    def result(self, pending: PendingRequest, timeout: float) -> Any:
-        """Wait up to ``timeout`` for a request started with :meth:`begin`. On timeout raise
+    def result(
+        self, pending: PendingRequest, deadline: Deadline, window: float | None = None
+    ) -> Any:
+        """Wait for the answer to a request started with :meth:`begin`, by the call's
+        ``deadline``, or for ``window`` seconds if that ends sooner. On timeout raise
         :class:`RequestTimeout` and leave the request pending: its answer may still come."""
-        done, _ = futures.wait([pending.future], timeout)
-        if not done:
-            raise RequestTimeout(pending.method, timeout)
-        return pending.future.result()
+        wait = deadline.left() if window is None else deadline.within(window)
+        done, _ = futures.wait([pending.future], None if wait == math.inf else wait)
+        if done:
+            return pending.future.result()
+        if deadline.passed():
+            raise deadline.expired(pending.method)
+        raise RequestTimeout(pending.method, wait)
 
     def forget(self, pending: PendingRequest) -> None:
         """Stop waiting for a request's answer, sending nothing."""
@@ -263,7 +268,7 @@ class Session:
         error: BaseException | None
         try:
             while True:
-                remaining = pending.deadline - time.monotonic()
+                remaining = pending.deadline.at - time.monotonic()
                 if remaining <= 0:
                     self._settle_locally(pending, pending.timed_out(), "Request timed out")
                     remaining = 0
@@ -507,7 +512,12 @@ class Session:
         if pending is None:
             self._report(error)
             return
-        self._settle(pending, error=error)
+        if pending.deadline.passed():
+            # What the request waited on when its time ran out (a sign-in, a read): the call
+            # timed out, and that is its cause.
+            self._settle_locally(pending, pending.timed_out(cause=error), "Request timed out")
+        else:
+            self._settle(pending, error=error)
         if isinstance(error, ProtocolError):
             self._report(error)  # the server is broken: say so even though a call failed
 

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import pydantic
 
 from ._cache import CACHEABLE, ResultCache
+from ._deadline import Deadline
 from ._extra_headers import current as current_extra_headers
 from ._negotiation import ServerState
 from ._server_requests import MAX_INPUT_REQUESTS, RequestHandler
@@ -47,7 +48,6 @@ from .protocol.types import TASKS_EXTENSION, Implementation, Tool
 from .transports.base import MessageOptions
 
 __all__ = [
-    "CallDeadline",
     "Link",
     "StatelessEra",
     "StatelessListen",
@@ -76,7 +76,7 @@ class Link(Protocol):
     @property
     def state(self) -> str: ...
 
-    def connected_session(self, wait: float | None = None) -> Session: ...
+    def connected_session(self, deadline: Deadline | None = None) -> Session: ...
 
     def current_session(self) -> Session | None: ...
 
@@ -87,7 +87,7 @@ class Link(Protocol):
         session: Session,
         method: str,
         body: dict[str, Any] | None,
-        wait: float,
+        deadline: Deadline,
         signal: AbortSignal | None,
         progress: ProgressCallback | None,
         options: MessageOptions | None = None,
@@ -114,13 +114,13 @@ class StatelessEra:
         session: Session,
         method: str,
         body: dict[str, Any] | None,
-        wait: float,
+        deadline: Deadline,
         signal: AbortSignal | None,
         progress: ProgressCallback | None,
     ) -> Any:
         """One request: from the cache, or sent with ``_meta`` and as many ``input_required``
-        rounds as the server asks for (each round its own request), all within one deadline:
-        ``wait`` covers every round and every handler the call runs."""
+        rounds as the server asks for (each round its own request), all by the call's
+        ``deadline``: it covers every round and every handler the call runs."""
         cache = self.cache
         identity: str | None = None
         if cache is not None and method in CACHEABLE:
@@ -132,18 +132,16 @@ class StatelessEra:
         options = self._options(method, body)
         body = stateless.with_meta(body, self.meta(method))
         send = self._link.send_once
-        deadline = CallDeadline(method, wait, self._link.max_total_timeout)
-        if progress is not None:
-            progress = deadline.renewing(progress)
         for round_number in range(self.max_input_rounds + 1):
             if round_number:
-                wait = deadline.remaining(f"after {round_number} input_required rounds")
+                deadline.check(method, f"after {round_number} input_required rounds")
             try:
-                raw = send(session, method, body, wait, signal, progress, options)
+                raw = send(session, method, body, deadline, signal, progress, options)
             except RequestTimeout as exc:
                 if not round_number:
                     raise
-                raise deadline.expired(f"in input_required round {round_number + 1}") from exc
+                detail = f"in input_required round {round_number + 1}"
+                raise deadline.expired(method, detail) from exc
             self._note_server_info(raw)
             kind = stateless.result_type(raw)
             if kind == "task" and not stateless.declares_extension(body, TASKS_EXTENSION):
@@ -155,7 +153,7 @@ class StatelessEra:
                     cache.put(method, key_params, raw, identity)
                 return raw
             responses = self.fulfil_input_requests(
-                session, raw.get("inputRequests"), signal, deadline
+                session, raw.get("inputRequests"), signal, deadline, method
             )
             body = stateless.retry_params(body, responses, raw.get("requestState"))
         raise ProtocolError(
@@ -189,10 +187,12 @@ class StatelessEra:
         session: Session,
         requests: Any,
         signal: AbortSignal | None,
-        deadline: CallDeadline | None = None,
+        deadline: Deadline,
+        method: str,
     ) -> dict[str, Any]:
         """Answer an ``inputRequests`` map with the registered handlers, on the calling
-        thread, one after another; none runs once ``deadline`` has passed.
+        thread, one after another; none runs once ``deadline`` (that of the call of
+        ``method``) has passed.
 
         A map of more than ``MAX_INPUT_REQUESTS``, or one asking for a capability this client
         lacks, is refused whole before any handler runs."""
@@ -206,31 +206,30 @@ class StatelessEra:
             )
         calls: list[tuple[str, RequestHandler, dict[str, Any]]] = []
         for key, request in requests.items():
-            method = request.get("method") if isinstance(request, dict) else None
-            handler = session.handler(method) if isinstance(method, str) else None
+            asked = request.get("method") if isinstance(request, dict) else None
+            handler = session.handler(asked) if isinstance(asked, str) else None
             if handler is None:
-                capability = stateless.INPUT_METHODS.get(str(method), str(method))
+                capability = stateless.INPUT_METHODS.get(str(asked), str(asked))
                 raise MissingClientCapability(
                     stateless.MISSING_CAPABILITY,
-                    f"the server asks for {method} but this client has no {capability} handler"
+                    f"the server asks for {asked} but this client has no {capability} handler"
                     f" (register one with on_{capability}() or roots=)",
                     {"requiredCapabilities": {capability: {}}},
                 )
             calls.append((key, handler, request.get("params") or {}))
         responses: dict[str, Any] = {}
-        with _handler_signal(signal, deadline) as handler_signal:
+        with _handler_signal(signal, deadline, method) as handler_signal:
             for done, (key, handler, params) in enumerate(calls):
-                if deadline is not None:
-                    deadline.remaining(f"after answering {done} of {len(calls)} input requests")
+                deadline.check(method, f"after answering {done} of {len(calls)} input requests")
                 try:
                     responses[key] = handler(params, handler_signal)
                 except Exception as exc:
-                    if deadline is not None and deadline.at <= time.monotonic():
+                    if deadline.passed():
                         # (a handler that gave up when its signal fired at the deadline)
-                        raise deadline.expired(f"while answering input request {key!r}") from exc
+                        detail = f"while answering input request {key!r}"
+                        raise deadline.expired(method, detail) from exc
                     raise
-        if deadline is not None:
-            deadline.remaining(f"while answering {len(calls)} input requests")
+        deadline.check(method, f"while answering {len(calls)} input requests")
         return responses
 
     def _note_server_info(self, raw: Any) -> None:
@@ -301,13 +300,14 @@ class StatelessEra:
         listener.start(timeout)
         return listener
 
-    def reconnected(self, era_is_stateless: bool) -> None:
-        """The connection was replaced: the cache may be stale, the listens forgotten."""
+    def reconnected(self, era_is_stateless: bool, deadline: Deadline) -> None:
+        """The connection was replaced: the cache may be stale, the listens forgotten (they
+        are started again by ``deadline``, that of the call that reconnected)."""
         if self.cache is not None:
             self.cache.clear()
         if era_is_stateless:
             for listen in list(self._active_listens):
-                listen.restart()  # before the call that reconnected goes out
+                listen.restart(deadline)  # before the call that reconnected goes out
 
 
 def _headers_valid(tool: Tool) -> bool:
@@ -335,54 +335,13 @@ def _mentions(schema: object, key: str) -> bool:
     return False
 
 
-class CallDeadline:
-    """One call's deadline across all its ``input_required`` rounds and their handlers.
-
-    ``timeout`` from the start (None or 0: none), pushed back by progress as one request's is
-    (:meth:`renewing`), never past ``max_total`` from the start.
-    """
-
-    def __init__(self, method: str, timeout: float | None, max_total: float | None) -> None:
-        now = time.monotonic()
-        self.method = method
-        self.timeout = timeout
-        self.max_total = max_total
-        self.total = now + max_total if max_total else math.inf
-        self.at = min(now + timeout if timeout else math.inf, self.total)
-
-    def renewing(self, progress: ProgressCallback) -> ProgressCallback:
-        """``progress``, which first pushes the deadline back."""
-
-        def renew(params: dict[str, Any]) -> None:
-            if self.timeout:
-                self.at = min(time.monotonic() + self.timeout, self.total)
-            progress(params)
-
-        return renew
-
-    def remaining(self, detail: str) -> float:
-        """The seconds left (0: no deadline); raise :class:`RequestTimeout` if none are."""
-        if self.at == math.inf:
-            return 0.0
-        left = self.at - time.monotonic()
-        if left <= 0:
-            raise self.expired(detail)
-        return left
-
-    def expired(self, detail: str) -> RequestTimeout:
-        """The error for this call's deadline, naming the limit that ran out."""
-        capped = self.at >= self.total
-        limit = self.max_total if capped else self.timeout
-        return RequestTimeout(self.method, limit or 0.0, detail)
-
-
 @contextlib.contextmanager
 def _handler_signal(
-    signal: AbortSignal | None, deadline: CallDeadline | None
+    signal: AbortSignal | None, deadline: Deadline, method: str
 ) -> Iterator[AbortSignal]:
     """The signal the handlers of one round get: the caller's, and the call's deadline (a
     handler waiting for a human sees it fire when the call's time is up)."""
-    if deadline is None or deadline.at == math.inf:
+    if deadline.at == math.inf:
         yield signal or AbortController().signal
         return
     controller = AbortController()
@@ -392,7 +351,7 @@ def _handler_signal(
     timer = threading.Timer(
         max(deadline.at - time.monotonic(), 0.0),
         controller.abort,
-        args=(deadline.expired("the call's deadline passed while its handlers ran"),),
+        args=(deadline.expired(method, "the call's deadline passed while its handlers ran"),),
     )
     timer.name = "mcp-sync-call-deadline"
     timer.daemon = True
@@ -509,14 +468,15 @@ class StatelessListen:
         logger.debug("subscriptions/listen dropped (%s); listening again", error)
         self._link.submit(self._restart)
 
-    def restart(self) -> None:
-        """Listen again (after the client reconnected): the server forgot the old request."""
+    def restart(self, deadline: Deadline) -> None:
+        """Listen again (after the client reconnected, by the ``deadline`` of the call that
+        did): the server forgot the old request."""
         if not self._cancelled:
-            self._restart()
+            self._restart(deadline.within(self._link.request_timeout))
 
-    def _restart(self) -> None:
+    def _restart(self, wait: float | None = None) -> None:
         try:
-            self.start(self._link.request_timeout)
+            self.start(self._link.request_timeout if wait is None else wait)
         except McpError as exc:
             logger.warning("could not listen again after a drop: %s", exc)
 

@@ -22,6 +22,7 @@ from urllib.parse import unquote, urlsplit
 
 from typing_extensions import Unpack
 
+from ._deadline import call_deadline, under
 from .backoff import Backoff
 from .client import Client
 from .errors import McpError
@@ -256,10 +257,12 @@ def open_client(
         return transport
 
     fallback = _fallback_url(target)
+    client = Client(**client_options)
+    # One deadline for both attempts: the fallback gets what the first one left.
+    deadline = call_deadline(client.request_timeout if timeout is None else timeout)
     try:
-        return Client(**client_options).connect(
-            target if isinstance(target, Transport) else make, timeout=timeout
-        )
+        with under(deadline):
+            return client.connect(target if isinstance(target, Transport) else make)
     except Exception as exc:
         explained = watches[0].explain(exc) if watches else exc
         if explained is not exc:
@@ -285,7 +288,8 @@ def open_client(
         return _http(fallback, "sse", headers, auth, options)
 
     try:
-        return Client(**client_options).connect(make_legacy, timeout=timeout)
+        with under(deadline):
+            return Client(**client_options).connect(make_legacy)
     except McpError as legacy:  # both failed: the first attempt's status goes first
         raise fallback_failed(primary, legacy) from legacy
 

@@ -27,8 +27,8 @@ from typing import Any, TypeVar
 
 from . import _calls
 from ._connection import Connection, ProgressHandler
+from ._deadline import call_deadline
 from ._numbers import call_timeout, whole
-from ._stateless import CallDeadline
 from .abort import AbortSignal
 from .errors import ProtocolError, RequestTimeout, RpcError, TaskCancelled
 from .protocol import meta as meta_keys
@@ -232,10 +232,10 @@ class Tasks:
         ``timeout`` no handler starts, and a running one sees its ``ctx.signal`` fire."""
         connection = self._connection
         timeout = call_timeout(timeout, "answer_input_requests")
-        session = connection.connected_session(connection.request_timeout)
-        deadline = CallDeadline("tasks/update", timeout, None) if timeout else None
+        deadline = call_deadline(timeout)  # (None: a person may take as long as they need)
+        session = connection.connected_session(deadline if timeout else None)
         return connection.stateless.fulfil_input_requests(
-            session, dict(input_requests), signal, deadline
+            session, dict(input_requests), signal, deadline, "tasks/update"
         )
 
     def on_status(

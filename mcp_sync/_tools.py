@@ -18,6 +18,7 @@ from typing import Any
 
 from . import _calls
 from ._connection import Connection, ProgressHandler
+from ._deadline import call_deadline, under
 from ._lifecycle import weak_callback
 from .abort import AbortSignal
 from .backoff import Backoff
@@ -97,7 +98,22 @@ class Tools:
         on_progress: ProgressHandler | None,
         validate: bool,
     ) -> CallToolResult:
-        """``tools/call`` with ``params``; ``validate`` checks the structured content."""
+        """``tools/call`` with ``params``; ``validate`` checks the structured content. The
+        listings it may need (for the pins, for changed headers, for the output schema) and
+        the call share one deadline, ``timeout`` from now."""
+        connection = self._connection
+        wait = connection.request_timeout if timeout is None else timeout
+        with under(call_deadline(wait, connection.max_total_timeout)):
+            return self._call(params, timeout, signal, on_progress, validate)
+
+    def _call(
+        self,
+        params: Mapping[str, Any],
+        timeout: float | None,
+        signal: AbortSignal | None,
+        on_progress: ProgressHandler | None,
+        validate: bool,
+    ) -> CallToolResult:
         connection = self._connection
         if self._pins is not None:
             self.check_pinned(params["name"], timeout, signal)

@@ -106,8 +106,8 @@ class Client:
       server did not advertise (default True).
     - ``protocol``: ``"auto"`` (probe for 2026-07-28, fall back to the handshake),
       ``"handshake"`` (handshake only) or a version to pin; ``protocol_version``: the version
-      ``initialize`` offers; ``probe_timeout``: how long the probe waits (seconds; not over
-      Streamable HTTP, where every server answers it).
+      ``initialize`` offers; ``probe_timeout``: how long the probe waits once a stdio
+      server has read it (seconds; not over Streamable HTTP, where every server answers it).
     - ``max_input_rounds``: how many 2026 ``input_required`` rounds one call may take.
     - ``cache``: keep 2026 list/read results for their ``ttlMs`` (off by default).
     - ``recovery``: ``True`` or a :class:`Backoff` to heal a lost connection on the next
@@ -229,8 +229,9 @@ class Client:
 
         With ``protocol="auto"`` (the default) the client first probes with
         ``server/discover`` (2026-07-28, the stateless era); a server that does not answer it
-        as a 2026-era server (within ``probe_timeout``, except over Streamable HTTP, where
-        every server answers) gets the ``initialize`` handshake on the same connection.
+        as a 2026-era server (within ``probe_timeout`` of reading it, except over Streamable
+        HTTP, where every server answers) gets the ``initialize`` handshake on the same
+        connection; all of it within ``timeout``.
         ``protocol="handshake"`` skips the probe; a version pins it.
 
         Raises :class:`UnsupportedProtocolVersion` (after closing) when no version is shared.

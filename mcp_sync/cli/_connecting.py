@@ -101,11 +101,7 @@ def connect(
 
     options: ClientOptions = {"name": "mcp-sync-cli"}
     if args.timeout is not None:
-        options["request_timeout"] = args.timeout
-    if args.timeout is not None:
-        # The server/discover probe waits 2 s (a 2026-era server slower than that to start is
-        # still recognised from its answer to the handshake); never longer than --timeout.
-        options["probe_timeout"] = min(2.0, args.timeout)
+        options["request_timeout"] = args.timeout  # (the probe waits no longer: one deadline)
     if args.ignore_capabilities:
         options["strict_capabilities"] = False
     if args.protocol is not None:

@@ -29,6 +29,7 @@ import requests
 import urllib3
 
 from .._causes import causes_of
+from .._user_agent import with_user_agent
 from ..errors import Aborted
 from .errors import (
     EndpointUnreachable,
@@ -235,11 +236,14 @@ def _exchange(
                 url,
                 data=dict(data) if data is not None else None,
                 json=dict(json) if json is not None else None,
-                headers={
-                    "Accept": "application/json",
-                    "Accept-Encoding": "gzip, deflate",
-                    **(headers or {}),
-                },
+                headers=with_user_agent(
+                    {
+                        "Accept": "application/json",
+                        "Accept-Encoding": "gzip, deflate",
+                        **(headers or {}),
+                    },
+                    session,
+                ),
                 timeout=(budget, read),
                 allow_redirects=False,
                 stream=True,

@@ -32,6 +32,7 @@ from urllib.parse import parse_qs, urlsplit
 import requests
 
 from .._numbers import call_timeout, number, whole
+from .._user_agent import with_user_agent
 from ._egress import Egress, current_rules, guard_session
 from ._http import DEFAULT_TIMEOUT, current_limits, require_secure
 from .errors import AuthorizationDenied, CallbackError, OAuthError, StateMismatchError
@@ -291,7 +292,11 @@ def headless_redirect(
         try:
             # only the headers matter: the body (a hostile server's, maybe huge) is never read
             with http.get(
-                authorization_url, allow_redirects=False, timeout=timeout, stream=True
+                authorization_url,
+                headers=with_user_agent({}, http),
+                allow_redirects=False,
+                timeout=timeout,
+                stream=True,
             ) as response:
                 status, location = response.status_code, response.headers.get("Location")
         finally:

@@ -111,6 +111,10 @@ class LineTransport(Transport):
                 raise self._closed_error() from None
             raise self._write_failed(exc.cause) from exc.cause
 
+    def unread_by_peer(self) -> int:
+        writer = self._writer
+        return 0 if writer is None else writer.unread()
+
     def close(self) -> None:
         self._closing = True
         if self._started:

@@ -10,10 +10,13 @@ end and says so (``on_broken``).
 
 from __future__ import annotations
 
+import array
 import contextlib
+import fcntl
 import math
 import os
 import select
+import termios
 import threading
 import time
 from collections.abc import Callable
@@ -87,6 +90,23 @@ class PipeWriter:
                 raise PipeClosed(exc) from exc
             if written != len(data):
                 self._write_rest(data, written, deadline, signal)
+        finally:
+            self._lock.release()
+
+    def unread(self) -> int:
+        """Bytes written that the reader has not taken yet: 0 when it has read everything,
+        and where that cannot be told (``FIONREAD`` on a pipe's write end is Linux's)."""
+        if not self._lock.acquire(timeout=_WRITE_SLICE):
+            return 1  # a write waits for the reader: it is behind
+        try:
+            if not self._open:
+                return 0
+            count = array.array("i", [0])
+            try:
+                fcntl.ioctl(self._fd, termios.FIONREAD, count, True)
+            except OSError:
+                return 0
+            return count[0]
         finally:
             self._lock.release()
 

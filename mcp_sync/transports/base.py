@@ -27,6 +27,11 @@ and listens, and never closes it.
     within a short bound, release every reader, stop the peer (a child process is gone when it
     returns), join the transport's threads, and fire ``on_close(None)``.
 
+``unread_by_peer()``
+    Optional: how many bytes sent the peer has not read yet, where the transport can tell
+    (stdio: the pipe's count), else 0 (the default). A peer that has read nothing is still
+    starting: the era probe's window starts once it has read the probe.
+
 ``release_after_fork()``
     In a ``fork()`` child, instead of ``close()``: close this process's copies of the
     descriptors and nothing more (send nothing, signal no process, shut no socket down, join
@@ -152,6 +157,11 @@ class Transport(ABC):
     @abstractmethod
     def close(self) -> None:
         """Close the connection, stop the peer and join the transport's threads."""
+
+    def unread_by_peer(self) -> int:
+        """Bytes sent that the peer has not read yet; 0 when it cannot be told (see the
+        module docstring)."""
+        return 0
 
     def release_after_fork(self) -> None:  # noqa: B027 (optional: most have nothing to do)
         """In a forked child: let go of this process's copies of the descriptors, touching

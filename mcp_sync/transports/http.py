@@ -359,7 +359,7 @@ class StreamableHttpTransport(HttpTransportBase):
         except Cancelled:
             pass
         except Exception as exc:
-            self._request_failed(exc, method, request_id, exchange, deadline)
+            self._request_failed(exc, method, request_id, exchange, deadline, waited=False)
         finally:
             if options is not None and options.begins_session:  # (see "Session renewal")
                 self._renewal.answered(self.session_id)
@@ -400,11 +400,14 @@ class StreamableHttpTransport(HttpTransportBase):
         request_id: jsonrpc.RequestId,
         exchange: Exchange,
         deadline: float | None,
+        waited: bool = True,
     ) -> None:
-        # (past its deadline the session reports the request's timeout itself)
-        if not exchange.cancelled and not (
-            deadline is not None and (time.monotonic() >= deadline or is_timeout(exc))
-        ):
+        # A timeout is the session's to report, as is a failure past the deadline once it gave
+        # up (``waited``). On the caller's thread it has not: it makes such a failure (a
+        # sign-in the request's 401 started) the cause of the timeout.
+        past = deadline is not None and time.monotonic() >= deadline
+        late = (past and waited) or (not past and deadline is not None and is_timeout(exc))
+        if not exchange.cancelled and not late:
             self._report(error_for_request(exc, request_id, f"{method} failed"))
 
     def _request(
@@ -425,11 +428,8 @@ class StreamableHttpTransport(HttpTransportBase):
             self._renewal.begin(deadline)
         headers = self._post_headers(message, options)
         sent_session = SESSION_HEADER in headers
-        read_timeout = None
-        if deadline is not None:
-            read_timeout = deadline - time.monotonic()
-            if read_timeout <= 0:
-                return None  # (the session times the request out)
+        if deadline is not None and deadline <= time.monotonic():
+            return None  # (the session times the request out)
         try:
             response = self._client().open(
                 "POST",
@@ -438,7 +438,7 @@ class StreamableHttpTransport(HttpTransportBase):
                 jsonrpc.encode(message),
                 exchange,
                 safe=options is not None and options.safe_to_resend,
-                read_timeout=read_timeout,
+                deadline=deadline,
                 interactive=options is None or options.interactive_auth,
             )
         except NetworkError as exc:

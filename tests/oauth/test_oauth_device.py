@@ -209,19 +209,44 @@ def test_the_timeout_ends_polling(server, script):
 
 
 @pytest.mark.timeout(60)
-def test_a_calls_timeout_bounds_the_sign_in_it_started(server, script):
-    script.interval = 30
-    user = User(server, decision=None)
-    started = time.monotonic()
-    with pytest.raises(Exception) as caught:
-        mcp_sync.connect(server.url, auth=provider_for(server, user), timeout=3)
-    assert time.monotonic() - started < 20
-    assert user.codes  # the code was shown: the wait was for the user
+@pytest.mark.parametrize("protocol", ["auto", "handshake", "2026-07-28"])
+@pytest.mark.parametrize("started_by", ["connect", "call"])
+def test_a_calls_timeout_bounds_the_sign_in_it_started(server, script, protocol, started_by):
+    """The sign-in a request's 401 starts waits by that request's deadline, the one of the
+    whole user call (tests/reliability/test_one_deadline.py walks the other waits). Before,
+    connect(request_timeout=4) in auto mode took 8 s (the probe and initialize each waited
+    4 s), and in every mode the error was a bare RequestTimeout: the DeviceSignInTimeout
+    was dropped."""
+    user = User(server, decision="approve" if started_by == "call" else None)
+    client = mcp_sync.Client("deadline", "1", protocol=protocol, request_timeout=4)
+    provider = provider_for(server, user)
+    try:
+        if started_by == "call":
+            client.connect(mcp_sync.StreamableHttpTransport(server.url, auth=provider))
+            user.join()
+            server.provider.access_tokens.clear()  # the server forgets it: the call gets 401
+            user.decision = None
+            user.codes.clear()
+            run = lambda: client.call_tool("add", {"a": 1, "b": 1})  # noqa: E731
+        else:
+            run = lambda: client.connect(  # noqa: E731
+                mcp_sync.StreamableHttpTransport(server.url, auth=provider)
+            )
+        script.interval = 30  # (no poll comes before the deadline: the wait is the user's)
+        started = time.monotonic()
+        with pytest.raises(mcp_sync.RequestTimeout) as caught:
+            run()
+        took = time.monotonic() - started
+    finally:
+        client.close()
+    assert took < 4 + 1.5, f"the sign-in's call (request_timeout=4) took {took:.1f} s"
+    assert len(user.codes) == 1  # the code was shown once: the wait was for the user
+    assert caught.value.timeout == 4
     chain, error = [], caught.value
     while error is not None:
         chain.append(error)
         error = error.__cause__ or error.__context__
-    assert any(isinstance(e, (DeviceSignInTimeout, TimeoutError)) for e in chain), chain
+    assert any(isinstance(e, DeviceSignInTimeout) for e in chain), chain
 
 
 @pytest.mark.timeout(60)

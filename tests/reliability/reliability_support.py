@@ -32,6 +32,14 @@ def fault_peer(mode: str, *args: str, **kwargs: Any) -> StdioTransport:
     )
 
 
+def started_late(delay: float, *command: str) -> list[str]:
+    """The argv of ``command`` (a real server) started ``delay`` seconds late: a cold start."""
+    late = (
+        "import os, sys, time; time.sleep(float(sys.argv[1])); os.execv(sys.argv[2], sys.argv[2:])"
+    )
+    return [PYTHON, "-c", late, str(delay), *command]
+
+
 def connect(transport: Any, **kwargs: Any) -> Client:
     kwargs.setdefault("request_timeout", 10.0)
     return Client("reliability", "1.0", protocol="handshake", **kwargs).connect(transport)

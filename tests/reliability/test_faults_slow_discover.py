@@ -1,12 +1,17 @@
-"""A 2026-07-28-only server slow to answer ``server/discover`` (a cold start, a busy machine).
+"""A 2026-07-28 server slow to answer ``server/discover`` (a cold start, a busy machine).
+
+Over stdio, a server that has not read the probe yet is still starting: the probe window
+starts once it has read it, so a server that speaks both eras gets the same one however
+slowly it starts (the official SDK's server, started behind a delay), while one that reads
+the probe and ignores it falls back to ``initialize`` after the window as before (the
+scripted fault peer: none of the real servers we have ignores an unknown method).
 
 Over Streamable HTTP every server answers the probe, so the client waits for that answer and
-never sends ``initialize``. Where a probe has a window (stdio: an old server may say nothing),
-a slow 2026 server refuses the fallback ``initialize`` and the client waits for the discover
-answer it is still owed; ``WindowedTransport`` stands for such a transport here.
-
-Scripted (tests/servers/http_faults.py): no real server can be made to take longer than the
-probe window on demand. The conformance suite's 2026 scenarios, run on a loaded machine
+never sends ``initialize``. Where a probe window runs out all the same, a slow 2026 server
+refuses the fallback ``initialize`` and the client waits for the discover answer it is still
+owed; ``WindowedTransport`` stands for such a transport here (scripted,
+tests/servers/http_faults.py: no real server can be made to take longer than the probe window
+on demand). The conformance suite's 2026 scenarios, run on a loaded machine
 (tests/conformance/test_conformance_loaded.py), show the same with the suite's real server.
 """
 
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +28,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 
 from http_faults import FaultServer, Request, discover_result
+from reliability_support import SERVERS, fault_peer, started_late
 
 import mcp_sync
 from mcp_sync.errors import RpcError
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports.http import StreamableHttpTransport
+from mcp_sync.transports.stdio import StdioTransport
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -154,3 +162,44 @@ def test_a_stateless_version_in_initialize_never_reads_as_unsupported_by_the_cli
             client.connect(WindowedTransport(server.url), timeout=1.0)
         assert not isinstance(raised.value, mcp_sync.UnsupportedProtocolVersion)
         assert "server/discover" in str(raised.value)
+
+
+# -- stdio: a server still starting is not one that ignores the probe -----------------------
+
+
+class Sent(StdioTransport):
+    """A stdio transport that remembers the method of every message it sent."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.methods: list[str] = []
+
+    def send(self, message: dict[str, Any], **kwargs: Any) -> None:
+        self.methods.append(str(message.get("method")))
+        super().send(message, **kwargs)
+
+
+@pytest.mark.parametrize("delay", [0.0, 2.5])
+def test_over_stdio_a_server_slow_to_start_is_not_offered_the_handshake(delay: float) -> None:
+    """The official SDK's server, started ``delay`` seconds late (past the 2 s probe window).
+    Before, the client sent ``initialize`` once the window ran out: this server refuses it
+    once it has answered the probe (and the late answer was used), but one that takes both
+    on one connection got the handshake era: mongodb-mcp-server, about 2.2 s to start, got
+    2025-11-25 where the official client gets 2026-07-28."""
+    program, *args = started_late(delay, sys.executable, str(SERVERS / "sdk_server.py"), "stdio")
+    transport = Sent(program, args)
+    with mcp_sync.Client("t", "1").connect(transport, timeout=30) as client:
+        assert client.protocol_version == STATELESS
+    assert "initialize" not in transport.methods, transport.methods
+
+
+def test_over_stdio_a_server_that_ignores_the_probe_falls_back_after_the_window() -> None:
+    """It reads the probe at once and never answers: the handshake follows after the window,
+    not after the whole connect timeout (30 s)."""
+    started = time.monotonic()
+    client = mcp_sync.Client("t", "1", probe_timeout=0.5, request_timeout=30)
+    with client.connect(fault_peer("ignore-unknown")):
+        took = time.monotonic() - started
+        assert client.era == "handshake"
+        assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+    assert took < 0.5 + 5, f"connecting took {took:.1f} s"

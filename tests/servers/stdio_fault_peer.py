@@ -1,7 +1,8 @@
 """A scripted fake MCP server over stdio for the client-level fault tests (tests/reliability).
 
 Scripted fake: real servers cannot be made to die with calls in flight, answer twice, answer an
-id nobody asked for, or hold answers back on demand. It answers ``initialize`` and ``ping``;
+id nobody asked for, or hold answers back on demand, and none we have ignores a method it does
+not know. It answers ``initialize`` and ``ping``;
 ``tools/call`` is answered according to the mode in ``argv[1]``:
 
 - ``crash N``: hold the first N ``tools/call`` requests unanswered; on the N-th, write
@@ -10,6 +11,8 @@ id nobody asked for, or hold answers back on demand. It answers ``initialize`` a
   and an error response for id 999998
 - ``slow``: answer each call after ``arguments.delay`` seconds (a thread per call)
 - ``echo``: answer at once with the ``text`` argument
+- ``ignore-unknown``: answer calls as ``echo``, and never answer a method it does not know
+  (``server/discover``), as some handshake-era servers do, instead of -32601
 - ``deaf``: after ``initialize``, never read stdin again (a server that stopped reading)
 - ``ping-flood N``: on a call, send N ``ping`` requests without reading stdin, then answer it
 - ``string-id``: answer calls with the request id as a string (``"3"`` for 3)
@@ -137,7 +140,7 @@ def main() -> None:
             result(msg["id"], text(params))
         elif method == "ping":
             result(msg["id"], {})
-        else:
+        elif mode != "ignore-unknown":
             send(
                 {
                     "jsonrpc": "2.0",

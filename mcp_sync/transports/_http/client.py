@@ -29,6 +29,7 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
+from ..._user_agent import own_session
 from ...auth import AuthProvider, RequestContext, UnauthorizedContext, parse_www_authenticate
 from .errors import is_reset, proxy_refusal, translate
 from .exchange import Cancelled, Exchange, use_exchange
@@ -110,7 +111,7 @@ class HttpClient:
         self.connect_timeout = connect_timeout
         self.owns_session = session is None
         if session is None:
-            session = requests.Session()
+            session = own_session()
             adapter = own_adapter(options, pool_connections=4, pool_maxsize=32)
             session.mount("http://", adapter)
             session.mount("https://", adapter)
@@ -140,6 +141,7 @@ class HttpClient:
         exchange: Exchange,
         *,
         read_timeout: float | None = None,
+        deadline: float | None = None,
         connect_timeout: float | None = None,
         auth_retry: bool = True,
         last_token: bool = False,
@@ -148,13 +150,15 @@ class HttpClient:
     ) -> requests.Response:
         """Send one request on this thread and return the response with its body unread.
 
-        ``last_token``: send the auth headers the latest request carried instead of asking the
-        auth provider (which might start a refresh), e.g. for the DELETE at close. ``safe``:
-        the request may be sent twice (see "Retries" above); GET and DELETE always may.
-        ``interactive``: a 401 may start an interactive sign-in (``MessageOptions``).
-        Raises :class:`~mcp_sync.errors.NetworkError` for network failures (see
-        :mod:`.errors`), :class:`Cancelled` if the exchange was cancelled, and whatever
-        ``AuthProvider.on_unauthorized`` raises.
+        ``deadline`` (``time.monotonic()``): the request's own, which its read timeout and
+        its authorization (a refresh, a sign-in, a shared lock) wait by; without one,
+        ``read_timeout`` from now. ``last_token``: send the auth headers the latest request
+        carried instead of asking the auth provider (which might start a refresh), e.g. for
+        the DELETE at close. ``safe``: the request may be sent twice (see "Retries" above);
+        GET and DELETE always may. ``interactive``: a 401 may start an interactive sign-in
+        (``MessageOptions``). Raises :class:`~mcp_sync.errors.NetworkError` for network
+        failures (see :mod:`.errors`), :class:`Cancelled` if the exchange was cancelled, and
+        whatever ``AuthProvider.on_unauthorized`` raises.
 
         Each concern is one layer, outermost first: auth challenges
         (:meth:`_send_handling_challenges`), redirects (:meth:`_send_handling_redirects`), the
@@ -162,8 +166,10 @@ class HttpClient:
         headers afresh: a DPoP proof or a refreshed token is one request's), one exchange
         (:meth:`_send_single`). They share the request's :class:`_Request`.
         """
-        # the request's timeout bounds its authorization too (a refresh, a shared lock)
-        deadline = time.monotonic() + read_timeout if read_timeout is not None else None
+        if deadline is not None:
+            read_timeout = max(deadline - time.monotonic(), 0.001)
+        elif read_timeout is not None:
+            deadline = time.monotonic() + read_timeout
         request = _Request(
             method,
             url,

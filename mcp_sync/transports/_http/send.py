@@ -11,10 +11,11 @@ adapter (``adapter.send``), so everything a user configures on the adapter (a mo
 of their own, ``Retry``, proxies, TLS, client certificates, pool sizes) applies as before.
 
 What still happens per request, as ``requests`` does it: the session's headers merged under the
-request's (case-insensitively, a ``None`` value removing one), ``Content-Length``, the session's
-cookies that match the URL (``Cookie``), and cookies a response sets stored in the session's
-jar. Proxies, ``verify`` and ``cert`` are the settings the transport resolved when it was made
-(as it did before: the environment is read once).
+request's (case-insensitively, a ``None`` value removing one; through a session of the user's,
+mcp_sync's ``User-Agent`` unless either names one: :mod:`mcp_sync._user_agent`),
+``Content-Length``, the session's cookies that match the URL (``Cookie``), and cookies a
+response sets stored in the session's jar. Proxies, ``verify`` and ``cert`` are the settings
+the transport resolved when it was made (as it did before: the environment is read once).
 
 The client's own session mounts :class:`OwnAdapter`, which also remembers, per URL and TLS
 settings, what ``HTTPAdapter.send`` works out again for every request when no proxy applies:
@@ -51,6 +52,7 @@ from requests.models import PreparedRequest, Response
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_encoding_from_headers, get_netrc_auth, select_proxy
 
+from ..._user_agent import with_user_agent
 from ...errors import InvalidHeaderValue
 from ...protocol.headers import value_problem
 from ...redaction import basic_credential, hold, hold_fields, url_secrets, watch
@@ -126,6 +128,8 @@ class RequestSender:
         if authorization is not None and authorization != self._authorization:
             self._authorization = authorization
             hold(self, authorization)
+        if self._fixed_headers is None:  # (a session of mcp_sync's own names it already)
+            headers = with_user_agent(headers, self.session)
         try:
             return self._send(method, url, headers, body, timeout)
         except ValueError:

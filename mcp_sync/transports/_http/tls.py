@@ -26,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
+from ..._user_agent import own_session
 from ...errors import MissingExtra
 from .options import ClientCert, HttpOptions, Verify
 from .send import OwnAdapter
@@ -143,7 +144,7 @@ def tls_session(
 ) -> requests.Session:
     """A ``requests.Session`` with these settings, for code that makes its own requests
     beside the transport (an OAuth provider's ``session=``, say)."""
-    session = requests.Session()
+    session = own_session()
     if verify == "system":
         adapter = SystemTrustAdapter()
         session.mount("https://", adapter)
