@@ -90,7 +90,7 @@ typecheck: venv
 # The suite in parallel: most tests wait on servers, sockets and subprocesses, so twice as many
 # workers as cores keeps the CPU busy. Tests marked `alone` then run one at a time.
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
-PARALLEL := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+PARALLEL := -n $(TEST_WORKERS) --dist loadscope
 
 # Compiled once here: where PYTHONDONTWRITEBYTECODE is set (this machine's image sets it), every
 # server and CLI process the suite starts would compile mcp_sync again (0.15 s of CPU each).

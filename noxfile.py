@@ -103,7 +103,7 @@ def _install(session: nox.Session, extras: str) -> None:
 
 #: As in ``make test``: in parallel, then the tests marked ``alone`` one at a time.
 WORKERS = str(2 * (os.cpu_count() or 1))
-PARALLEL = ["-n", WORKERS, "--dist", "loadgroup", "--no-loadscope-reorder", "-m", "not alone"]
+PARALLEL = ["-n", WORKERS, "--dist", "loadscope", "-m", "not alone"]
 
 
 def _run_suite(session: nox.Session, args: list[str]) -> None:

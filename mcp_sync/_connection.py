@@ -42,7 +42,7 @@ from ._lifecycle import (
     weak_callback,
 )
 from ._negotiation import Offer, ServerState, negotiate
-from ._numbers import call_timeout, number
+from ._numbers import call_timeout
 from ._options import CloseCallback, ConnectionOptions
 from ._recovery import (
     Reconnector,
@@ -177,8 +177,7 @@ class Connection:
         """Start ``transport`` (or the one ``transport()`` makes) and negotiate an era,
         declaring ``capabilities``, all within ``timeout``; on failure the connection is
         closed."""
-        number(timeout, "connect: timeout", infinite=True)
-        deadline = call_deadline(timeout)
+        deadline = call_deadline(timeout, what="connect")
         with self._state_lock:
             if self._state != "idle":
                 hint = f"; {CLOSED_BY_CLOSE}" if self._state == "closed" else ""
@@ -411,14 +410,13 @@ class Connection:
         recovery, the request and its input rounds all wait by one deadline, ``timeout``
         from now (or the one of the call this thread is making: see :mod:`._deadline`). An
         argument under a secret-looking name (``password``) is a secret from here on."""
-        timeout = call_timeout(timeout, method)
         body = dict(params) if params is not None else None
         secrets = secret_values(body["arguments"]) if body and body.get("arguments") else None
         if secrets:  # (mcp_sync.redaction)
             hold(self, *secrets)
         progress = None if on_progress is None else _typed_progress(on_progress)
         wait = self.request_timeout if timeout is None else timeout
-        deadline = call_deadline(wait, self.max_total_timeout)
+        deadline = call_deadline(wait, self.max_total_timeout, what=method)
         return self._send_handling_recovery(method, body, deadline, signal, progress)
 
     def _send_handling_recovery(

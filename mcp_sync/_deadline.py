@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from ._numbers import call_timeout
 from .errors import RequestTimeout
 
 __all__ = ["Deadline", "call_deadline", "under"]
@@ -95,9 +96,14 @@ class Deadline:
 _CURRENT: ContextVar[Deadline | None] = ContextVar("mcp_sync_call_deadline", default=None)
 
 
-def call_deadline(timeout: float | None, max_total_timeout: float | None = None) -> Deadline:
+def call_deadline(
+    timeout: float | None, max_total_timeout: float | None = None, *, what: str = "call"
+) -> Deadline:
     """The deadline of the user call this thread is making: the one it is already
-    :func:`under`, else a new one of ``timeout`` (and ``max_total_timeout``)."""
+    :func:`under`, else a new one of ``timeout`` (and ``max_total_timeout``). ``timeout`` is
+    checked here, where every call's deadline is made (``what`` names the call in the error:
+    NaN, a string or a bool is refused, as :func:`mcp_sync._numbers.call_timeout` says)."""
+    timeout = call_timeout(timeout, what)
     current = _CURRENT.get()
     return current if current is not None else Deadline(timeout, max_total_timeout)
 

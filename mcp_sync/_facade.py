@@ -8,9 +8,10 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 from typing import Any, Generic, TypeVar, overload
+
+from ._warn import warn
 
 __all__ = ["REMOVED_IN", "Moved", "Option", "deprecated"]
 
@@ -18,11 +19,9 @@ __all__ = ["REMOVED_IN", "Moved", "Option", "deprecated"]
 REMOVED_IN = "0.2.0"
 
 
-def deprecated(message: str, stacklevel: int = 3) -> None:
+def deprecated(message: str) -> None:
     """Warn that a spelling is deprecated: ``message`` says what replaces it."""
-    warnings.warn(
-        f"{message} (the old spelling goes in {REMOVED_IN})", DeprecationWarning, stacklevel
-    )
+    warn(f"{message} (the old spelling goes in {REMOVED_IN})", DeprecationWarning)
 
 
 _V = TypeVar("_V")

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import warnings
 from concurrent import futures
 from typing import Any
 
 from ._deadline import Deadline
 from ._session import PendingRequest, Session
+from ._warn import warn
 from .abort import AbortSignal
 from .errors import (
     McpError,
@@ -92,10 +92,9 @@ def choose_protocol(protocol: str, handshake_version: str) -> tuple[str, str]:
     if handshake_version not in versions.HANDSHAKE_VERSIONS:
         raise UnsupportedProtocolVersion(handshake_version, versions.HANDSHAKE_VERSIONS)
     if protocol == "legacy":
-        warnings.warn(
+        warn(
             'protocol="legacy" is now protocol="handshake" (the old spelling goes in 0.2.0)',
             DeprecationWarning,
-            stacklevel=3,
         )
         protocol = "handshake"
     if protocol not in ("auto", "handshake") and not versions.is_supported(protocol):

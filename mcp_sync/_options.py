@@ -65,7 +65,7 @@ def recovery_policy(recovery: Backoff | bool | None, auto_reinitialize: bool) ->
     """``recovery=``'s policy: ``True`` (or the older ``auto_reinitialize=True``) is a default
     :class:`Backoff`; ``False`` or None is none. ``auto_reinitialize=`` warns: it goes in 0.2.0."""
     if auto_reinitialize:
-        deprecated("Client(auto_reinitialize=True) is now Client(recovery=True)", stacklevel=4)
+        deprecated("Client(auto_reinitialize=True) is now Client(recovery=True)")
     if recovery is True or (not recovery and auto_reinitialize):
         return Backoff()
     return recovery if isinstance(recovery, Backoff) else None

@@ -16,10 +16,10 @@ import copy
 import dataclasses
 import re
 import unicodedata
-import warnings
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+from ._warn import warn
 from .errors import HiddenCharactersWarning
 from .protocol.types import Tool
 
@@ -167,7 +167,7 @@ class _Cleaning:
         return copied
 
 
-def _cleaned(tool: Tool, clean: bool, stacklevel: int) -> tuple[Tool, _Cleaning]:
+def _cleaned(tool: Tool, clean: bool) -> tuple[Tool, _Cleaning]:
     cleaning = _Cleaning()
     if not clean:
         return tool, cleaning
@@ -186,12 +186,11 @@ def _cleaned(tool: Tool, clean: bool, stacklevel: int) -> tuple[Tool, _Cleaning]
         for field, removed in cleaning.found.items()
     )
     count = sum(len(removed) for removed in cleaning.found.values())
-    warnings.warn(
+    warn(
         HiddenCharactersWarning(
             f"tool {changes['name']!r}: stripped {count} invisible character(s) before it "
             f"reaches a model ({details})"
-        ),
-        stacklevel=stacklevel + 1,
+        )
     )
     return tool.model_copy(update=changes), cleaning
 
@@ -206,7 +205,7 @@ def clean_tool(tool: Tool, *, clean: bool = True) -> Tool:
     unchanged. :func:`model_view` builds on this; every tool shape for a model comes from
     :func:`model_view`.
     """
-    return _cleaned(tool, clean, stacklevel=2)[0]
+    return _cleaned(tool, clean)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -283,7 +282,7 @@ def indexed_views(
     views = []
     for index, (tool, name) in enumerate(zip(tools, view_names(tools, clean), strict=True)):
         if (include_app_only or model_visible(tool)) and (chosen is None or tool.name in chosen):
-            shown, cleaning = _cleaned(tool, clean, stacklevel=3)
+            shown, cleaning = _cleaned(tool, clean)
             view = ModelTool(
                 tool=tool,
                 name=name,

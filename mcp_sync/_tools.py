@@ -74,7 +74,7 @@ class Tools:
         elif name in self._verified:
             return  # this listing's tool was checked: no file read, no hashing, per call
         listed = self._listed
-        self._pins.check(list(listed.values()), only=name, stacklevel=4)
+        self._pins.check(list(listed.values()), only=name)
         if listed is self._listed:
             self._verified.add(name)
 
@@ -87,7 +87,7 @@ class Tools:
         """Every tool the server offers (all pages); with pins, checked against them."""
         tools = self._fetch(timeout, signal, on_progress)
         if self._pins is not None:
-            self._pins.check(tools, stacklevel=3)  # the warning points at the caller
+            self._pins.check(tools)
         return tools
 
     def call(
@@ -103,7 +103,7 @@ class Tools:
         the call share one deadline, ``timeout`` from now."""
         connection = self._connection
         wait = connection.request_timeout if timeout is None else timeout
-        with under(call_deadline(wait, connection.max_total_timeout)):
+        with under(call_deadline(wait, connection.max_total_timeout, what="tools/call")):
             return self._call(params, timeout, signal, on_progress, validate)
 
     def _call(

@@ -23,7 +23,6 @@ streams' reconnection) shares one policy and stays testable.
 from __future__ import annotations
 
 import dataclasses
-import email.utils
 import math
 import random
 import time
@@ -47,6 +46,8 @@ def retry_after_seconds(value: str | None) -> float | None:
     if value.isdigit() and value.isascii():
         seconds = float(value)
         return seconds if math.isfinite(seconds) else None
+    import email.utils  # (only for a date: importing mcp_sync stays free of the socket module)
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):

@@ -35,12 +35,12 @@ import os
 import secrets
 import stat
 import threading
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from ._warn import warn
 from .errors import ConfigError, ToolChanged, ToolChangedWarning
 from .protocol.types import Tool
 from .terminal import safe
@@ -153,7 +153,7 @@ class PinBook:
         self._lock = threading.Lock()
         self._warned: set[tuple[str, str]] = set()
 
-    def check(self, tools: Sequence[Tool], only: str | None = None, stacklevel: int = 2) -> None:
+    def check(self, tools: Sequence[Tool], only: str | None = None) -> None:
         """Compare ``tools`` (a whole listing) with the pins, for every tool or ``only`` the
         one named; pin them all if nothing is pinned yet. Applies the policy."""
         with self._lock:
@@ -169,10 +169,7 @@ class PinBook:
             key = (change.name, fingerprint(change.new) if change.new else "removed")
             if key not in self._warned:
                 self._warned.add(key)
-                warnings.warn(
-                    ToolChangedWarning(str(ToolChanged([change], self._where))),
-                    stacklevel=stacklevel + 1,
-                )
+                warn(ToolChangedWarning(str(ToolChanged([change], self._where))))
 
     def _settle(
         self, tools: Sequence[Tool], only: str | None, *, write: bool

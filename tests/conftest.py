@@ -59,50 +59,58 @@ def clean_env(monkeypatch):
     return monkeypatch
 
 
-# -- the suite in parallel (pytest-xdist, ``make test``: ``-n 4 --dist loadgroup``) -----------
+# -- the suite in parallel (pytest-xdist: ``make test`` runs ``-n 4 --dist loadscope``) ------
 
-#: The modules that take longest, measured on a 2-core machine (conformance and Dask: minutes
-#: each; the docs pages, the fleets and the soaks: tens of seconds). They are handed out
+#: The modules that take longest, measured on a 2-core machine (the conformance suite and Dask:
+#: minutes; the docs pages, the fleets and the soaks: tens of seconds). They are handed out
 #: first, so that a run never ends waiting on one of them that started last.
 SLOWEST_FIRST = (
     "tests/conformance/test_conformance.py",
     "tests/conformance/test_conformance_auth.py",
-    "tests/services/test_dask.py",
-    "tests/conformance/test_conformance_loaded.py",
     "tests/docs/test_docs.py",
-    "tests/integrations/test_crewai_tools.py",
-    "tests/test_functions.py",
-    "tests/test_cassette.py",
-    "tests/oauth/test_oauth_fleet_chaos.py",
-    "tests/oauth/test_oauth_fleet_pressure.py",
-    "tests/services/test_ray.py",
-    "tests/test_pytest_plugin.py",
-    "tests/reliability/test_lattice_soak.py",
+    "tests/services/test_dask.py",
     "tests/reliability/test_recovery_pressure.py",
+    "tests/test_bench_smoke.py",
+    "tests/reliability/test_long_lived.py",
+    "tests/oauth/test_oauth_fleet_pressure.py",
+    "tests/oauth/test_oauth_device.py",
+    "tests/test_functions.py",
+    "tests/reliability/test_one_deadline.py",
+    "tests/test_cassette.py",
+    "tests/conformance/test_conformance_loaded.py",
+    "tests/services/test_ray.py",
+    "tests/integrations/test_crewai_tools.py",
 )
+#: Modules whose tests share nothing that is made once per module (no module-scoped fixture),
+#: and are long: their tests are handed out one by one, like any other module's would be if a
+#: module-scoped fixture did not need its tests kept together on one worker.
+SPREAD = frozenset({"tests/docs/test_docs.py"})
 
 
-def _uses_a_module_fixture(item: pytest.Item) -> bool:
-    definitions = getattr(item, "_fixtureinfo", None)
-    if definitions is None:
-        return False
-    return any(
-        defs and defs[-1].scope == "module" for defs in definitions.name2fixturedefs.values()
-    )
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A test that shares a module-scoped fixture (a server started once per module) runs on
-    the same worker as the rest of its module, so the fixture still starts once; every other
-    test goes wherever a worker is free. The slowest modules go first."""
-    if config.pluginmanager.hasplugin("xdist"):  # (its marker is unknown without it)
-        for item in items:
-            if _uses_a_module_fixture(item):
-                item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    """The slowest modules first (a stable sort: the rest keep their order)."""
 
     def rank(item: pytest.Item) -> int:
         module = item.nodeid.split("::", 1)[0]
         return SLOWEST_FIRST.index(module) if module in SLOWEST_FIRST else len(SLOWEST_FIRST)
 
-    items.sort(key=rank)  # stable: the rest keep their order
+    items.sort(key=rank)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """With ``--dist loadscope``: a module's tests run on one worker, so that a module-scoped
+    fixture (a server started once for the module) starts once; the modules of
+    :data:`SPREAD` are handed out test by test. Modules go out in collection order (slowest
+    first), not xdist's order by size."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return nodeid if module in SPREAD else module
+
+    config.option.loadscopereorder = False
+    return ByModule(config, log)

@@ -5,9 +5,9 @@ code written before, and still wraps a third-party :class:`TokenSource` that is 
 
 from __future__ import annotations
 
-import warnings
 from typing import Protocol
 
+from .._warn import warn
 from ..auth import AuthProvider, UnauthorizedContext
 
 __all__ = ["TokenSource", "adapt"]
@@ -60,11 +60,10 @@ def adapt(provider: TokenSource | AuthProvider) -> AuthProvider:
     An :class:`~mcp_sync.auth.AuthProvider` (every provider of :mod:`mcp_sync.oauth`) comes
     back unchanged; any other :class:`TokenSource` is wrapped as one.
     """
-    warnings.warn(
+    warn(
         "mcp_sync.oauth.adapt() is no longer needed: OAuth providers are AuthProviders, "
         "pass the provider itself as auth= (adapt() goes in 0.2.0)",
         DeprecationWarning,
-        stacklevel=2,
     )
     if isinstance(provider, AuthProvider):
         return provider

@@ -22,6 +22,7 @@ raises :class:`AuthorizationRequired`, and ``provider.authorize(redirected_url)`
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -146,7 +147,10 @@ class OAuthProvider(AuthProvider):
         self.scope = scope
         self.offline_access = offline_access
         self.max_step_up = whole(max_step_up, f"{type(self).__name__}: max_step_up")
-        self.refresh_margin = number(refresh_margin, f"{type(self).__name__}: refresh_margin")
+        # (negative: only once that long past expiry, which leaves it to the server's 401)
+        self.refresh_margin = number(
+            refresh_margin, f"{type(self).__name__}: refresh_margin", minimum=-math.inf
+        )
         self.session = guard_session(session or requests.Session(), Egress(server_url, allow_hosts))
         self._key = canonical_resource(server_url)
         self._lock = threading.RLock()
