@@ -26,7 +26,7 @@ import os
 import threading
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from . import _dispatch, _hooks
 from ._deadline import Deadline, call_deadline
@@ -441,14 +441,25 @@ class Connection:
             if isinstance(exc, RpcError):
                 self._track.answered_in = generation
             if not refused_unprocessed(exc):
-                if dropped_in_flight(exc) and self._state != "closed":
-                    raise broke_while_out(method, exc) from exc
-                raise
+                self._raise_as_sent_once(method, exc)
             logger.info("%s was refused unprocessed (%s); reconnecting", method, exc)
             if generation == self._generation:
                 self._track.lost(exc)  # (an HTTP 404: the session was lost just now)
         session = self._recover(generation, deadline, signal)
-        return self._send_in_era(session, method, body, deadline, signal, progress)
+        try:  # sent once more, at most: it fails as the first send would have
+            return self._send_in_era(session, method, body, deadline, signal, progress)
+        except McpError as exc:
+            if refused_unprocessed(exc):
+                raise
+            self._raise_as_sent_once(method, exc)
+
+    def _raise_as_sent_once(self, method: str, error: McpError) -> NoReturn:
+        """Raise what a call that went out and was not refused unprocessed fails with: a
+        broken exchange is "broke while it was out" (it may have run; the next call
+        reconnects); anything else (an answer, an HTTP error) is itself."""
+        if dropped_in_flight(error) and self._state != "closed":
+            raise broke_while_out(method, error) from error
+        raise error
 
     def _send_in_era(
         self,

@@ -69,6 +69,7 @@ class LineTransport(Transport):
         self.close_timeout = number(close_timeout, f"{name}: close_timeout")
         self._started = False
         self._closing = False  # close() was called
+        self._start_lock = threading.Lock()  # close() and the end of start() see each other
         self._writer: PipeWriter | None = None
         self._threads: list[threading.Thread] = []
         self._stderr = StderrCapture(max_stderr_bytes, on_stderr)
@@ -116,8 +117,10 @@ class LineTransport(Transport):
         return 0 if writer is None else writer.unread()
 
     def close(self) -> None:
-        self._closing = True
-        if self._started:
+        with self._start_lock:
+            self._closing = True
+            started = self._started
+        if started:
             self._teardown()
             current = threading.current_thread()
             for thread in self._threads:
@@ -144,6 +147,18 @@ class LineTransport(Transport):
         return self._stderr.tail
 
     # -- for subclasses -----------------------------------------------------------------
+
+    def _now_started(self) -> None:
+        """The end of ``start()``, once the threads run: from here ``close()`` stops it all.
+        A ``close()`` that came while it was starting (from another thread: a client closed
+        during its ``connect()``) found nothing to stop; it is carried out now, and the start
+        fails."""
+        with self._start_lock:
+            self._started = True
+            closed = self._closing
+        if closed:
+            self.close()
+            raise ConnectionClosed(f"{self.kind} transport: closed while it started")
 
     def _attach(
         self,

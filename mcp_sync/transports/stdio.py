@@ -219,9 +219,9 @@ class StdioTransport(LineTransport):
         if report_r >= 0:
             self._await_sandbox(report_r, (stdin_w, stdout_r, stderr_r))
         _process.guard.add(self._proc.pid)
-        self._started = True
         stderr = (stderr_r, fd_closer(stderr_r)) if stderr_r >= 0 else None
         self._attach(stdout_r, fd_closer(stdout_r), stdin_w, fd_closer(stdin_w), stderr, owned=True)
+        self._now_started()
 
     def _await_sandbox(self, report: int, ours: tuple[int, int, int]) -> None:
         """Wait until bwrap has set the sandbox up; if it refused, close ``ours`` (the pipes
@@ -396,13 +396,13 @@ class PipeTransport(LineTransport):
     def start(self) -> None:
         if self._started or self._closing:
             raise RuntimeError("transport already started")
-        self._started = True
         reader, writer = self._streams
         stderr = None
         proc = self.process
         if proc is not None and proc.stderr is not None:
             stderr = (proc.stderr.fileno(), proc.stderr.close)
         self._attach(*_fd_and_closer(reader), *_fd_and_closer(writer), stderr)
+        self._now_started()
 
     def _stop_peer(self, exit_deadline: float) -> None:
         proc = self.process

@@ -265,6 +265,39 @@ def test_close_from_another_thread_while_the_server_is_busy_reading() -> None:
     assert seen.closes == [None]
 
 
+def test_close_while_start_is_spawning_stops_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``close()`` from another thread can land after ``start()`` spawned the server but before
+    it counted as started (a ``Client.close()`` racing a ``connect()``): ``start()`` then stops
+    the server and raises ``ConnectionClosed``. Before, ``close()`` did nothing to a transport
+    not yet started and ``start()`` went on: the server ran on, with no one to stop it (seen
+    in the parallel suite, where the lattice's close-during-connect test leaked it). The moment
+    is made exact by closing from the process registry's ``add``, which ``start()`` calls right
+    after the spawn."""
+    from mcp_sync.transports import _process
+
+    transport = server("stdio_echo")
+    seen = Recorder(transport)
+    before_threads, before_children = set(client_threads()), child_pids()
+    register = _process.guard.add
+    spawned: list[int] = []
+
+    def add_then_close(pid: int) -> None:
+        register(pid)
+        spawned.append(pid)
+        closer = threading.Thread(target=transport.close)
+        closer.start()
+        closer.join(10)
+
+    monkeypatch.setattr(_process.guard, "add", add_then_close)
+    with pytest.raises(ConnectionClosed, match="closed while it started"):
+        transport.start()
+    (pid,) = spawned
+    assert not pid_alive(pid)
+    assert child_pids() - before_children == set()
+    assert set(client_threads()) - before_threads == set()
+    assert seen.closes == [None]
+
+
 def test_an_aborted_signal_writes_nothing() -> None:
     transport = server("stdio_echo")
     seen = Recorder(transport)
