@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from ._connect import connect
 from ._extra_headers import extra_headers
+from ._options import ClientOptions
 from ._repr import ToolParameter, tool_parameters
-from ._targets import ClientOptions, Target, transport_for
+from ._targets import Target, transport_for
 from ._tasks import Tasks, ToolTask
 from ._version import __version__ as __version__
 from .abort import AbortController, AbortSignal

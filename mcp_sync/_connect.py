@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._targets import ClientOptions, Target, open_client
-from ._version import __version__
-from .backoff import Backoff
+from typing_extensions import Unpack
+
+from ._targets import ConnectOptions, Target, open_client, split_options
 from .config import Config, resolve
-from .pins import PinSource
-from .protocol.types import Root
-from .protocol.versions import LATEST_HANDSHAKE
-from .transports._http.options import ClientCert, HttpOptions, Verify
 from .transports.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -34,31 +30,7 @@ def connect(
     timeout: float | None = None,
     config: Config | str | os.PathLike[str] | Mapping[str, Any] | None = None,
     sandbox: Sandbox | bool | None = None,
-    verify: Verify | None = None,
-    cert: ClientCert | None = None,
-    proxy: str | None = None,
-    # The Client's options, as Client() takes them (a test keeps the two in step).
-    name: str = "mcp_sync",
-    version: str = __version__,
-    title: str | None = None,
-    capabilities: Mapping[str, Any] | None = None,
-    protocol_version: str = LATEST_HANDSHAKE,
-    request_timeout: float = 30.0,
-    max_total_timeout: float | None = None,
-    roots: (
-        Sequence[Root | str | os.PathLike[str]]
-        | Callable[[], Sequence[Root | str | os.PathLike[str]]]
-        | None
-    ) = None,
-    strict_capabilities: bool = True,
-    protocol: str = "auto",
-    probe_timeout: float = 2.0,
-    max_input_rounds: int = 8,
-    cache: bool = False,
-    recovery: Backoff | bool | None = None,
-    auto_reinitialize: bool = False,
-    on_close: Callable[[BaseException | None], None] | None = None,
-    pin: PinSource = None,
+    **options: Unpack[ConnectOptions],
 ) -> Client:
     """Connect a new :class:`Client` to ``target`` and return it, ready to call.
 
@@ -71,7 +43,8 @@ def connect(
     Python MCP server object (the official SDK's ``MCPServer``, or
     ``FastMCP`` in mcp 1.x, fastmcp's ``FastMCP``), served in this process by
     :mod:`mcp_sync.integrations.inprocess`. ``headers`` and ``auth`` apply to HTTP. The
-    keyword arguments from ``name`` on are :class:`Client`'s options (see there)::
+    other keyword arguments are :class:`Client`'s options (:class:`~mcp_sync.ClientOptions`:
+    see ``Client``) and the HTTP settings below::
 
         with mcp_sync.connect(["mcp-server-time"], request_timeout=10) as client:
             print(client.list_tools())
@@ -96,25 +69,7 @@ def connect(
         if not isinstance(target, str):
             raise TypeError("with config=, the target is a server name (a string)")
         target = resolve(config)[target]
-    client_options: ClientOptions = {
-        "name": name,
-        "version": version,
-        "title": title,
-        "capabilities": capabilities,
-        "protocol_version": protocol_version,
-        "request_timeout": request_timeout,
-        "max_total_timeout": max_total_timeout,
-        "roots": roots,
-        "strict_capabilities": strict_capabilities,
-        "protocol": protocol,
-        "probe_timeout": probe_timeout,
-        "max_input_rounds": max_input_rounds,
-        "cache": cache,
-        "recovery": recovery,
-        "auto_reinitialize": auto_reinitialize,
-        "on_close": on_close,
-        "pin": pin,
-    }
+    client_options, http = split_options(options)
     return open_client(
         target,
         headers=headers,
@@ -125,16 +80,5 @@ def connect(
         timeout=timeout,
         client_options=client_options,
         sandbox=sandbox,
-        http=_http_options(verify, cert, proxy),
+        http=http,
     )
-
-
-def _http_options(verify: Verify | None, cert: ClientCert | None, proxy: str | None) -> HttpOptions:
-    options: HttpOptions = {}
-    if verify is not None:
-        options["verify"] = verify
-    if cert is not None:
-        options["cert"] = cert
-    if proxy is not None:
-        options["proxy"] = proxy
-    return options

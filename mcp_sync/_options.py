@@ -1,30 +1,71 @@
-"""The options a client's connection runs by: one frozen value, built once by ``Client()``.
+"""A client's options: declared once (:class:`ClientOptions`), run by as one frozen value
+(:class:`ConnectionOptions`).
 
-``Client.__init__``'s keywords are the API (and ``ClientOptions`` types them for the functions
-that pass them on); :class:`ConnectionOptions` is what they become, handed to the
-:class:`~mcp_sync._connection.Connection` as one value in the manner of httpx's ``Timeout``.
-It is frozen: setting an option on a client (``client.request_timeout = 5``) swaps in a new
-value, so a thread reading the options never sees half of a change. ``tests/test_options.py``
-keeps the keywords, this class, the ``Option`` descriptors and the docstring in step.
+:class:`ClientOptions` names and types every keyword option of ``Client()``; ``connect()``,
+``ClientGroup.add``, the config's ``connect`` methods and the pytest fixtures take them as
+``**Unpack[ClientOptions]``, so none of them lists an option again. ``Client.__init__`` spells
+each out with its default and its docstring bullet (the API a reader sees), and
+:class:`ConnectionOptions` is what they become, handed to the
+:class:`~mcp_sync._connection.Connection` as one value, built by keyword. It is frozen: setting
+an option on a client (``client.request_timeout = 5``) swaps in a new value, so a thread reading
+the options never sees half of a change. ``tests/test_options.py`` fails, naming the option,
+until the keyword, its docstring bullet, this declaration, the field and the functions that
+pass options on agree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypedDict
 
 from ._facade import deprecated
 from ._numbers import number, whole
 from .backoff import Backoff
-from .protocol.types import Implementation
+from .pins import PinSource
+from .protocol.types import Implementation, Root
 
-__all__ = ["CloseCallback", "ConnectionOptions"]
+__all__ = ["ClientOptions", "CloseCallback", "ConnectionOptions"]
 
 #: ``callback(cause)``: the connection ended; ``cause`` is None after ``close()``.
 CloseCallback = Callable[[BaseException | None], None]
 
 
-@dataclass(frozen=True)
+class ClientOptions(TypedDict, total=False):
+    """The keyword options of :class:`~mcp_sync.Client`, as the functions that pass them on
+    take them (``connect``, ``ClientGroup.add``, ``connect_all``, ``ServerConfig.connect``, the
+    pytest fixtures); see ``Client`` for what each does. Type your own wrapper's options with
+    it::
+
+        def my_connect(url: str, **options: Unpack[mcp_sync.ClientOptions]) -> mcp_sync.Client:
+            return mcp_sync.connect(url, headers={"X-Team": "a"}, **options)
+    """
+
+    name: str
+    version: str
+    title: str | None
+    capabilities: Mapping[str, Any] | None
+    protocol_version: str
+    request_timeout: float
+    max_total_timeout: float | None
+    roots: (
+        Sequence[Root | str | os.PathLike[str]]
+        | Callable[[], Sequence[Root | str | os.PathLike[str]]]
+        | None
+    )
+    strict_capabilities: bool
+    protocol: str
+    probe_timeout: float
+    max_input_rounds: int
+    cache: bool
+    recovery: Backoff | bool | None
+    auto_reinitialize: bool
+    on_close: Callable[[BaseException | None], None] | None
+    pin: PinSource
+
+
+@dataclass(frozen=True, kw_only=True)
 class ConnectionOptions:
     """What ``Client()``'s keywords become (see :class:`~mcp_sync.Client` for each).
 

@@ -17,16 +17,15 @@ import os
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from typing_extensions import Unpack
 
 from ._deadline import call_deadline, under
-from .backoff import Backoff
+from ._options import ClientOptions
 from .client import Client
 from .errors import McpError
-from .pins import PinSource
 from .protocol.types import Root
 from .transports._http.options import HttpOptions
 from .transports._stdout_watch import StdoutWatch
@@ -37,7 +36,15 @@ from .transports.stdio import StdioTransport
 if TYPE_CHECKING:
     from .auth import AuthProvider
 
-__all__ = ["ClientOptions", "Kind", "ServerConfig", "Target", "open_client", "transport_for"]
+__all__ = [
+    "ConnectOptions",
+    "Kind",
+    "ServerConfig",
+    "Target",
+    "open_client",
+    "split_options",
+    "transport_for",
+]
 
 Kind = Literal["stdio", "http", "sse"]
 RootsOption = (
@@ -47,37 +54,24 @@ RootsOption = (
 )
 
 
-class ClientOptions(TypedDict, total=False):
-    """The keyword options of :class:`~mcp_sync.Client`, as the functions that pass them on
-    take them (``ClientGroup.add``, ``connect_all``, ``ServerConfig.connect``, the pytest
-    fixtures); see ``Client`` for what each does. A test keeps them in step with ``Client()``.
-    Type your own wrapper's options with it::
+class ConnectOptions(ClientOptions, HttpOptions, total=False):
+    """What ``connect()`` and the pytest fixtures take besides the target's own keywords: the
+    client's options (:class:`~mcp_sync.ClientOptions`) and the HTTP transport's settings
+    (:class:`~mcp_sync.transports._http.options.HttpOptions`: ``verify``, ``cert``, ``proxy``,
+    ``user_agent_suffix``), each declared once there."""
 
-        def my_connect(url: str, **options: Unpack[mcp_sync.ClientOptions]) -> mcp_sync.Client:
-            return mcp_sync.connect(url, headers={"X-Team": "a"}, **options)
-    """
 
-    name: str
-    version: str
-    title: str | None
-    capabilities: Mapping[str, Any] | None
-    protocol_version: str
-    request_timeout: float
-    max_total_timeout: float | None
-    roots: (
-        Sequence[Root | str | os.PathLike[str]]
-        | Callable[[], Sequence[Root | str | os.PathLike[str]]]
-        | None
-    )
-    strict_capabilities: bool
-    protocol: str
-    probe_timeout: float
-    max_input_rounds: int
-    cache: bool
-    recovery: Backoff | bool | None
-    auto_reinitialize: bool
-    on_close: Callable[[BaseException | None], None] | None
-    pin: PinSource
+def split_options(options: ConnectOptions) -> tuple[ClientOptions, HttpOptions]:
+    """``options`` as the client's and the HTTP transport's (an HTTP setting given as None is
+    not given: the environment's applies)."""
+    client: dict[str, Any] = {}
+    http: dict[str, Any] = {}
+    for name, value in options.items():
+        if name not in HttpOptions.__annotations__:
+            client[name] = value
+        elif value is not None:
+            http[name] = value
+    return client, http  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

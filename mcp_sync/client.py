@@ -154,17 +154,17 @@ class Client:
         protocol, protocol_version = choose_protocol(protocol, protocol_version)
         self._connection = Connection(
             ConnectionOptions(
-                client_info(name, version, title),
-                protocol,
-                protocol_version,
-                request_timeout,
-                max_total_timeout,
-                strict_capabilities,
-                probe_timeout,
-                max_input_rounds,
-                cache,
-                recovery_policy(recovery, auto_reinitialize),
-                on_close,
+                client_info=client_info(name, version, title),
+                protocol=protocol,
+                handshake_version=protocol_version,
+                request_timeout=request_timeout,
+                max_total_timeout=max_total_timeout,
+                strict_capabilities=strict_capabilities,
+                probe_timeout=probe_timeout,
+                max_input_rounds=max_input_rounds,
+                cache=cache,
+                recovery=recovery_policy(recovery, auto_reinitialize),
+                on_close=on_close,
             )
         )
         self._tools = Tools(self._connection, pin)

@@ -56,7 +56,8 @@ from typing_extensions import Unpack
 from ._config_files import parse_env_file, strip_jsonc
 from ._config_http import http_options
 from ._numbers import call_timeout
-from ._targets import ClientOptions, Kind, ServerConfig
+from ._options import ClientOptions
+from ._targets import Kind, ServerConfig
 from .errors import ConfigError, InvalidHeaderValue, ServerConnectError
 from .group import ClientGroup
 from .protocol.headers import checked_headers

@@ -62,7 +62,8 @@ from .protocol.types.skills import SKILLS_EXTENSION
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ._targets import ClientOptions, ServerConfig
+    from ._options import ClientOptions
+    from ._targets import ServerConfig
     from .client import Client
     from .protocol.types import (
         CallToolResult,

@@ -48,11 +48,10 @@ from .terminal import safe
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ._targets import ClientOptions, Target
+    from ._targets import ConnectOptions, Target
     from .auth import AuthProvider
     from .client import Client
     from .config import Config
-    from .transports._http.options import ClientCert, Verify
     from .transports.base import Transport
     from .transports.sandbox import Sandbox
 
@@ -83,10 +82,7 @@ class McpClientFactory:
         timeout: float | None = None,
         config: Config | str | os.PathLike[str] | Mapping[str, Any] | None = None,
         sandbox: Sandbox | bool | None = None,
-        verify: Verify | None = None,
-        cert: ClientCert | None = None,
-        proxy: str | None = None,
-        **client_options: Unpack[ClientOptions],
+        **options: Unpack[ConnectOptions],
     ) -> Client:
         """Connect to ``target`` as :func:`mcp_sync.connect` does (a command, a URL, a server
         object, or a server name with ``config=``); the client is closed with the fixture."""
@@ -106,10 +102,7 @@ class McpClientFactory:
             timeout=timeout,
             config=config,
             sandbox=sandbox,
-            verify=verify,
-            cert=cert,
-            proxy=proxy,
-            **client_options,
+            **options,
         )
         self.clients.append(client)
         return client

@@ -307,20 +307,10 @@ def _surfaces() -> dict[str, Option]:
             ),
             **TIMEOUT,
         ),
-        **{
-            f"mcp_sync._connect.connect:{name}": Option(
-                lambda ctx, value, name=name: mcp_sync.connect(["true"], **{name: value}),
-                whole=name == "max_input_rounds",
-                infinite=name in ("timeout", "request_timeout", "max_total_timeout"),
-            )
-            for name in (
-                "timeout",
-                "request_timeout",
-                "max_total_timeout",
-                "probe_timeout",
-                "max_input_rounds",
-            )
-        },
+        # (its client options are Client's, **Unpack[ClientOptions]: walked there)
+        "mcp_sync._connect.connect:timeout": Option(
+            lambda ctx, value: mcp_sync.connect(["true"], timeout=value), **TIMEOUT
+        ),
         "mcp_sync.config.connect_all:timeout": Option(
             lambda ctx, value: ctx.closers.append(
                 mcp_sync.config.connect_all(ctx.config, timeout=value).close

@@ -1,18 +1,27 @@
-"""One client option, one set of places that agree: ``Client()``'s keyword (the API), the
-``ClientOptions`` TypedDict (tests/test_connect_options.py checks its names and types), the
-frozen ``ConnectionOptions`` value the connection runs by, the ``Option`` descriptors that read
-and set it through the client, and the class docstring that documents it."""
+"""One client option, one declaration: ``ClientOptions`` (``mcp_sync/_options.py``) names and
+types it; ``Client()``'s keyword gives its default and its docstring bullet says what it does;
+the frozen ``ConnectionOptions`` value the connection runs by holds it (built by keyword), or
+another part of the client does; the ``Option`` descriptors read and set it; and every function
+that passes options on takes ``**Unpack[ClientOptions]`` instead of listing them again. Each
+check names the option that is out of step, and where."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
+import pkgutil
+import typing
 
 import pytest
+from typing_extensions import Unpack
 
 import mcp_sync
 from mcp_sync._facade import Option
-from mcp_sync._options import ConnectionOptions
+from mcp_sync._options import ClientOptions, ConnectionOptions
+from mcp_sync._targets import ConnectOptions
+from mcp_sync.auth import AuthProvider
+from mcp_sync.transports._http.options import HttpOptions
 
 #: Keywords that become something other than the field of their own name, and what.
 BECOME = {
@@ -25,33 +34,125 @@ BECOME = {
 #: Keywords kept by another part of the client, not by its connection.
 ELSEWHERE = {"roots": "handlers", "capabilities": "handlers", "pin": "tools"}
 
+DECLARED = list(ClientOptions.__annotations__)
+#: The options whose names mean nothing but a client option (``name``, ``protocol``, ``roots``
+#: or ``cache`` are also other functions' own parameters).
+OWN_WORDS = {k for k in DECLARED if "_" in k} - {"on_close"}
 KEYWORDS = [p for p in inspect.signature(mcp_sync.Client.__init__).parameters if p != "self"]
 FIELDS = [f.name for f in dataclasses.fields(ConnectionOptions)]
 
 
-def test_every_keyword_is_a_field_or_names_where_it_goes_and_every_field_a_keyword():
-    stray = [k for k in KEYWORDS if k not in FIELDS and k not in BECOME and k not in ELSEWHERE]
-    assert stray == []
-    assert set(FIELDS) == ({k for k in KEYWORDS if k in FIELDS} | set(BECOME.values()))
+def _hints(function: typing.Callable[..., object]) -> dict[str, object]:
+    return typing.get_type_hints(
+        function, localns={"AuthProvider": AuthProvider, "Client": mcp_sync.Client}
+    )
 
 
-def test_every_keyword_is_documented_in_the_client_docstring():
+def test_every_keyword_of_client_is_declared_once_in_client_options_with_its_type():
+    missing = [k for k in KEYWORDS if k not in DECLARED]
+    assert missing == [], f"Client() takes {missing}: declare them in ClientOptions (_options.py)"
+    stray = [k for k in DECLARED if k not in KEYWORDS]
+    assert stray == [], f"ClientOptions declares {stray}, which Client() does not take"
+    assert DECLARED == KEYWORDS, "ClientOptions lists the options in Client()'s order"
+    declared, client = typing.get_type_hints(ClientOptions), _hints(mcp_sync.Client.__init__)
+    wrong = [k for k in KEYWORDS if declared[k] != client[k]]
+    assert wrong == [], f"ClientOptions types {wrong} otherwise than Client() does"
+
+
+def test_every_option_is_documented_in_the_client_docstring():
     doc = mcp_sync.Client.__doc__ or ""
-    assert [k for k in KEYWORDS if f"``{k}``" not in doc and f"``{k}=" not in doc] == []
+    undocumented = [k for k in DECLARED if f"``{k}``" not in doc and f"``{k}=" not in doc]
+    assert undocumented == [], f"Client's docstring has no bullet for {undocumented}"
+
+
+def test_every_option_is_a_field_or_names_where_it_goes_and_every_field_an_option():
+    lost = [k for k in DECLARED if k not in FIELDS and k not in BECOME and k not in ELSEWHERE]
+    assert lost == [], f"{lost}: no ConnectionOptions field, and BECOME/ELSEWHERE say nothing"
+    orphans = [f for f in FIELDS if f not in DECLARED and f not in BECOME.values()]
+    assert orphans == [], f"ConnectionOptions fields {orphans} come from no option"
 
 
 def test_every_option_descriptor_reads_and_sets_a_field():
     descriptors = [n for n, v in vars(mcp_sync.Client).items() if isinstance(v, Option)]
-    assert descriptors and [n for n in descriptors if n not in FIELDS] == []
+    assert descriptors
+    stray = [n for n in descriptors if n not in FIELDS]
+    assert stray == [], f"Option descriptors {stray} name no ConnectionOptions field"
 
 
-def test_the_connection_is_handed_one_options_value():
-    """Before, ``Connection.__init__`` took the options as 11 keywords of its own, a sixth
-    place for each option to be listed (and to fall out of step)."""
+def _functions():
+    """Every function and method of the package (the optional integrations included where
+    their framework is installed)."""
+    for info in pkgutil.walk_packages(mcp_sync.__path__, "mcp_sync."):
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:
+            continue
+        for value in vars(module).values():
+            if getattr(value, "__module__", None) != info.name:
+                continue
+            if inspect.isfunction(value):
+                yield f"{info.name}.{value.__qualname__}", value
+            elif inspect.isclass(value):
+                for attr in vars(value).values():
+                    if inspect.isfunction(attr):
+                        yield f"{info.name}.{attr.__qualname__}", attr
+
+
+def test_no_function_but_client_lists_the_options_again():
+    """Before, ``connect()`` spelt out all 17 (a sixth place for each option to be added
+    to); the functions that pass options on take ``**Unpack[ClientOptions]`` (or
+    ``ConnectOptions``, which is it and the HTTP settings)."""
+    passing_on = []
+    for where, function in _functions():
+        parameters = inspect.signature(function).parameters
+        listed = [name for name in parameters if name in OWN_WORDS]
+        if where.endswith(("client.Client.__init__", "ConnectionOptions.__init__")):
+            continue  # the keywords and the value they become
+        assert len(listed) < 2, f"{where} lists the client options {listed}: take them as one"
+        for parameter in parameters.values():
+            if parameter.kind is parameter.VAR_KEYWORD and "Options]" in str(parameter.annotation):
+                passing_on.append(where)
+                assert str(parameter.annotation) in (
+                    "Unpack[ClientOptions]",
+                    "Unpack[ConnectOptions]",
+                    "Unpack[HttpOptions]",
+                ), where
+    assert {"mcp_sync._connect.connect", "mcp_sync.group.ClientGroup.add"} <= set(passing_on)
+    assert typing.get_type_hints(ConnectOptions).keys() == (
+        typing.get_type_hints(ClientOptions).keys() | typing.get_type_hints(HttpOptions).keys()
+    )
+
+
+def test_connect_and_the_pytest_factory_take_the_options_as_one_declaration():
+    from mcp_sync.config import Config
+    from mcp_sync.pytest_plugin import McpClientFactory
+    from mcp_sync.transports.base import Transport
+
+    localns = {
+        "AuthProvider": AuthProvider,
+        "Client": mcp_sync.Client,
+        "Config": Config,
+        "ConnectOptions": ConnectOptions,
+        "Unpack": Unpack,
+        "Target": object,
+        "Sandbox": mcp_sync.Sandbox,
+        "Transport": Transport,
+    }
+    connect = typing.get_type_hints(mcp_sync.connect, localns=localns)
+    factory = typing.get_type_hints(McpClientFactory.__call__, localns=localns)
+    assert connect["options"] == factory["options"] == Unpack[ConnectOptions]
+    del connect["target"], factory["target"]
+    assert connect == factory  # the factory's own keywords are connect()'s
+
+
+def test_the_connection_is_handed_one_options_value_built_by_keyword():
+    """Before, ``ConnectionOptions`` was built from 11 positional arguments (two strs and two
+    floats side by side: a swap would go unnoticed); its fields are keyword-only now."""
     from mcp_sync._connection import Connection
 
-    parameters = list(inspect.signature(Connection.__init__).parameters)
-    assert parameters == ["self", "options"]
+    assert list(inspect.signature(Connection.__init__).parameters) == ["self", "options"]
+    kinds = {p.kind for p in inspect.signature(ConnectionOptions).parameters.values()}
+    assert kinds == {inspect.Parameter.KEYWORD_ONLY}
 
 
 def test_each_keyword_reaches_its_own_field():
