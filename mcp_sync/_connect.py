@@ -63,7 +63,9 @@ def connect(
 
     ``verify`` (``"system"``: the operating system's trust store; a CA bundle path; True),
     ``cert`` (a client certificate) and ``proxy`` (a proxy URL, credentials included) apply to
-    HTTP, replacing what the environment says (see docs/transports.md, "Corporate networks").
+    HTTP, replacing what the environment says (see docs/transports.md, "Corporate networks");
+    ``user_agent_suffix`` (``"my-app/1.2"``) names the application after mcp-sync in the
+    ``User-Agent`` of every HTTP request to the server.
     """
     if config is not None:
         if not isinstance(target, str):

@@ -110,3 +110,45 @@ def test_a_session_of_the_users_that_names_no_agent_still_sends_mcp_syncs() -> N
     seen = agents[0].seen
     assert ("POST", "/mcp") in kinds(seen)
     assert {agent for _, _, agent in seen} == {OURS}, seen
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_an_applications_suffix_follows_ours_on_every_request_to_the_server(transport: str) -> None:
+    """``user_agent_suffix=`` names the application after mcp-sync on every request to the MCP
+    server: Streamable HTTP's POSTs, GET stream and DELETE, HTTP+SSE's GET and POSTs. An OAuth
+    provider's requests carry its own session's agent: ``tls_session(user_agent_suffix=)``."""
+    served, agents = recorded(transport)
+    with served as server:
+        session = mcp_sync.transports.tls_session(user_agent_suffix="my-app/1.2")
+        auth = ClientCredentialsProvider(
+            server.url, "machine", client_secret="machine-secret", session=session
+        )
+        with mcp_sync.connect(
+            server.url, auth=auth, protocol="handshake", user_agent_suffix="my-app/1.2"
+        ) as client:
+            assert client.call_tool("add", {"a": 1, "b": 2}).text == "3"
+    seen = agents[0].seen
+    assert len(kinds(seen)) >= 4, seen  # the MCP requests and the OAuth ones
+    assert {agent for _, _, agent in seen} == {f"{OURS} my-app/1.2"}, seen
+
+
+def test_the_suffix_follows_ours_through_a_session_of_the_users() -> None:
+    served, agents = recorded("http")
+    with served as server:
+        auth = ClientCredentialsProvider(server.url, "machine", client_secret="machine-secret")
+        transport = mcp_sync.StreamableHttpTransport(
+            server.url, auth=auth, session=requests.Session(), user_agent_suffix="my-app/1.2"
+        )
+        with mcp_sync.Client(protocol="handshake").connect(transport) as client:
+            assert client.call_tool("add", {"a": 1, "b": 2}).text == "3"
+    seen = agents[0].seen
+    assert {("POST", "/mcp"), ("GET", "/mcp"), ("DELETE", "/mcp")} <= kinds(seen)
+    assert {agent for _, path, agent in seen if path == "/mcp"} == {f"{OURS} my-app/1.2"}, seen
+
+
+@pytest.mark.parametrize("suffix", ["my-app/1.2\r\nX-Injected: 1", "caf\u00e9/\u2603", 12])
+def test_a_suffix_that_cannot_be_sent_is_refused_naming_the_option(suffix: Any) -> None:
+    with pytest.raises((ValueError, TypeError), match="user_agent_suffix"):
+        mcp_sync.StreamableHttpTransport("http://127.0.0.1:9/mcp", user_agent_suffix=suffix)
+    with pytest.raises((ValueError, TypeError), match="user_agent_suffix"):
+        mcp_sync.transports.tls_session(user_agent_suffix=suffix)

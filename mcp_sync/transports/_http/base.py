@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import requests
 
 from ..._numbers import number, whole
+from ..._user_agent import user_agent
 from ...auth import AuthProvider
 from ...errors import ConnectionClosed
 from ...protocol.headers import checked_headers
@@ -56,6 +57,7 @@ class HttpTransportBase(Transport):
         name = type(self).__name__
         self.max_message_bytes = whole(max_message_bytes, f"{name}: max_message_bytes", minimum=1)
         self.connect_timeout = number(connect_timeout, f"{name}: connect_timeout", positive=True)
+        user_agent(options.get("user_agent_suffix"))  # refused where it is given, not at start
         self._session = session
         self._auth = auth
         self._options = options

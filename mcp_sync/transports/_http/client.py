@@ -29,7 +29,7 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from ..._user_agent import own_session
+from ..._user_agent import own_session, user_agent
 from ...auth import AuthProvider, RequestContext, UnauthorizedContext, parse_www_authenticate
 from .errors import is_reset, proxy_refusal, translate
 from .exchange import Cancelled, Exchange, use_exchange
@@ -110,8 +110,10 @@ class HttpClient:
             auth.bind(url)  # a provider bound to another server refuses before any request
         self.connect_timeout = connect_timeout
         self.owns_session = session is None
+        suffix = options.get("user_agent_suffix")
+        agent = user_agent(suffix)  # (checked with a session of the user's too)
         if session is None:
-            session = own_session()
+            session = own_session(suffix)
             adapter = own_adapter(options, pool_connections=4, pool_maxsize=32)
             session.mount("http://", adapter)
             session.mount("https://", adapter)
@@ -123,7 +125,9 @@ class HttpClient:
         if self.owns_session:
             session.trust_env = False
         self._send_kwargs: dict[str, Any] = send_settings(options, settings)
-        self._sender = RequestSender(session, url, self._send_kwargs, owned=self.owns_session)
+        self._sender = RequestSender(
+            session, url, self._send_kwargs, owned=self.owns_session, user_agent=agent
+        )
         self._auth_lock = threading.Lock()
         #: The auth headers of the latest request (reused by ``last_token`` requests).
         self._last_auth: dict[str, str] = {}

@@ -1,5 +1,6 @@
-"""The TLS and proxy settings of an HTTP transport, as a value (no ``requests`` import: config
-entries carry them). :mod:`.tls` applies them."""
+"""The wire-level settings of an HTTP transport, as a value (no ``requests`` import: config
+entries carry them). :mod:`.tls` applies TLS and the proxy, :mod:`mcp_sync._user_agent` the
+``User-Agent``."""
 
 from __future__ import annotations
 
@@ -17,10 +18,16 @@ its passphrase)."""
 
 
 class HttpOptions(TypedDict, total=False):
-    """TLS and proxy settings of an HTTP transport; each one given replaces the environment's
-    (``REQUESTS_CA_BUNDLE``, ``HTTPS_PROXY``...)."""
+    """The settings of an HTTP transport that apply to every request it makes (its wire-level
+    settings): TLS and proxy, each one given replacing the environment's (``REQUESTS_CA_BUNDLE``,
+    ``HTTPS_PROXY``...), and the application's name in ``User-Agent``. ``connect()``, the
+    transports, ``tls_session()`` and the pytest fixtures take them from here."""
 
     verify: Verify
     cert: ClientCert
     #: ``http://user:password@proxy:3128``: every request goes through it (``NO_PROXY`` aside).
     proxy: str
+    #: The application's product token, ``"my-app/1.2"``, sent after mcp-sync's own in every
+    #: request's ``User-Agent`` (``mcp-sync/0.1.0 python-requests/2.32.3 my-app/1.2``), unless
+    #: ``headers=`` names an agent of its own.
+    user_agent_suffix: str

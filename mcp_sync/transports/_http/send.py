@@ -74,8 +74,10 @@ class RequestSender:
         send_kwargs: Mapping[str, Any],
         *,
         owned: bool = False,
+        user_agent: str | None = None,
     ) -> None:
         self.session = session
+        self._user_agent = user_agent
         self._send_kwargs = dict(send_kwargs)
         #: The session's headers by lower-cased name, when nobody else can change them (the
         #: transport's own session): merged without a ``CaseInsensitiveDict`` per request.
@@ -129,7 +131,7 @@ class RequestSender:
             self._authorization = authorization
             hold(self, authorization)
         if self._fixed_headers is None:  # (a session of mcp_sync's own names it already)
-            headers = with_user_agent(headers, self.session)
+            headers = with_user_agent(headers, self.session, self._user_agent)
         try:
             return self._send(method, url, headers, body, timeout)
         except ValueError:

@@ -25,10 +25,11 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
+from typing_extensions import Unpack
 
 from ..._user_agent import own_session
 from ...errors import MissingExtra
-from .options import ClientCert, HttpOptions, Verify
+from .options import HttpOptions
 from .send import OwnAdapter
 
 __all__ = [
@@ -139,12 +140,12 @@ def check_session(options: HttpOptions, session: requests.Session | None) -> Non
         )
 
 
-def tls_session(
-    *, verify: Verify | None = None, cert: ClientCert | None = None, proxy: str | None = None
-) -> requests.Session:
-    """A ``requests.Session`` with these settings, for code that makes its own requests
-    beside the transport (an OAuth provider's ``session=``, say)."""
-    session = own_session()
+def tls_session(**options: Unpack[HttpOptions]) -> requests.Session:
+    """A ``requests.Session`` with these settings (``verify``, ``cert``, ``proxy``,
+    ``user_agent_suffix``: see ``connect()``), for code that makes its own requests beside the
+    transport (an OAuth provider's ``session=``, say)."""
+    verify, cert, proxy = options.get("verify"), options.get("cert"), options.get("proxy")
+    session = own_session(options.get("user_agent_suffix"))
     if verify == "system":
         adapter = SystemTrustAdapter()
         session.mount("https://", adapter)
