@@ -32,7 +32,7 @@ from ._numbers import call_timeout, whole
 from .abort import AbortSignal
 from .errors import ProtocolError, RequestTimeout, RpcError, TaskCancelled
 from .protocol import meta as meta_keys
-from .protocol import stateless
+from .protocol import methods, stateless
 from .protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .protocol.types import (
     TASKS_EXTENSION,
@@ -109,8 +109,8 @@ class Tasks:
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
         if not connection.is_stateless:
             params["task"] = {} if ttl is None else {"ttl": ttl}
-            spec = _calls.CREATE_TASK
-            created = _calls.call(connection, spec, params, timeout, signal, on_progress)
+            row = methods.TOOLS_CALL_AS_TASK
+            created = _calls.call(connection, row, params, timeout, signal, on_progress)
             return ToolTask(self, created.task)
         connection.require_extension("tools/call", TASKS_EXTENSION)
         params["_meta"] = extension_meta(connection.stateless.capabilities_for("tools/call"))
@@ -145,7 +145,7 @@ class Tasks:
         params: dict[str, Any] = {"taskId": task_id}
         if self._connection.is_stateless:
             params["_meta"] = extension_meta({})
-        state = _calls.call(self._connection, _calls.GET_TASK, params, timeout, signal)
+        state = _calls.call(self._connection, methods.TASKS_GET, params, timeout, signal)
         return _same_task("tasks/get", task_id, state)
 
     def result(
@@ -157,7 +157,7 @@ class Tasks:
             task = ToolTask(self, self.get(task_id, timeout=timeout, signal=signal), extension=True)
             return task.result(timeout=timeout, signal=signal)
         params = {"taskId": task_id}
-        return _calls.call(self._connection, _calls.TASK_RESULT, params, timeout, signal)
+        return _calls.call(self._connection, methods.TASKS_RESULT, params, timeout, signal)
 
     def list(
         self,
@@ -172,7 +172,7 @@ class Tasks:
         listing, all pages together; progress renews it."""
         connection = self._connection
         if not connection.is_stateless:
-            return _calls.every(connection, _calls.LIST_TASKS, timeout, signal, on_progress)
+            return _calls.every(connection, methods.TASKS_LIST, timeout, signal, on_progress)
         with self._started_lock:
             started = builtins.list(self._started)
         tasks: builtins.list[Task] = []
@@ -194,7 +194,7 @@ class Tasks:
         connection = self._connection
         params: dict[str, Any] = {"taskId": task_id}
         if not connection.is_stateless:
-            cancelled = _calls.call(connection, _calls.CANCEL_TASK, params, timeout, signal)
+            cancelled = _calls.call(connection, methods.TASKS_CANCEL, params, timeout, signal)
             return _same_task("tasks/cancel", task_id, cancelled)
         params["_meta"] = extension_meta({})
         connection.request("tasks/cancel", params, timeout=timeout, signal=signal)

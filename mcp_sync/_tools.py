@@ -24,7 +24,7 @@ from .abort import AbortSignal
 from .backoff import Backoff
 from .errors import RpcError
 from .pins import PinSource, pin_book
-from .protocol import stateless
+from .protocol import methods, stateless
 from .protocol.types import CallToolResult, Tool
 
 #: A ``tools/call`` refused for ``Mcp-Param-*`` headers the server no longer expects (the
@@ -55,7 +55,9 @@ class Tools:
         on_progress: ProgressHandler | None,
     ) -> list[Tool]:
         connection = self._connection
-        tools: list[Tool] = _calls.every(connection, _calls.TOOLS, timeout, signal, on_progress)
+        tools: list[Tool] = _calls.every(
+            connection, methods.TOOLS_LIST, timeout, signal, on_progress
+        )
         if connection.is_stateless:
             tools = connection.stateless.accept_tools(tools)
         self._listed = {tool.name: tool for tool in tools}
@@ -121,7 +123,7 @@ class Tools:
         while True:
             try:
                 result = _calls.call(
-                    connection, _calls.CALL_TOOL, params, timeout, signal, on_progress
+                    connection, methods.TOOLS_CALL, params, timeout, signal, on_progress
                 )
                 break
             except RpcError as exc:

@@ -42,7 +42,7 @@ from .abort import AbortSignal
 from .backoff import Backoff
 from .errors import InvalidStateError
 from .functions import Functions
-from .protocol import versions
+from .protocol import methods, versions
 from .protocol.jsonrpc import Notification
 from .protocol.types import (
     CallToolResult,
@@ -297,7 +297,7 @@ class Client:
         connection = self._connection
         timeout = call_timeout(timeout, "server/discover")
         connection.require_era("stateless", "server/discover")
-        result = _calls.call(connection, _calls.DISCOVER, None, timeout, signal)
+        result = _calls.call(connection, methods.SERVER_DISCOVER, None, timeout, signal)
         connection.server = connection.initialized().rediscovered(result)
         return result
 
@@ -487,7 +487,9 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> ListToolsResult:
         """One page of tools; pass the previous page's ``next_cursor`` to get the next."""
-        return _calls.page(self._connection, _calls.TOOLS, cursor, timeout, signal, on_progress)
+        return _calls.page(
+            self._connection, methods.TOOLS_LIST, cursor, timeout, signal, on_progress
+        )
 
     def call_tool(
         self,
@@ -530,7 +532,7 @@ class Client:
 
         ``timeout`` bounds the whole listing, all pages together; progress renews it.
         """
-        return _calls.every(self._connection, _calls.RESOURCES, timeout, signal, on_progress)
+        return _calls.every(self._connection, methods.RESOURCES_LIST, timeout, signal, on_progress)
 
     def list_resources_page(
         self,
@@ -541,7 +543,9 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> ListResourcesResult:
         """One page of resources."""
-        return _calls.page(self._connection, _calls.RESOURCES, cursor, timeout, signal, on_progress)
+        return _calls.page(
+            self._connection, methods.RESOURCES_LIST, cursor, timeout, signal, on_progress
+        )
 
     def list_resource_templates(
         self,
@@ -554,7 +558,9 @@ class Client:
 
         ``timeout`` bounds the whole listing, all pages together; progress renews it.
         """
-        return _calls.every(self._connection, _calls.TEMPLATES, timeout, signal, on_progress)
+        return _calls.every(
+            self._connection, methods.RESOURCES_TEMPLATES_LIST, timeout, signal, on_progress
+        )
 
     def list_resource_templates_page(
         self,
@@ -565,7 +571,9 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> ListResourceTemplatesResult:
         """One page of resource templates."""
-        return _calls.page(self._connection, _calls.TEMPLATES, cursor, timeout, signal, on_progress)
+        return _calls.page(
+            self._connection, methods.RESOURCES_TEMPLATES_LIST, cursor, timeout, signal, on_progress
+        )
 
     def read_resource(
         self,
@@ -577,8 +585,8 @@ class Client:
     ) -> ReadResourceResult:
         """Read a resource's contents."""
         params = {"uri": uri}
-        spec = _calls.READ_RESOURCE
-        return _calls.call(self._connection, spec, params, timeout, signal, on_progress)
+        row = methods.RESOURCES_READ
+        return _calls.call(self._connection, row, params, timeout, signal, on_progress)
 
     def subscribe_resource(
         self,
@@ -614,7 +622,7 @@ class Client:
 
         ``timeout`` bounds the whole listing, all pages together; progress renews it.
         """
-        return _calls.every(self._connection, _calls.PROMPTS, timeout, signal, on_progress)
+        return _calls.every(self._connection, methods.PROMPTS_LIST, timeout, signal, on_progress)
 
     def list_prompts_page(
         self,
@@ -625,7 +633,9 @@ class Client:
         on_progress: ProgressHandler | None = None,
     ) -> ListPromptsResult:
         """One page of prompts."""
-        return _calls.page(self._connection, _calls.PROMPTS, cursor, timeout, signal, on_progress)
+        return _calls.page(
+            self._connection, methods.PROMPTS_LIST, cursor, timeout, signal, on_progress
+        )
 
     def get_prompt(
         self,
@@ -640,8 +650,8 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)
-        spec = _calls.GET_PROMPT
-        return _calls.call(self._connection, spec, params, timeout, signal, on_progress)
+        row = methods.PROMPTS_GET
+        return _calls.call(self._connection, row, params, timeout, signal, on_progress)
 
     def complete(
         self,
@@ -667,8 +677,8 @@ class Client:
         }
         if context is not None:
             params["context"] = {"arguments": dict(context)}
-        spec = _calls.COMPLETE
-        return _calls.call(self._connection, spec, params, timeout, signal, on_progress)
+        row = methods.COMPLETION_COMPLETE
+        return _calls.call(self._connection, row, params, timeout, signal, on_progress)
 
     # -- extensions: ``client.tasks`` and ``client.skills``; their old names still work -----
 

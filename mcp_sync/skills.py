@@ -52,6 +52,7 @@ from . import _calls
 from ._connection import Connection, ProgressHandler
 from .abort import AbortSignal
 from .errors import McpError, SkillVerificationError
+from .protocol import methods
 from .protocol.types import ReadResourceResult, Skill, SkillFile
 
 __all__ = [
@@ -92,7 +93,7 @@ class Skills:
         A listing may be partial; :meth:`get` reaches any skill by URI. ``timeout`` bounds
         the whole listing, all pages together; progress renews it.
         """
-        return _calls.every(self._connection, _calls.SKILLS, timeout, signal, on_progress)
+        return _calls.every(self._connection, methods.SKILLS_LIST, timeout, signal, on_progress)
 
     def get(
         self,
@@ -104,8 +105,8 @@ class Skills:
     ) -> Skill:
         """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
         params = {"uri": uri}
-        spec = _calls.GET_SKILL
-        return _calls.call(self._connection, spec, params, timeout, signal, on_progress).skill
+        row = methods.SKILLS_GET
+        return _calls.call(self._connection, row, params, timeout, signal, on_progress).skill
 
     def load(
         self,
@@ -130,7 +131,7 @@ class Skills:
 
         def read(uri: str) -> ReadResourceResult:
             params = {"uri": uri}
-            return _calls.call(self._connection, _calls.READ_RESOURCE, params, timeout, None)
+            return _calls.call(self._connection, methods.RESOURCES_READ, params, timeout, None)
 
         return load(entry, origin, read, allow_dynamic=allow_dynamic)
 

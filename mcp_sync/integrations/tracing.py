@@ -118,7 +118,7 @@ def _traced(
         return result
 
 
-def _target(row: methods.Method, params: dict[str, Any] | None) -> str | None:
+def _target(row: methods.Method[Any], params: dict[str, Any] | None) -> str | None:
     if row.span_target is not None and params:
         name = params.get(row.span_target)
         return name if isinstance(name, str) else None
@@ -128,7 +128,7 @@ def _target(row: methods.Method, params: dict[str, Any] | None) -> str | None:
 def _attributes(
     server: ServerState | None,
     transport: Transport | None,
-    row: methods.Method,
+    row: methods.Method[Any],
     method: str,
     params: dict[str, Any] | None,
     target: str | None,

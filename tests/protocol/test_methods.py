@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from mcp_sync._method_options import for_method
 from mcp_sync.protocol import headers, methods
 from mcp_sync.transports.base import MessageOptions
@@ -40,3 +42,26 @@ def test_every_row_is_consistent():
         if row.items:
             assert row.result is not None and row.items in row.result.model_fields, row.name
         assert not (row.capability and row.extension), row.name
+
+
+def test_every_named_row_is_in_the_table_and_the_sets_drawn_from_it_hold_it():
+    """A row added after the end of the table (where ``CACHEABLE`` and the others are drawn
+    from it) would be in ``METHODS`` and missing from them; a typed row defined without
+    ``_row()`` would be missing from both."""
+    named = {
+        name: row
+        for name, row in vars(methods).items()
+        if isinstance(row, methods.Method)
+        and name.isupper()
+        and not name.startswith("_")
+        and name != "TOOLS_CALL_AS_TASK"
+    }
+    assert named and all(methods.METHODS.get(row.name) is row for row in named.values())
+    rows = methods.METHODS.values()
+    assert {row.name for row in rows if row.cacheable} == methods.CACHEABLE
+    assert {row.name for row in rows if row.input_required} == methods.MRTR_METHODS
+    assert {row.name: row.name_field for row in rows if row.name_field} == methods.NAME_FIELDS
+    # each typed row is named after its method: ``tools/list`` is TOOLS_LIST
+    for name, row in named.items():
+        expected = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", row.name).replace("/", "_").upper()
+        assert name == expected, (name, row.name)
