@@ -91,13 +91,15 @@ typecheck: venv
 # workers as cores keeps the CPU busy. Tests marked `alone` then run one at a time.
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 PARALLEL := -n $(TEST_WORKERS) --dist loadscope
+# (only the modules that have such tests are collected for that second run)
+ALONE_MODULES = $(shell grep -rlE --include='test_*.py' --exclude-dir=peers 'mark\.alone' tests)
 
 # Compiled once here: where PYTHONDONTWRITEBYTECODE is set (this machine's image sets it), every
 # server and CLI process the suite starts would compile mcp_sync again (0.15 s of CPU each).
 test: venv peers services lint typecheck docs
 	PYTHONDONTWRITEBYTECODE= $(PY) -m compileall -q -x tests/peers mcp_sync tests >/dev/null
 	$(VENV)/bin/pytest $(PARALLEL) -m 'not alone' --cov=mcp_sync --cov-report=
-	$(VENV)/bin/pytest -m alone --cov=mcp_sync --cov-append --cov-report=term:skip-covered \
+	$(VENV)/bin/pytest -m alone $(ALONE_MODULES) --cov=mcp_sync --cov-append --cov-report=term:skip-covered \
 	  --cov-fail-under=91
 
 docs: venv

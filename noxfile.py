@@ -106,9 +106,18 @@ WORKERS = str(2 * (os.cpu_count() or 1))
 PARALLEL = ["-n", WORKERS, "--dist", "loadscope", "-m", "not alone"]
 
 
-def _run_suite(session: nox.Session, args: list[str]) -> None:
-    session.run("pytest", "-p", "no:cacheprovider", *PARALLEL, *args)
-    session.run("pytest", "-p", "no:cacheprovider", "-m", "alone", *args)
+def _run_suite(session: nox.Session, left_out: list[str]) -> None:
+    ignores = [f"--ignore={path}" for path in left_out]
+    session.run("pytest", "-p", "no:cacheprovider", *PARALLEL, "tests", *ignores)
+    alone = [  # (only the modules that have such tests are collected for the second run)
+        str(path)
+        for path in sorted(Path("tests").rglob("test_*.py"))
+        if "peers" not in path.parts
+        and not any(path.is_relative_to(ignored) for ignored in left_out)
+        and "mark.alone" in path.read_text(encoding="utf-8")
+    ]
+    if alone:
+        session.run("pytest", "-p", "no:cacheprovider", "-m", "alone", *alone)
 
 
 @nox.session(python=PYTHONS)
@@ -118,7 +127,7 @@ def tests(session: nox.Session) -> None:
     if session.posargs:
         session.run("pytest", "-p", "no:cacheprovider", *session.posargs)
         return
-    _run_suite(session, ["tests", *(f"--ignore={path}" for path in NOT_PORTABLE)])
+    _run_suite(session, NOT_PORTABLE)
 
 
 @nox.session(python=PYTHONS)

@@ -170,13 +170,16 @@ class Session:
         on_progress: ProgressCallback | None = None,
         options: MessageOptions | None = None,
         signal: AbortSignal | None = None,
+        before_send: Callable[[PendingRequest], object] | None = None,
     ) -> PendingRequest:
         """Send a request without waiting: its ``future`` settles when it is answered.
 
         For long-lived requests (``subscriptions/listen``: no ``deadline``), and for a request
         waited for with :meth:`result`; end one with :meth:`cancel`.
         ``signal`` aborts the request; it is listened to before the request is sent, as a
-        transport may make the whole exchange inside ``send`` (HTTP does).
+        transport may make the whole exchange inside ``send`` (HTTP does). For the same reason
+        ``before_send(pending)`` is where a caller files the request by its id to route what
+        the server sends about it: that can come before ``send`` returns.
         """
         self._check_open()
         request_id = next(self._ids)
@@ -191,6 +194,8 @@ class Session:
         self._pending[request_id] = pending
         if signal is not None:
             pending.remove_abort = self._settle_on_abort(pending, signal)
+        if before_send is not None:
+            before_send(pending)
         try:
             self.transport.send(
                 jsonrpc.request(request_id, method, params),

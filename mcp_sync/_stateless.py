@@ -429,9 +429,17 @@ class StatelessListen:
         params = stateless.with_meta(
             {"notifications": self._filters}, self._era.meta("subscriptions/listen")
         )
-        pending = session.begin("subscriptions/listen", params)
-        self._pending = pending
-        self._era._listens[pending.id] = self
+
+        def file(pending: PendingRequest) -> None:  # (its acknowledgement may come first)
+            self._pending = pending
+            self._era._listens[pending.id] = self
+
+        try:
+            pending = session.begin("subscriptions/listen", params, before_send=file)
+        except BaseException:
+            if self._pending is not None:
+                self._era._listens.pop(self._pending.id, None)
+            raise
         pending.future.add_done_callback(lambda _f: self._ended(pending))
         if not self._acknowledged.wait(timeout) and not pending.future.done():
             self.cancel()

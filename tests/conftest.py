@@ -59,27 +59,30 @@ def clean_env(monkeypatch):
     return monkeypatch
 
 
-# -- the suite in parallel (pytest-xdist: ``make test`` runs ``-n 4 --dist loadscope``) ------
+# -- the suite in parallel (pytest-xdist: ``make test`` runs two workers a core, ``--dist loadscope``) ------
 
-#: The modules that take longest, measured on a 2-core machine (the conformance suite and Dask:
-#: minutes; the docs pages, the fleets and the soaks: tens of seconds). They are handed out
-#: first, so that a run never ends waiting on one of them that started last.
+#: What takes longest, measured on a 2-core machine (the conformance suite, the CLI's docs page
+#: and Dask: minutes; the other docs pages, the fleets and the soaks: tens of seconds): node ids
+#: or their beginnings (a module). They are handed out first, in this order, so that a run never
+#: ends waiting on one of them that started last.
 SLOWEST_FIRST = (
+    "tests/docs/test_docs.py::test_page[cli.md]",
     "tests/conformance/test_conformance.py",
     "tests/conformance/test_conformance_auth.py",
-    "tests/docs/test_docs.py",
+    "tests/docs/test_docs.py::test_page[pytest.md]",
     "tests/services/test_dask.py",
-    "tests/reliability/test_recovery_pressure.py",
+    "tests/services/test_ray.py",
+    "tests/test_cassette.py",
+    "tests/test_functions.py",
+    "tests/integrations/test_crewai_tools.py",
     "tests/test_bench_smoke.py",
+    "tests/docs/test_docs.py",
+    "tests/conformance/test_conformance_loaded.py",
+    "tests/reliability/test_recovery_pressure.py",
     "tests/reliability/test_long_lived.py",
     "tests/oauth/test_oauth_fleet_pressure.py",
     "tests/oauth/test_oauth_device.py",
-    "tests/test_functions.py",
     "tests/reliability/test_one_deadline.py",
-    "tests/test_cassette.py",
-    "tests/conformance/test_conformance_loaded.py",
-    "tests/services/test_ray.py",
-    "tests/integrations/test_crewai_tools.py",
 )
 #: Modules whose tests share nothing that is made once per module (no module-scoped fixture),
 #: and are long: their tests are handed out one by one, like any other module's would be if a
@@ -91,8 +94,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The slowest modules first (a stable sort: the rest keep their order)."""
 
     def rank(item: pytest.Item) -> int:
-        module = item.nodeid.split("::", 1)[0]
-        return SLOWEST_FIRST.index(module) if module in SLOWEST_FIRST else len(SLOWEST_FIRST)
+        found = (i for i, first in enumerate(SLOWEST_FIRST) if item.nodeid.startswith(first))
+        return next(found, len(SLOWEST_FIRST))
 
     items.sort(key=rank)
 

@@ -151,14 +151,15 @@ class LineTransport(Transport):
     def _now_started(self) -> None:
         """The end of ``start()``, once the threads run: from here ``close()`` stops it all.
         A ``close()`` that came while it was starting (from another thread: a client closed
-        during its ``connect()``) found nothing to stop; it is carried out now, and the start
-        fails."""
+        during its ``connect()``, or reacting to a server that exited at once) found nothing
+        to stop; it is carried out now, and the start fails with how it ended (the server's
+        exit status and stderr, when it exited on its own)."""
         with self._start_lock:
             self._started = True
             closed = self._closing
         if closed:
             self.close()
-            raise ConnectionClosed(f"{self.kind} transport: closed while it started")
+            raise self._closed_error()
 
     def _attach(
         self,

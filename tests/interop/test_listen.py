@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import sys
 import threading
+from typing import Any
 
 import pytest
 from support import SERVERS, HttpServer, free_port
 
 import mcp_sync
+from mcp_sync.transports.stdio import StdioTransport
 
 
 def check_listen(client: mcp_sync.Client) -> None:
@@ -49,3 +51,33 @@ def test_listen_over_streamable_http(json_response):
         mcp_sync.connect(server.url()) as client,
     ):
         check_listen(client)
+
+
+class _AckedBeforeSendReturns(StdioTransport):
+    """Sends ``subscriptions/listen`` and returns only once the server's acknowledgement went
+    through the client's own listener: what a thread switch right after the write does under
+    load (the CI run where the acknowledgement was dropped and listen() timed out)."""
+
+    def send(self, message: dict[str, Any], **kwargs: Any) -> None:
+        if message.get("method") != "subscriptions/listen":
+            super().send(message, **kwargs)
+            return
+        handled = threading.Event()
+
+        def seen(value: Any) -> None:  # (called after the client's own listener)
+            if isinstance(value, dict) and value.get("method", "").endswith("/acknowledged"):
+                handled.set()
+
+        remove = self.on_message(seen)
+        try:
+            super().send(message, **kwargs)
+            assert handled.wait(30), "the server did not acknowledge the listen"
+        finally:
+            remove()
+
+
+def test_an_acknowledgement_that_comes_before_send_returns_is_not_lost():
+    transport = _AckedBeforeSendReturns(sys.executable, [str(SERVERS / "sdk_server.py"), "stdio"])
+    with mcp_sync.connect(transport) as client:
+        subscription = client.listen(tools_list_changed=True, callback=print, timeout=5)
+        subscription.cancel()

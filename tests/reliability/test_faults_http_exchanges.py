@@ -8,6 +8,7 @@ POST, reset a connection after reading a request, or idle a stream out on demand
 from __future__ import annotations
 
 import queue
+import select
 import sys
 import threading
 import time
@@ -218,6 +219,34 @@ def test_a_call_fully_sent_on_a_reused_connection_then_reset_is_not_sent_again()
             client.call_tool("charge_card", {"cents": 500})
         assert len(calls) == 1
         assert client.ping() is None
+
+
+def test_a_forwarding_proxy_that_closes_each_connection_unannounced_costs_no_call() -> None:
+    """tinyproxy forwards a plain ``http://`` request, relays the answer, then closes the
+    connection: it keeps none, and does not say so (no ``Connection: close``). A call written
+    into the connection before that close arrives fails, and is not sent again (it may have
+    gone through), so the client takes a fresh connection for each request through a
+    forwarding proxy that did not say it keeps connections. Scripted: here the close comes once
+    the next request is on its way, the moment tinyproxy's close raced with in a loaded CI run.
+    """
+
+    def proxy(req: Request) -> None:
+        msg = req.rpc_request()
+        if msg is not None:
+            value = {"content": [{"type": "text", "text": "done"}]}
+            if msg["method"] == "initialize":
+                value = initialize_result()
+            req.reply_json(jsonrpc.result_response(msg["id"], value))
+        select.select([req.handler.connection], [], [], 5)  # the next request, or the close
+        req.drop()
+
+    with FaultServer(proxy) as server:
+        proxy_url = f"http://127.0.0.1:{server.port}"
+        with connect("http://mcp.invalid/mcp", proxy=proxy_url) as client:
+            for _ in range(3):
+                assert client.call_tool("charge_card", {"cents": 500}).text == "done"
+        assert {r.path for r in server.requests} == {"http://mcp.invalid/mcp"}
+        assert server.connections == len(server.requests)
 
 
 def test_a_read_only_request_reset_after_it_was_sent_is_sent_once_more() -> None:

@@ -268,7 +268,7 @@ def test_close_from_another_thread_while_the_server_is_busy_reading() -> None:
 def test_close_while_start_is_spawning_stops_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
     """``close()`` from another thread can land after ``start()`` spawned the server but before
     it counted as started (a ``Client.close()`` racing a ``connect()``): ``start()`` then stops
-    the server and raises ``ConnectionClosed``. Before, ``close()`` did nothing to a transport
+    the server and raises ``ConnectionClosed`` ("closed"). Before, ``close()`` did nothing to a transport
     not yet started and ``start()`` went on: the server ran on, with no one to stop it (seen
     in the parallel suite, where the lattice's close-during-connect test leaked it). The moment
     is made exact by closing from the process registry's ``add``, which ``start()`` calls right
@@ -289,7 +289,7 @@ def test_close_while_start_is_spawning_stops_the_server(monkeypatch: pytest.Monk
         closer.join(10)
 
     monkeypatch.setattr(_process.guard, "add", add_then_close)
-    with pytest.raises(ConnectionClosed, match="closed while it started"):
+    with pytest.raises(ConnectionClosed, match="is closed"):
         transport.start()
     (pid,) = spawned
     assert not pid_alive(pid)

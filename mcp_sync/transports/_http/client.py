@@ -9,7 +9,9 @@ Retries (never a call twice)
     are safe whatever the method (a GET, a DELETE, or an MCP request that only reads, like
     ``tools/list``: the caller says so, from ``MessageOptions.safe_to_resend``). Anything else
     fails. To make that rare, a pooled connection is not reused once it was idle for as long as
-    the server said it keeps one (``Keep-Alive: timeout=N``, less a second), and urllib3
+    the server said it keeps one (``Keep-Alive: timeout=N``, less a second), a connection to a
+    forwarding proxy (plain ``http://`` through a proxy) only if the proxy said it keeps it
+    (tinyproxy closes each one after its answer without saying so), and urllib3
     replaces one the server already closed; a server closing an idle connection at the moment
     it is reused is what is left.
 
@@ -286,9 +288,7 @@ class HttpClient:
         if refused is not None:
             response.close()
             raise refused
-        keep_alive = response.headers.get("Keep-Alive")
-        if keep_alive is not None:
-            exchange.note_keep_alive(keep_alive)
+        exchange.note_keep_alive(response.headers)
         return response
 
     def _on_unauthorized(self, ctx: UnauthorizedContext, generation: int, refusals: int) -> bool:

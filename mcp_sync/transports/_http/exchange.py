@@ -10,9 +10,10 @@ once its headers are in. The exchange keeps the socket itself, not only the conn
 ``http.client`` drops the connection's reference to it when the response will close the
 connection (``Connection: close``, HTTP/1.0), and the body is then read from that socket alone.
 
-The tracking connections also remember when they were last used and how long the server keeps
-them idle (``Keep-Alive: timeout=N``), so that a connection the server may be closing right
-now is not reused (see "Retries" in :mod:`mcp_sync.transports._http.client`).
+The tracking connections also remember when they were last used and how long their peer keeps
+them idle (``Keep-Alive: timeout=N``; a forwarding proxy that does not say it keeps them: not
+at all), so that a connection the peer may be closing right now is not reused (see "Retries"
+in :mod:`mcp_sync.transports._http.client`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import requests
@@ -115,12 +116,22 @@ class Exchange:
         """The socket this exchange reads from (None before it has one)."""
         return self._sock
 
-    def note_keep_alive(self, header: str) -> None:
-        """Remember on the connection how long the server keeps it idle (``timeout=N``)."""
+    def note_keep_alive(self, headers: Mapping[str, str]) -> None:
+        """Remember on the connection how long its peer keeps it idle: what the server said
+        (``Keep-Alive: timeout=N``, less a second), or not at all for a forwarding proxy (a
+        plain ``http://`` request through a proxy) that did not say it keeps connections
+        (tinyproxy closes each after its answer, unannounced)."""
         conn = self._conn
-        match = _KEEP_ALIVE_TIMEOUT.search(header)
-        if conn is not None and match is not None:
+        if conn is None:
+            return
+        match = _KEEP_ALIVE_TIMEOUT.search(headers.get("Keep-Alive", ""))
+        if match is not None:
             conn._mcp_sync_keep_alive = max(int(match.group(1)) - 1.0, 0.0)
+        elif getattr(conn, "proxy_is_forwarding", False) and not any(
+            "keep-alive" in headers.get(name, "").lower()
+            for name in ("Connection", "Proxy-Connection")
+        ):
+            conn._mcp_sync_keep_alive = 0.0
 
     def on_abort(self, _reason: object) -> None:
         """The request's signal fired: stop reading unless the answer is already in."""
@@ -172,14 +183,14 @@ def _track(conn: Any, reused: bool | None) -> None:
 
 
 def _drop_if_stale(conn: Any) -> None:
-    """Close a pooled connection idle for longer than the server said it keeps one (its
-    ``Keep-Alive: timeout=N``, less a second): the server may be closing it right now, and a
-    request written into that race cannot be sent again (see "Retries" in :mod:`.client`)."""
+    """Close a pooled connection idle for as long as its peer keeps one (see
+    :meth:`Exchange.note_keep_alive`): the peer may be closing it right now, and a request
+    written into that race cannot be sent again (see "Retries" in :mod:`.client`)."""
     limit = getattr(conn, "_mcp_sync_keep_alive", None)
     if (
         limit is not None
         and conn.sock is not None
-        and time.monotonic() - conn._mcp_sync_sent_at > limit
+        and time.monotonic() - conn._mcp_sync_sent_at >= limit
     ):
         conn.close()
 
