@@ -1,60 +1,68 @@
 """The exceptions mcp_sync raises, in one hierarchy.
 
-Catch :class:`McpError` for "anything MCP went wrong". Tool failures are not exceptions:
-they come back as results with ``result.is_error`` set.
+Catch :class:`McpError` for "anything MCP went wrong", or one of the groups under it for
+what went wrong: the server (:class:`ServerError`), the connection (:class:`ConnectionFailure`),
+the call itself (:class:`InvalidUsage`), or the sign-in (``OAuthError``). Every error sits under
+exactly one group (``tests/test_errors.py`` walks them); the one under two is
+``UnsafeStateFile``, an OAuth store's file that is also a ``ConfigError``. Tool failures are not
+exceptions: they come back as results with ``result.is_error`` set.
 
 ::
 
     McpError
-    ├── RpcError                    the peer answered with a JSON-RPC error
-    │   ├── UrlElicitationRequired  -32042: the user must open URLs first (2025-11-25)
-    │   └── MissingClientCapability -32021: the request needed a capability we did not declare
-    ├── RequestTimeout              also a builtin TimeoutError
-    ├── Aborted                     the caller's AbortSignal fired (or Ctrl-C)
-    ├── ConnectionClosed            the transport closed; carries the cause
-    │   └── CrashLoop               recovery= gave up for now: the server keeps failing
-    ├── TransportError              I/O failed
-    │   ├── WriteTimeout            a message could not be written in time (also TimeoutError)
-    │   ├── NetworkError            an HTTP exchange failed in the network (.sent)
-    │   │   ├── ConnectFailed       no connection was made: the request never left
-    │   │   ├── TlsError            TLS failed (an untrusted certificate, a refused client one)
-    │   │   └── ProxyError          the proxy refused (407: its credentials) or failed the tunnel
-    │   ├── ServerStartError        a stdio server could not be started
-    │   │   └── SandboxUnavailable  the sandbox asked for cannot be set up here
-    │   ├── HttpError               an HTTP status the transport could not use
-    │   ├── InvalidHeaderValue      a header that cannot be sent (a token ending in a newline,
-    │   │                           Transfer-Encoding); also a builtin ValueError
-    │   └── SessionExpired          the server forgot our Mcp-Session-Id (HTTP 404)
-    ├── UnencodableValue            a message holds what JSON over UTF-8 cannot carry (a lone
-    │                               surrogate, NaN, an object); nothing was sent (also a builtin
-    │                               TypeError and ValueError)
-    ├── ProtocolError               the peer broke the protocol (bad JSON-RPC, bad result shape)
-    │   ├── InvalidMessage          a JSON value that is not a JSON-RPC 2.0 message
-    │   └── OutputValidationError   a tool's structuredContent does not match its outputSchema,
-    │                               or the schema cannot be used
-    ├── UnsupportedProtocolVersion  no protocol version both sides speak
-    ├── CapabilityError             the server did not advertise what this call needs
-    ├── NotSupportedInEra           the negotiated protocol era has no such concept
-    ├── MissingExtra                an option needs an optional extra (also an ImportError)
-    ├── InvalidStateError           the client is not in a state that allows the call
-    ├── ConfigError                 an mcpServers config is unreadable or an entry is wrong
-    │                               (also a builtin ValueError)
-    ├── ServerConnectError          one server of a config's group could not be connected
-    ├── StdioServerError            a command is not an MCP stdio server (it printed
-    │                               something else, e.g. the URL of an HTTP server)
-    ├── GroupError                  a ClientGroup was misused (a taken or invalid server name)
-    ├── ServerUnavailable           a group's server is skipped: its circuit breaker is open
-    ├── SkillVerificationError      a skill file does not match its entry (digest, size, ...)
-    ├── TaskCancelled               the result of a task that was cancelled was asked for
-    ├── UnknownName                 a name or URI nobody offers (also a builtin KeyError)
-    ├── ToolError                   a tool result with isError, raised where a framework's
-    │                               tools signal failure by raising (mcp_sync.integrations,
-    │                               client.functions)
-    ├── ToolArgumentError           a typed tool function's arguments do not fit the tool's
-    │                               inputSchema (also a builtin TypeError and ValueError)
-    ├── ToolChanged                 a tool's definition is not the one pinned (mcp_sync.pins)
-    ├── CassetteError               a recorded session (mcp_sync.cassette) is unreadable
-    │   └── CassetteMismatch        a request the recording has no answer for
+    ├── ServerError                 the server answered, and not as asked
+    │   ├── RpcError                the peer answered with a JSON-RPC error
+    │   │   ├── UrlElicitationRequired  -32042: the user must open URLs first (2025-11-25)
+    │   │   └── MissingClientCapability -32021: the request needed a capability we did not
+    │   │                           declare
+    │   ├── ProtocolError           the peer broke the protocol (bad JSON-RPC, bad result shape)
+    │   │   ├── InvalidMessage      a JSON value that is not a JSON-RPC 2.0 message
+    │   │   └── OutputValidationError  a tool's structuredContent does not match its
+    │   │                           outputSchema, or the schema cannot be used
+    │   ├── UnsupportedProtocolVersion  no protocol version both sides speak
+    │   ├── CapabilityError         the server did not advertise what this call needs
+    │   ├── NotSupportedInEra       the negotiated protocol era has no such concept
+    │   ├── ToolError               a tool result with isError, raised where a framework's
+    │   │                           tools signal failure by raising (mcp_sync.integrations,
+    │   │                           client.functions)
+    │   ├── ToolChanged             a tool's definition is not the one pinned (mcp_sync.pins)
+    │   ├── SkillVerificationError  a skill file does not match its entry (digest, size, ...)
+    │   └── TaskCancelled           the result of a task that was cancelled was asked for
+    ├── ConnectionFailure           the call got no answer
+    │   ├── RequestTimeout          also a builtin TimeoutError
+    │   ├── Aborted                 the caller's AbortSignal fired (or Ctrl-C)
+    │   ├── ConnectionClosed        the transport closed; carries the cause
+    │   │   └── CrashLoop           recovery= gave up for now: the server keeps failing
+    │   ├── TransportError          I/O failed
+    │   │   ├── WriteTimeout        a message could not be written in time (also TimeoutError)
+    │   │   ├── NetworkError        an HTTP exchange failed in the network (.sent)
+    │   │   │   ├── ConnectFailed   no connection was made: the request never left
+    │   │   │   ├── TlsError        TLS failed (an untrusted certificate, a refused client one)
+    │   │   │   └── ProxyError      the proxy refused (407: its credentials) or failed the tunnel
+    │   │   ├── ServerStartError    a stdio server could not be started
+    │   │   │   └── SandboxUnavailable  the sandbox asked for cannot be set up here
+    │   │   ├── HttpError           an HTTP status the transport could not use
+    │   │   ├── InvalidHeaderValue  a header that cannot be sent (a token ending in a newline,
+    │   │   │                       Transfer-Encoding); also a builtin ValueError
+    │   │   └── SessionExpired      the server forgot our Mcp-Session-Id (HTTP 404)
+    │   ├── StdioServerError        a command is not an MCP stdio server (it printed
+    │   │                           something else, e.g. the URL of an HTTP server)
+    │   ├── ServerConnectError      one server of a config's group could not be connected
+    │   └── ServerUnavailable       a group's server is skipped: its circuit breaker is open
+    ├── InvalidUsage                the call was wrong, whatever the server
+    │   ├── UnencodableValue        a message holds what JSON over UTF-8 cannot carry (a lone
+    │   │                           surrogate, NaN, an object); nothing was sent (also a
+    │   │                           builtin TypeError and ValueError)
+    │   ├── ToolArgumentError       a typed tool function's arguments do not fit the tool's
+    │   │                           inputSchema (also a builtin TypeError and ValueError)
+    │   ├── UnknownName             a name or URI nobody offers (also a builtin KeyError)
+    │   ├── InvalidStateError       the client is not in a state that allows the call
+    │   ├── ConfigError             an mcpServers config is unreadable or an entry is wrong
+    │   │                           (also a builtin ValueError)
+    │   ├── GroupError              a ClientGroup was misused (a taken or invalid server name)
+    │   ├── MissingExtra            an option needs an optional extra (also an ImportError)
+    │   └── CassetteError           a recorded session (mcp_sync.cassette) is unreadable
+    │       └── CassetteMismatch    a request the recording has no answer for
     └── OAuthError                  the OAuth client's errors: their own subtree in
                                     mcp_sync.oauth.errors (loaded with mcp_sync.oauth)
 
@@ -87,11 +95,13 @@ __all__ = [
     "ConfigError",
     "ConnectFailed",
     "ConnectionClosed",
+    "ConnectionFailure",
     "CrashLoop",
     "GroupError",
     "HttpError",
     "InvalidHeaderValue",
     "InvalidMessage",
+    "InvalidUsage",
     "InvalidStateError",
     "McpError",
     "MissingClientCapability",
@@ -104,6 +114,7 @@ __all__ = [
     "RequestTimeout",
     "RpcError",
     "ServerConnectError",
+    "ServerError",
     "SandboxUnavailable",
     "ServerStartError",
     "ServerUnavailable",
@@ -180,7 +191,31 @@ def _portable(value: Any) -> Any:
     return value
 
 
-class RpcError(McpError):
+# -- the groups a user catches by: every error is under one of them (or OAuthError) ----------
+
+
+class ServerError(McpError):
+    """The server answered, and not as asked: it refused the request (a JSON-RPC error), broke
+    the protocol, lacks what the call needs (a capability, a protocol version, an era's
+    operation), or what it served failed a check (a tool that failed, a tool that differs from
+    its pin, a skill file that differs from its entry, a cancelled task). The same call again
+    will not help."""
+
+
+class ConnectionFailure(McpError):
+    """The call got no answer: the server could not be started or reached, I/O failed, the
+    connection closed, no answer came in time, or the call was cut short (:class:`Aborted`:
+    you asked for that). The server may be fine: a call that is safe to repeat may be tried
+    again."""
+
+
+class InvalidUsage(McpError):
+    """The call was wrong, whatever the server: a bad argument, option, name or file (a
+    config, a recording), an optional extra not installed, or a call the client's state does
+    not allow. Fix the code or the input."""
+
+
+class RpcError(ServerError):
     """The peer answered a request with a JSON-RPC error object."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
@@ -233,7 +268,7 @@ class MissingClientCapability(RpcError):
         return self.data.get("requiredCapabilities") if isinstance(self.data, dict) else None
 
 
-class RequestTimeout(McpError, TimeoutError):
+class RequestTimeout(ConnectionFailure, TimeoutError):
     """A request got no answer within its timeout. It was cancelled on the wire."""
 
     def __init__(self, method: str, timeout: float, detail: str | None = None) -> None:
@@ -243,7 +278,7 @@ class RequestTimeout(McpError, TimeoutError):
         self.timeout = timeout
 
 
-class Aborted(McpError):
+class Aborted(ConnectionFailure):
     """The request was aborted through its ``signal`` (or by Ctrl-C) and cancelled on the wire."""
 
     def __init__(self, reason: object = None) -> None:
@@ -251,7 +286,7 @@ class Aborted(McpError):
         self.reason = reason
 
 
-class ConnectionClosed(McpError):
+class ConnectionClosed(ConnectionFailure):
     """The connection to the server is closed; ``cause`` says why when known.
 
     For a stdio server that died, ``exit_status`` and ``stderr_tail`` tell how. ``sent`` is
@@ -311,7 +346,7 @@ class CrashLoop(ConnectionClosed):
         self.sent = False  # nothing was sent: it is safe to call again later
 
 
-class TransportError(McpError):
+class TransportError(ConnectionFailure):
     """A transport could not send or receive.
 
     A transport that can tell which request an error belongs to sets ``request_id``: only that
@@ -467,7 +502,7 @@ class SessionExpired(TransportError):
     """The server no longer knows the session (HTTP 404 on a request carrying a session id)."""
 
 
-class UnencodableValue(McpError, TypeError, ValueError):
+class UnencodableValue(InvalidUsage, TypeError, ValueError):
     """A message to send holds a value JSON over UTF-8 cannot carry: a string with a lone
     surrogate (half of a UTF-16 pair: no Unicode text, which UTF-8 has no bytes for), NaN or an
     infinity, or an object JSON has no form for. Nothing was sent. ``path`` is where in the
@@ -479,7 +514,7 @@ class UnencodableValue(McpError, TypeError, ValueError):
         self.method = method
 
 
-class ProtocolError(McpError):
+class ProtocolError(ServerError):
     """The peer sent something the protocol does not allow, or a result of the wrong shape."""
 
 
@@ -519,7 +554,7 @@ class OutputValidationError(ProtocolError):
         self.in_schema = in_schema
 
 
-class UnsupportedProtocolVersion(McpError):
+class UnsupportedProtocolVersion(ServerError):
     """The server chose, or only supports, protocol versions this client does not speak.
 
     ``offered``: the version the server chose (None when it listed versions instead);
@@ -551,7 +586,7 @@ class UnsupportedProtocolVersion(McpError):
         self.server_versions = None if server_versions is None else tuple(server_versions)
 
 
-class CapabilityError(McpError):
+class CapabilityError(ServerError):
     """The server did not advertise the capability a call needs; nothing was sent."""
 
     def __init__(self, method: str, capability: str) -> None:
@@ -563,11 +598,11 @@ class CapabilityError(McpError):
         self.capability = capability
 
 
-class NotSupportedInEra(McpError):
+class NotSupportedInEra(ServerError):
     """The protocol era in use has no equivalent of the requested operation."""
 
 
-class MissingExtra(McpError, ImportError):
+class MissingExtra(InvalidUsage, ImportError):
     """An option needs an optional dependency that is not installed; the message names the
     extra to install (``pip install 'mcp-sync-client[EXTRA]'``), ``extra`` holds its name."""
 
@@ -576,11 +611,11 @@ class MissingExtra(McpError, ImportError):
         self.extra = extra
 
 
-class InvalidStateError(McpError):
+class InvalidStateError(InvalidUsage):
     """The client is not in a state that allows the call (e.g. not connected yet, or closed)."""
 
 
-class ConfigError(McpError, ValueError):
+class ConfigError(InvalidUsage, ValueError):
     """A config file is missing, is not valid JSON, or has an entry of the wrong shape.
 
     The message names the file and the entry (``mcp.json: server "time": "args" must be a list
@@ -592,7 +627,7 @@ class ConfigError(McpError, ValueError):
         self.server = server
 
 
-class ServerConnectError(McpError):
+class ServerConnectError(ConnectionFailure):
     """Connecting one server of a group failed; ``server`` names it, ``__cause__`` says why."""
 
     def __init__(self, server: str, cause: BaseException) -> None:
@@ -600,7 +635,7 @@ class ServerConnectError(McpError):
         self.server = server
 
 
-class StdioServerError(McpError):
+class StdioServerError(ConnectionFailure):
     """A stdio command could not be used as an MCP server; the message says what it printed
     on stdout. ``looks_like_http``: it announced a local URL (an HTTP server), given as
     ``url``; otherwise ``__cause__`` is the error connecting ended with."""
@@ -611,11 +646,11 @@ class StdioServerError(McpError):
         self.url = url
 
 
-class GroupError(McpError, ValueError):
+class GroupError(InvalidUsage, ValueError):
     """A :class:`~mcp_sync.ClientGroup` was given a server name that is taken or invalid."""
 
 
-class ServerUnavailable(McpError):
+class ServerUnavailable(ConnectionFailure):
     """A :class:`~mcp_sync.ClientGroup` did not call ``server``: its circuit breaker is open
     after ``failures`` outages in a row (transport failures, timeouts), the last of them
     ``last_error``. ``retry_in``: seconds until a trial call is let through (0 once due), or
@@ -643,7 +678,7 @@ class ServerUnavailable(McpError):
         self.last_error = last_error
 
 
-class UnknownName(McpError, KeyError):
+class UnknownName(InvalidUsage, KeyError):
     """A tool, prompt, resource URI, skill or server name that nobody offers (or that several
     servers offer, when the caller must choose). ``name`` is what was asked for."""
 
@@ -655,7 +690,7 @@ class UnknownName(McpError, KeyError):
         return str(self.args[0])
 
 
-class SkillVerificationError(McpError):
+class SkillVerificationError(ServerError):
     """Content of a skill did not match the entry it was loaded under: a size or digest
     mismatch, a frontmatter discrepancy, or a file the entry does not list. The content is
     not used. ``uri`` is the file; ``reason`` says what differed."""
@@ -666,7 +701,7 @@ class SkillVerificationError(McpError):
         self.reason = reason
 
 
-class ToolError(McpError):
+class ToolError(ServerError):
     """A tool's result had ``isError`` set, raised only where a failing tool is expected to
     raise (:mod:`mcp_sync.integrations`, ``client.functions``); ``result`` is the
     :class:`~mcp_sync.types.CallToolResult`, the message its text."""
@@ -678,7 +713,7 @@ class ToolError(McpError):
         self.result = result
 
 
-class ToolArgumentError(McpError, TypeError, ValueError):
+class ToolArgumentError(InvalidUsage, TypeError, ValueError):
     """The arguments given to a typed tool function (``client.functions``) do not fit the
     tool: a misspelt, missing or extra argument, or a value its ``inputSchema`` refuses.
     Nothing was sent. ``tool`` is the tool's name, ``parameter`` the Python name of the
@@ -694,7 +729,7 @@ class ToolArgumentError(McpError, TypeError, ValueError):
         self.path = path
 
 
-class TaskCancelled(McpError):
+class TaskCancelled(ServerError):
     """The task whose result was asked for was cancelled; ``task_id`` names it."""
 
     def __init__(self, task_id: str, status_message: str | None = None) -> None:
@@ -703,7 +738,7 @@ class TaskCancelled(McpError):
         self.task_id = task_id
 
 
-class ToolChanged(McpError):
+class ToolChanged(ServerError):
     """A tool's definition is not the one pinned (:mod:`mcp_sync.pins`): its description,
     schemas or annotations changed, or the tool is new or gone. Raised before the call is sent.
     ``changes`` holds one :class:`~mcp_sync.pins.ToolChange` per tool (``name``, ``kind``:
@@ -721,7 +756,7 @@ class ToolChanged(McpError):
         self.pin_file = pin_file
 
 
-class CassetteError(McpError):
+class CassetteError(InvalidUsage):
     """A recorded session (:mod:`mcp_sync.cassette`) cannot be used: the file is missing,
     unreadable, truncated or not a cassette. ``path`` names the file, ``line`` the line."""
 

@@ -294,3 +294,94 @@ def test_an_error_raised_in_a_worker_process_reaches_the_caller_whole(tmp_path):
             future.result(timeout=60)
     assert raised.value.command == missing and missing in str(raised.value)
     assert "FileNotFoundError" in str(raised.value.__cause__)  # the pool's remote traceback
+
+
+# -- the tree's shape: what a user catches by ------------------------------------------------
+
+
+def _groups() -> dict[str, type[BaseException]]:
+    errors = mcp_sync.errors
+    return {
+        "ServerError": errors.ServerError,
+        "ConnectionFailure": errors.ConnectionFailure,
+        "InvalidUsage": errors.InvalidUsage,
+        "OAuthError": mcp_sync.oauth.errors.OAuthError,
+    }
+
+
+# A class under two groups, each through a base it has always had: a state file others could
+# write is the OAuth store's error and a file the user gave (a ConfigError, exit status 2).
+TWO_GROUPS = {"UnsafeStateFile": {"OAuthError", "InvalidUsage"}}
+
+
+def _every_error() -> list[type[BaseException]]:
+    """Every subclass of McpError in the package, private ones included, found by walking
+    the subclasses once every module is imported."""
+    for name in _modules():
+        importlib.import_module(name)
+    found: set[type[BaseException]] = set()
+    todo: list[type[BaseException]] = [mcp_sync.McpError]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found and sub.__module__.startswith("mcp_sync"):
+                found.add(sub)
+                todo.append(sub)
+    return sorted(found, key=lambda cls: (cls.__module__, cls.__qualname__))
+
+
+def test_every_error_sits_under_exactly_one_group_and_nothing_else_under_the_root():
+    """A user catches by what went wrong: the server (``ServerError``), the connection
+    (``ConnectionFailure``), the caller (``InvalidUsage``), or the sign-in (``OAuthError``).
+    Before, 25 classes sat directly under McpError, usage mistakes beside I/O failures."""
+    groups = _groups()
+    errors = _every_error()
+    assert len(errors) > 70  # the walk found the tree (71 classes when this was written)
+    under = {
+        cls.__name__: {name for name, group in groups.items() if issubclass(cls, group)}
+        for cls in errors
+    }
+    wrong = {
+        name: sorted(found)
+        for name, found in under.items()
+        if len(found) != 1 and found != TWO_GROUPS.get(name)
+    }
+    assert wrong == {}
+    assert set(mcp_sync.McpError.__subclasses__()) == set(groups.values())
+    assert all(group.__bases__ == (mcp_sync.McpError,) for group in groups.values())
+    assert set(TWO_GROUPS) <= {cls.__name__ for cls in errors}
+
+
+def test_the_groups_are_public_and_named_in_the_page():
+    page = (ROOT / "docs" / "errors.md").read_text()
+    for name in ("ServerError", "ConnectionFailure", "InvalidUsage"):
+        assert getattr(mcp_sync, name) is getattr(mcp_sync.errors, name)
+        assert f"`{name}`" in page, name
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [cls for cls in _every_error() if not cls.__name__.startswith("_")],
+    ids=lambda cls: cls.__name__,
+)
+def test_the_command_lines_exit_status_follows_the_group(cls):
+    """``mcp-sync`` exits by what went wrong, read from the group: 2 for a mistake of the
+    caller's, 3 for the server's, 4 for the connection's, 6 for the sign-in's; a timeout is
+    5 and an abort 130 (before, every class not in its hand-kept lists fell through to 3:
+    ``MissingExtra``, ``UnknownName``, ``Aborted``...)."""
+    from mcp_sync import cli
+
+    groups = _groups()
+    error = _made(cls)
+    expected = {
+        "InvalidUsage": cli.EXIT_USAGE,
+        "ServerError": cli.EXIT_PROTOCOL,
+        "ConnectionFailure": cli.EXIT_CONNECTION,
+        "OAuthError": cli.EXIT_AUTH,
+    }[next(name for name, group in groups.items() if isinstance(error, group))]
+    if isinstance(error, mcp_sync.RequestTimeout):
+        expected = cli.EXIT_TIMEOUT
+    elif isinstance(error, mcp_sync.Aborted):
+        expected = cli.EXIT_INTERRUPTED
+    elif isinstance(error, mcp_sync.errors.HttpError) and error.status in (401, 403):
+        expected = cli.EXIT_AUTH
+    assert cli.exit_code_for(error) == expected

@@ -23,18 +23,16 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from ..errors import (
+    Aborted,
     CapabilityError,
-    ConfigError,
-    ConnectionClosed,
+    ConnectionFailure,
     HttpError,
+    InvalidUsage,
     McpError,
-    NotSupportedInEra,
-    ProtocolError,
     RequestTimeout,
     RpcError,
+    ServerError,
     StdioServerError,
-    TransportError,
-    UnsupportedProtocolVersion,
 )
 from ..protocol.jsonrpc import METHOD_NOT_FOUND
 from ..redaction import RedactingWriter
@@ -70,18 +68,21 @@ __all__ = [
 EXIT_OK = 0
 #: The tool ran and reported an error (``isError: true``).
 EXIT_TOOL_ERROR = 1
-#: Bad command line, config, or arguments that do not fit the tool's schema; unknown tool.
+#: Bad command line, config, or arguments that do not fit the tool's schema; unknown tool: any
+#: :class:`~mcp_sync.errors.InvalidUsage`.
 EXIT_USAGE = 2
-#: The server reported an error (a JSON-RPC error), broke the protocol, or lacks the capability.
+#: The server reported an error (a JSON-RPC error), broke the protocol, or lacks the capability:
+#: a :class:`~mcp_sync.errors.ServerError`.
 EXIT_PROTOCOL = 3
-#: The server could not be started or reached, or the connection broke.
+#: The server could not be started or reached, or the connection broke: a
+#: :class:`~mcp_sync.errors.ConnectionFailure` (or an ``OSError``).
 EXIT_CONNECTION = 4
 #: The request timed out (``--timeout``).
 EXIT_TIMEOUT = 5
 #: Authorization is needed or failed: an HTTP 401 or 403 whatever its body, or OAuth
 #: (``mcp-sync login URL`` signs in where the server offers it; else ``-H``).
 EXIT_AUTH = 6
-#: Interrupted with Ctrl-C (SIGINT); the request was cancelled on the wire.
+#: Interrupted with Ctrl-C (SIGINT), or aborted; the request was cancelled on the wire.
 EXIT_INTERRUPTED = 130
 
 # -- verbs ----------------------------------------------------------------------------------
@@ -361,23 +362,20 @@ def _indent(text: str) -> str:
 
 def exit_code_for(exc: BaseException) -> int:
     """The exit code for an exception that ended a command (see the module constants)."""
-    if isinstance(exc, KeyboardInterrupt):
+    if isinstance(exc, (KeyboardInterrupt, Aborted)):
         return EXIT_INTERRUPTED
     if isinstance(exc, StdioServerError):
         cause = exc.__cause__
         return EXIT_CONNECTION if exc.looks_like_http or cause is None else exit_code_for(cause)
-    if isinstance(exc, ConfigError):  # a file the user gave: a pin file, a config
+    if isinstance(exc, InvalidUsage):  # also a file the user gave: a pin file, a config
         return EXIT_USAGE
     if _auth_error(exc) is not None:
         return EXIT_AUTH
     if isinstance(exc, RequestTimeout):
         return EXIT_TIMEOUT
-    if isinstance(
-        exc,
-        (RpcError, ProtocolError, CapabilityError, UnsupportedProtocolVersion, NotSupportedInEra),
-    ):
+    if isinstance(exc, ServerError):
         return EXIT_PROTOCOL
-    if isinstance(exc, (ConnectionClosed, TransportError, OSError)):
+    if isinstance(exc, (ConnectionFailure, OSError)):
         return EXIT_CONNECTION
     return EXIT_PROTOCOL
 
@@ -513,6 +511,7 @@ def _run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             if isinstance(exc, RpcError)
             else "protocol error",
             EXIT_AUTH: "authorization",
+            EXIT_INTERRUPTED: "interrupted",
         }[code]
         message = str(exc)
         if isinstance(exc, CapabilityError):

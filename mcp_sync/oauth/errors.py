@@ -1,4 +1,5 @@
-"""The errors of the OAuth client, all under :class:`OAuthError` (an ``McpError``).
+"""The errors of the OAuth client, all under :class:`OAuthError`: one of the four groups under
+``McpError`` a caller catches by (the sign-in; see :mod:`mcp_sync.errors`).
 
 Messages name endpoints, issuers and OAuth error codes; they never contain a token, a
 client secret, a code or a PKCE verifier. A description an authorization server sent that
