@@ -74,6 +74,7 @@ SLOWEST_FIRST = (
     "tests/services/test_ray.py",
     "tests/test_cassette.py",
     "tests/test_functions.py",
+    "tests/docs/test_walkthroughs.py",
     "tests/integrations/test_crewai_tools.py",
     "tests/test_bench_smoke.py",
     "tests/docs/test_docs.py",

@@ -11,6 +11,10 @@ The convention (also in docs/contributing.md):
 - ```console blocks are shell sessions: each ``$ command`` line (``\\`` continues it) runs with
   ``bash``; the lines after it, up to the next ``$``, are its expected output (stdout and stderr).
   It must exit 0. ``$ pip install ...`` lines are shown, not run.
+- A ```python block right after a line of the form ``<file>, before <line>:`` (the file and
+  the line's start in backquotes; :data:`STEP`) is a step of a walk-through in docs/contributing.md: an edit to that file,
+  inserted before (or after) the one line starting with that text. It is shown, not run here;
+  tests/docs/test_walkthroughs.py applies every step to a copy of the package and checks it.
 - ``<!-- test`` ... ``-->`` comments hold hidden Python run at that point in the same namespace
   (setup such as a stand-in for Celery, or assertions that check what a block did). What they
   start goes on ``docs_cleanup``, an ``ExitStack`` that test_docs.py closes after the page.
@@ -32,15 +36,22 @@ from pathlib import Path
 from typing import Any
 
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,})(?P<info>[^\n`]*)$")
+#: The line before a walk-through's step: the file it edits, and where.
+STEP = re.compile(
+    r"^`(?P<file>mcp_sync/[^`]+\.py)`, (?P<where>before|after) (?P<ticks>`+) ?(?P<anchor>.+?) ?(?P=ticks):$"
+)
 
 
 @dataclass
 class Block:
-    kind: str  # "python", "output", "file", "console", "hidden"
+    kind: str  # "python", "output", "file", "console", "hidden", "step"
     code: str
     line: int
     info: str = ""
     file: str | None = None
+    #: For a step: "before" or "after", and the start of the line it goes next to.
+    where: str = ""
+    anchor: str = ""
     expected: str | None = None  # for python blocks: the text block that follows
 
 
@@ -91,8 +102,12 @@ def parse(path: Path) -> Page:
         lang = words[0] if words else ""
         title = re.search(r'title="([^"]+)"', info)
         target = title.group(1) if title else None
+        step = _step_before(lines, start)
         if target:
             page.blocks.append(Block("file", code, start + 1, info, file=target))
+        elif step is not None and lang == "python":
+            file, where, anchor = step
+            page.blocks.append(Block("step", code, start + 1, info, file, where, anchor))
         elif lang in ("python", "py", "pycon"):
             page.blocks.append(Block("python", code, start + 1, info))
         elif (
@@ -106,6 +121,15 @@ def parse(path: Path) -> Page:
         elif lang == "console":
             page.blocks.append(Block("console", code, start + 1, info))
     return page
+
+
+def _step_before(lines: list[str], start: int) -> tuple[str, str, str] | None:
+    """The file, "before" or "after", and anchor of the step line right above a fence."""
+    previous = start - 1
+    while previous >= 0 and not lines[previous].strip():
+        previous -= 1
+    match = STEP.match(lines[previous].strip()) if previous >= 0 else None
+    return (match["file"], match["where"], match["anchor"]) if match else None
 
 
 def _only_blank_between(lines: list[str], page: Page, start: int) -> bool:
