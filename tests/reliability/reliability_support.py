@@ -81,6 +81,11 @@ class Leaks:
             if not found:
                 return
             if time.monotonic() > deadline:
+                # the servers a failed test left are killed, so that its failure is not also
+                # the next tests' (their readers end at the pipes' close)
+                for pid in found.get("children", []):
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
                 raise AssertionError(f"leaked: {found}")
             time.sleep(0.01)
 
