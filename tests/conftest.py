@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 from support import client_threads
 
@@ -37,6 +39,20 @@ def client(server):
     server.transport.close()
     leftover = [t for t in client_threads() if t not in before and t.is_alive()]
     assert not leftover, f"threads left after close(): {leftover}"
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_left_as_found():
+    """A test that leaves Ctrl-C's handler changed (ignored, or a library's own) would make the
+    Ctrl-C tests that run after it in the same worker wait out their timeouts, far from the
+    cause (one parallel run lost two that way): it fails itself, naming the change, and the
+    handler is put back."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before and before is not None:
+        signal.signal(signal.SIGINT, before)
+        pytest.fail(f"the test left SIGINT's handler changed: {before!r} -> {after!r}")
 
 
 @pytest.fixture
