@@ -93,6 +93,19 @@ def test_instruction_count_ways_run(way: str) -> None:
     assert run.returncode == 0, run.stderr[-3000:]
 
 
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_instruction_count_callers_run(kind: str) -> None:
+    # what valgrind runs for `python -m bench.instructions --callers`: 8 threads, one client
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.instructions", "callers", kind, "8", "16"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
 HTTP_WAYS = [
     "http.client",
     "urllib3",
