@@ -6,6 +6,10 @@ pipe takes at once and waits for the rest with ``poll``, watching the call's dea
 signal and the transport's wake-up pipe. A message given up half-written leaves the server
 reading the middle of a JSON text: the stream cannot be used again, so the writer closes its
 end and says so (``on_broken``).
+
+Threads share the pipe without queueing for it: a message of at most ``PIPE_BUF`` bytes is
+written lock-free (a pipe takes it whole or not at all); only a message that may go out in
+parts, and the close, hold the stream (issue 43: see docs/benchmarks.md).
 """
 
 from __future__ import annotations
