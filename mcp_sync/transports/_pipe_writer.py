@@ -73,8 +73,8 @@ class PipeWriter:
         self._atomic = stat.S_ISFIFO(os.fstat(fd).st_mode)
         #: Set by the holder of _lock while it needs the stream to itself.
         self._exclusive = False
-        #: One entry per lock-free write under way (list append and pop are atomic).
-        self._in_flight: list[None] = []
+        #: The thread of each lock-free write under way (list append and remove are atomic).
+        self._in_flight: list[int] = []
 
     def write(self, data: bytes, deadline: float, signal: AbortSignal | None = None) -> None:
         """Write all of ``data`` by ``deadline`` (``math.inf``: no limit), unless ``signal``
@@ -121,8 +121,8 @@ class PipeWriter:
         bytes written (0: the pipe is full, or the stream held; the caller waits for the
         lock). Callers sharing a client would otherwise queue on the lock, whose holder
         releases it only once it has the GIL back after its ``os.write``."""
-        in_flight = self._in_flight
-        in_flight.append(None)
+        in_flight, me = self._in_flight, threading.get_ident()
+        in_flight.append(me)
         try:
             if self._exclusive or not self._open:
                 return 0
@@ -136,14 +136,16 @@ class PipeWriter:
                 raise PipeClosed(exc) from exc
             return None if written == len(data) else written
         finally:
-            in_flight.pop()
+            in_flight.remove(me)
 
     def _own_stream(self) -> None:
         """With the lock held: keep lock-free writes out and wait for those under way (each
         is one non-blocking ``os.write``), so that a message written in parts, or the close,
-        has the stream to itself."""
+        has the stream to itself. (Not for one of this thread's: a signal handler that closes
+        the client may run in the middle of it.)"""
         self._exclusive = True
-        while self._in_flight:
+        me = threading.get_ident()
+        while any(thread != me for thread in self._in_flight):
             time.sleep(0)
 
     def unread(self) -> int:
