@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     print("ratios are mcp_sync's median over the other's (time), or mcp_sync / other (calls/s)")
     missed = [(row, t) for row in rows for t, _, ok in row.checks() if not ok]
     for row, target in missed:
-        print(f"target missed: {row.name}: {target.op} {target.limit:g}x vs {target.against}")
+        against = "absolute" if target.against is None else f"vs {target.against}"
+        print(f"target missed: {row.name}: {target.op} {target.limit:g}x {against}")
     if args.json:
         args.json.write_text(report.to_json(rows, meta))
     if args.markdown:

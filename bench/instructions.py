@@ -13,9 +13,14 @@ the client's own work:
 
 python -m bench.instructions                 # runs valgrind (cachegrind) and prints the table
 python -m bench.instructions call_tool 100   # one way, N calls (what valgrind runs)
+python -m bench.instructions --callers       # call_tool over a real pipe and real HTTP, 1 and 8
+                                             # threads sharing the client (the servers are not
+                                             # counted: valgrind does not follow children)
+python -m bench.instructions callers stdio 8 80   # 80 calls from 8 threads (what valgrind runs)
 
-A way is counted twice, with 10 and with 2,010 calls, and the difference divided by 2,000, so
-that start-up and imports cancel out.
+A way is counted twice, with 10 and with 2,010 calls (8 and 2,008 with callers), and the
+difference divided by 2,000, so that start-up and imports cancel out. With callers the count
+takes in what waiting costs in instructions (a lock, a wake-up, a poll), not the time waited.
 """
 
 from __future__ import annotations
@@ -134,8 +139,50 @@ def _count(way: str, calls: int) -> int:
     return count_instructions(["bench.instructions", way, str(calls)])
 
 
+def _callers(kind: str, threads: int, calls: int) -> None:
+    """``calls`` ``call_tool``s from ``threads`` threads sharing one client of the trivial
+    server over ``kind`` (stdio or http)."""
+    import contextlib
+    import threading
+
+    from . import suite
+
+    with contextlib.ExitStack() as stack:
+        if kind == "stdio":
+            client = suite.sync_stdio(suite.TRIVIAL)
+        else:
+            port = suite.free_port()
+            argv = [suite.PY, "-m", "bench.trivial_http_server", str(port)]
+            client = suite.sync_http(stack.enter_context(suite.http_server(argv, port)))
+        stack.callback(client.close)
+        for _ in range(5):
+            client.call_tool("echo", {"text": "hello"})
+
+        def work() -> None:
+            for _ in range(calls // threads):
+                client.call_tool("echo", {"text": "hello"})
+
+        pool = [threading.Thread(target=work) for _ in range(threads)]
+        for thread in pool:
+            thread.start()
+        for thread in pool:
+            thread.join()
+
+
+def _print_callers() -> None:
+    print(f"{'call_tool over':14s} {'callers':>7s} {'instructions per call':>22s}")
+    for kind in ("stdio", "http"):
+        for threads in (1, 8):
+            way = ["bench.instructions", "callers", kind, str(threads)]
+            per_call = (count_instructions([*way, "2008"]) - count_instructions([*way, "8"])) / 2000
+            print(f"{kind:14s} {threads:7d} {per_call:20,.0f}")
+
+
 def main(argv: list[str]) -> int:
-    if argv:
+    if argv and argv[0] == "callers":
+        _callers(argv[1], int(argv[2]), int(argv[3]))
+        return 0
+    if argv and argv[0] != "--callers":
         way, calls = argv[0], int(argv[1]) if len(argv) > 1 else 1
         call = _ways()[way]
         for _ in range(calls):
@@ -144,6 +191,9 @@ def main(argv: list[str]) -> int:
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (Debian: apt-get install valgrind)", file=sys.stderr)
         return 1
+    if argv:
+        _print_callers()
+        return 0
     print(f"{'way':14s} {'instructions per call':>22s}")
     for way in _ways():
         per_call = (_count(way, 2010) - _count(way, 10)) / 2000

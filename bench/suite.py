@@ -146,9 +146,20 @@ def calls(
     seq_targets: list[Target],
     thread_targets: dict[int, list[Target]],
     thread_counts: tuple[int, ...] = (8, 32),
+    own: bool = False,
 ) -> list[Row]:
+    """The sequential row and one row per thread count; with ``own``, also 8 callers of one
+    client against one caller of it, a ratio per round (both measured in that round)."""
     name, args = tool
     seq = Row(section, f"{label}: sequential call", "us", targets=seq_targets)
+    own_row = Row(
+        section,
+        f"{label}: 8 callers vs 1 caller, own",
+        "x one caller",
+        higher_is_better=True,
+        targets=[Target(None, 1.0, ">=")],
+        note="mcp_sync's calls/s with 8 threads on one client over one thread's, same round",
+    )
     threaded = {
         n: Row(
             section,
@@ -180,13 +191,18 @@ def calls(
             seq.add(RAW, _us(_timed(raw_call, calls_per_round)))
         for n, row in threaded.items():
             per = max(plan.thread_calls * 8 // n, 2)
-            row.add(SYNC, _threaded(sync_call, n, per))
+            if own and n == 8:
+                one = _threaded(sync_call, 1, n * per)  # as many calls, one thread
+                row.add(SYNC, _threaded(sync_call, n, per))
+                own_row.add(SYNC, row.samples[SYNC][-1] / one)
+            else:
+                row.add(SYNC, _threaded(sync_call, n, per))
             row.add(SDK, sdk_client.run(_gathered(sdk_call, n, per)))
             if isinstance(raw, list):  # HTTP: one raw connection per thread
                 row.add(RAW, _threaded_per_connection(raw[:n], name, args, per))
             elif raw_call is not None:
                 row.add(RAW, _threaded(raw_call, n, per))
-    return [seq, *threaded.values()]
+    return [seq, *threaded.values(), *([own_row] if own else [])]
 
 
 def _threaded_per_connection(
@@ -225,6 +241,7 @@ def stdio_trivial(plan: Plan) -> list[Row]:
             plan.calls,
             [Target(SDK, 0.7), Target(RAW, 1.25)],
             {8: [Target(SDK, 2.0, ">=")]},
+            own=True,
         )
     finally:
         client.close()
@@ -317,6 +334,7 @@ def http_rows(plan: Plan, mode: str, real: bool) -> list[Row]:
                 seq_targets,
                 {},
                 () if real else (8, 32),
+                own=not real,
             )
             if raws is not None:  # the sequential floor: one connection
                 rows[0].add(RAW, _us(_timed(lambda: raws[0].call_tool(*tool), plan.http_calls)))

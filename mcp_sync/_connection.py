@@ -415,8 +415,10 @@ class Connection:
         if secrets:  # (mcp_sync.redaction)
             hold(self, *secrets)
         progress = None if on_progress is None else _typed_progress(on_progress)
-        wait = self.request_timeout if timeout is None else timeout
-        deadline = call_deadline(wait, self.max_total_timeout, what=method)
+        options = self.options
+        deadline = call_deadline(
+            timeout, options.max_total_timeout, what=method, default=options.request_timeout
+        )
         return self._send_handling_recovery(method, body, deadline, signal, progress)
 
     def _send_handling_recovery(

@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 
 from ._numbers import call_timeout
 from .errors import RequestTimeout
@@ -97,22 +95,39 @@ _CURRENT: ContextVar[Deadline | None] = ContextVar("mcp_sync_call_deadline", def
 
 
 def call_deadline(
-    timeout: float | None, max_total_timeout: float | None = None, *, what: str = "call"
+    timeout: float | None,
+    max_total_timeout: float | None = None,
+    *,
+    what: str = "call",
+    default: float | None = None,
 ) -> Deadline:
     """The deadline of the user call this thread is making: the one it is already
-    :func:`under`, else a new one of ``timeout`` (and ``max_total_timeout``). ``timeout`` is
+    :func:`under`, else a new one of ``timeout`` (``default`` when None: the client's
+    ``request_timeout``, checked when it was set) and ``max_total_timeout``. ``timeout`` is
     checked here, where every call's deadline is made (``what`` names the call in the error:
     NaN, a string or a bool is refused, as :func:`mcp_sync._numbers.call_timeout` says)."""
-    timeout = call_timeout(timeout, what)
+    if timeout is not None:
+        timeout = call_timeout(timeout, what)
     current = _CURRENT.get()
-    return current if current is not None else Deadline(timeout, max_total_timeout)
+    if current is not None:
+        return current
+    return Deadline(default if timeout is None else timeout, max_total_timeout)
 
 
-@contextmanager
-def under(deadline: Deadline) -> Iterator[Deadline]:
-    """Run the ``with`` block's calls on this thread under ``deadline``."""
-    token = _CURRENT.set(deadline)
-    try:
-        yield deadline
-    finally:
-        _CURRENT.reset(token)
+class under:
+    """Run the ``with`` block's calls on this thread under ``deadline``. (A class, not a
+    ``contextmanager`` generator: it is on every tool call's path, python -m
+    bench.instructions.)"""
+
+    __slots__ = ("_deadline", "_token")
+    _token: Token[Deadline | None]
+
+    def __init__(self, deadline: Deadline) -> None:
+        self._deadline = deadline
+
+    def __enter__(self) -> Deadline:
+        self._token = _CURRENT.set(self._deadline)
+        return self._deadline
+
+    def __exit__(self, *exc: object) -> None:
+        _CURRENT.reset(self._token)

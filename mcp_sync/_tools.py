@@ -104,8 +104,11 @@ class Tools:
         listings it may need (for the pins, for changed headers, for the output schema) and
         the call share one deadline, ``timeout`` from now."""
         connection = self._connection
-        wait = connection.request_timeout if timeout is None else timeout
-        with under(call_deadline(wait, connection.max_total_timeout, what="tools/call")):
+        options = connection.options
+        deadline = call_deadline(
+            timeout, options.max_total_timeout, what="tools/call", default=options.request_timeout
+        )
+        with under(deadline):
             return self._call(params, timeout, signal, on_progress, validate)
 
     def _call(

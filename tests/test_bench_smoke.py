@@ -15,9 +15,12 @@ ROWS = [
     "stdio: sequential call",
     "stdio: 8 threads, one client",
     "stdio: 32 threads, one client",
+    "stdio: 8 callers vs 1 caller, own",
     "stdio real: sequential call",
     "HTTP json: sequential call",
+    "HTTP json: 8 callers vs 1 caller, own",
     "HTTP sse: sequential call",
+    "HTTP sse: 8 callers vs 1 caller, own",
     "HTTP json real: sequential call",
     "HTTP sse real: sequential call",
     "import time",
@@ -82,6 +85,19 @@ def test_instruction_count_ways_run(way: str) -> None:
     # what valgrind runs for `python -m bench.instructions` (valgrind itself is not needed)
     run = subprocess.run(
         [sys.executable, "-m", "bench.instructions", way, "20"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_instruction_count_callers_run(kind: str) -> None:
+    # what valgrind runs for `python -m bench.instructions --callers`: 8 threads, one client
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.instructions", "callers", kind, "8", "16"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -6,6 +6,10 @@ pipe takes at once and waits for the rest with ``poll``, watching the call's dea
 signal and the transport's wake-up pipe. A message given up half-written leaves the server
 reading the middle of a JSON text: the stream cannot be used again, so the writer closes its
 end and says so (``on_broken``).
+
+Threads share the pipe without queueing for it: a message of at most ``PIPE_BUF`` bytes is
+written lock-free (a pipe takes it whole or not at all); only a message that may go out in
+parts, and the close, hold the stream (issue 43: see docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import fcntl
 import math
 import os
 import select
+import stat
 import termios
 import threading
 import time
@@ -59,14 +64,28 @@ class PipeWriter:
         self._wake_fd = wake_fd
         self._kind = kind
         self._on_broken = on_broken
+        #: Held for what needs the stream to itself: a write that may go out in parts, the
+        #: close, the unread count. (A write that goes out whole at once takes no lock.)
         self._lock = threading.Lock()
         self._open = True  # guarded by _lock
+        #: Whether a write of at most PIPE_BUF bytes goes out whole or not at all (POSIX
+        #: says so of a pipe, not of a socket or a file).
+        self._atomic = stat.S_ISFIFO(os.fstat(fd).st_mode)
+        #: Set by the holder of _lock while it needs the stream to itself.
+        self._exclusive = False
+        #: The thread of each lock-free write under way (list append and remove are atomic).
+        self._in_flight: list[int] = []
 
     def write(self, data: bytes, deadline: float, signal: AbortSignal | None = None) -> None:
         """Write all of ``data`` by ``deadline`` (``math.inf``: no limit), unless ``signal``
         fires before any of it went out. Raise :class:`WriteTimeout` or :class:`PipeClosed`."""
-        # The common case costs one non-blocking acquire and one write; only a writer that
-        # has to wait (another write is stuck, the pipe is full) watches the deadline.
+        if self._atomic and len(data) <= select.PIPE_BUF:
+            written = self._write_whole(data, signal)
+            if written is None:
+                return
+            data = data[written:]  # (0: POSIX writes such a message whole or not at all)
+        # Only a writer that has to wait (another write is stuck, the pipe is full) watches
+        # the deadline.
         if not self._lock.acquire(False):
             wait = deadline - time.monotonic()
             if wait == math.inf:
@@ -82,6 +101,7 @@ class PipeWriter:
                 raise PipeClosed()
             if signal is not None and signal.aborted:
                 return
+            self._own_stream()
             try:
                 written = os.write(self._fd, data)
             except BlockingIOError:
@@ -91,7 +111,42 @@ class PipeWriter:
             if written != len(data):
                 self._write_rest(data, written, deadline, signal)
         finally:
+            self._exclusive = False
             self._lock.release()
+
+    def _write_whole(self, data: bytes, signal: AbortSignal | None) -> int | None:
+        """Write a message of at most PIPE_BUF bytes without the lock, unless the stream is
+        held (see :meth:`_own_stream`): the kernel writes it whole or not at all, so writes
+        from many threads never interleave. Return None when done (or aborted), else the
+        bytes written (0: the pipe is full, or the stream held; the caller waits for the
+        lock). Callers sharing a client would otherwise queue on the lock, whose holder
+        releases it only once it has the GIL back after its ``os.write``."""
+        in_flight, me = self._in_flight, threading.get_ident()
+        in_flight.append(me)
+        try:
+            if self._exclusive or not self._open:
+                return 0
+            if signal is not None and signal.aborted:
+                return None
+            try:
+                written = os.write(self._fd, data)
+            except BlockingIOError:
+                return 0
+            except OSError as exc:
+                raise PipeClosed(exc) from exc
+            return None if written == len(data) else written
+        finally:
+            in_flight.remove(me)
+
+    def _own_stream(self) -> None:
+        """With the lock held: keep lock-free writes out and wait for those under way (each
+        is one non-blocking ``os.write``), so that a message written in parts, or the close,
+        has the stream to itself. (Not for one of this thread's: a signal handler that closes
+        the client may run in the middle of it.)"""
+        self._exclusive = True
+        me = threading.get_ident()
+        while any(thread != me for thread in self._in_flight):
+            time.sleep(0)
 
     def unread(self) -> int:
         """Bytes written that the reader has not taken yet: 0 when it has read everything,
@@ -116,8 +171,10 @@ class PipeWriter:
         if not self._lock.acquire(timeout=-1 if timeout is None else timeout):
             return False
         try:
+            self._own_stream()
             self._close_pipe()
         finally:
+            self._exclusive = False
             self._lock.release()
         return True
 
