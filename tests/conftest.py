@@ -41,12 +41,21 @@ def client(server):
     assert not leftover, f"threads left after close(): {leftover}"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C raises KeyboardInterrupt here, however the suite was started: one started in the
+    background of a non-interactive shell (``make test &``, a job runner) inherits SIGINT
+    ignored (POSIX), Python then installs no handler, and every test that presses Ctrl-C waits
+    out its timeout (two loaded runs lost 2 and 7 tests that way, by the order of the modules:
+    a notebook test's kernel client puts Python's handler back)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @pytest.fixture(autouse=True)
 def _ctrl_c_left_as_found():
-    """A test that leaves Ctrl-C's handler changed (ignored, or a library's own) would make the
-    Ctrl-C tests that run after it in the same worker wait out their timeouts, far from the
-    cause (one parallel run lost two that way): it fails itself, naming the change, and the
-    handler is put back."""
+    """A test that leaves Ctrl-C's handler changed would make the Ctrl-C tests after it in the
+    same worker fail far from the cause: it fails itself, naming the change, and the handler
+    is put back."""
     before = signal.getsignal(signal.SIGINT)
     yield
     after = signal.getsignal(signal.SIGINT)
