@@ -126,7 +126,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=rank)
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # (a lane without xdist)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """With ``--dist loadscope``: a module's tests run on one worker, so that a module-scoped
     fixture (a server started once for the module) starts once; the modules of
