@@ -77,8 +77,9 @@ def every(
     """The items of every page of a paginated list. ``timeout`` (default the connection's
     ``request_timeout``) bounds the whole listing: each page gets what is left of it, and
     progress on a page renews it (never past ``max_total_timeout``)."""
-    limit = connection.request_timeout if timeout is None else timeout
-    deadline = call_deadline(limit, connection.max_total_timeout, what=row.name)
+    deadline = call_deadline(
+        timeout, connection.max_total_timeout, what=row.name, default=connection.request_timeout
+    )
     outer_note = deadline.note
     answered = 0
 

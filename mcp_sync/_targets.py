@@ -253,7 +253,7 @@ def open_client(
     fallback = _fallback_url(target)
     client = Client(**client_options)
     # One deadline for both attempts: the fallback gets what the first one left.
-    deadline = call_deadline(client.request_timeout if timeout is None else timeout, what="connect")
+    deadline = call_deadline(timeout, what="connect", default=client.request_timeout)
     try:
         with under(deadline):
             return client.connect(target if isinstance(target, Transport) else make)
