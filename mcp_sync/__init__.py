@@ -13,12 +13,12 @@ thread of its own) and no server framework: it is the client side of MCP only.
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ._connect import connect
-from ._extra_headers import extra_headers
-from ._options import ClientOptions
-from ._repr import ToolParameter, tool_parameters
-from ._targets import Target, transport_for
-from ._tasks import Tasks, ToolTask
+from ._client.connect import connect
+from ._client.targets import Target, transport_for
+from ._client.tasks import Tasks, ToolTask
+from ._connection.options import ClientOptions
+from ._presentation.repr import ToolParameter, tool_parameters
+from ._session.extra_headers import extra_headers
 from ._version import __version__ as __version__
 from .abort import AbortController, AbortSignal
 from .backoff import Backoff
@@ -185,7 +185,7 @@ def __getattr__(name: str) -> Any:
         return import_module("mcp_sync.types")
     if name in _moved_to_types:
         # The wire types were top-level names until 0.1.0's surface was cut (docs/api.md).
-        from ._facade import deprecated
+        from ._rules.warn import deprecated
 
         deprecated(f"mcp_sync.{name} is now mcp_sync.types.{name}")
         return getattr(import_module("mcp_sync.types"), name)

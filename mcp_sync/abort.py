@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 
-from ._numbers import number
+from ._rules.numbers import number
 from .errors import Aborted
 
 __all__ = ["AbortController", "AbortSignal"]

@@ -27,7 +27,7 @@ import math
 import random
 import time
 
-from ._numbers import number, whole
+from ._rules.numbers import number, whole
 
 __all__ = ["RETRY_STATUSES", "Backoff"]
 

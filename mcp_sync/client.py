@@ -21,22 +21,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from . import _calls, _repr
-from ._connection import (
+from ._client import calls as _calls
+from ._client.facade import Moved, Option
+from ._client.tasks import Tasks
+from ._client.tools import PinSource, Tools
+from ._connection.connection import (
     ClientState,
     CloseCallback,
     Connection,
     ProgressHandler,
     TransportSource,
 )
-from ._facade import Moved, Option, deprecated
-from ._handlers import ClientHandlers, RootsSource, weak_context
-from ._negotiation import ServerState, choose_protocol
-from ._numbers import call_timeout, whole
-from ._options import ConnectionOptions, client_info, recovery_policy
-from ._subscriptions import ResourceSubscriptions, Subscription
-from ._tasks import Tasks
-from ._tools import PinSource, Tools
+from ._connection.handlers import ClientHandlers, RootsSource, weak_context
+from ._connection.negotiation import ServerState, choose_protocol
+from ._connection.options import ConnectionOptions, client_info, recovery_policy
+from ._connection.subscriptions import ResourceSubscriptions, Subscription
+from ._presentation import repr as _repr
+from ._rules.numbers import call_timeout, whole
+from ._rules.warn import deprecated
 from ._version import __version__
 from .abort import AbortSignal
 from .backoff import Backoff

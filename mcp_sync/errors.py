@@ -84,7 +84,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ._stderr_text import shown_stderr
+from ._presentation.stderr_text import shown_stderr
 from .redaction import redact, scrub
 
 __all__ = [

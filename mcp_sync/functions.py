@@ -23,9 +23,9 @@ import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._lifecycle import weak_callback
-from ._schema_types import STUB_NAMES, Namer, Type, Typer, docstring
-from ._tool_view import ModelTool, clean_text, model_view
+from ._connection.lifecycle import weak_callback
+from ._presentation.schema_types import STUB_NAMES, Namer, Type, Typer, docstring
+from ._presentation.tool_view import ModelTool, clean_text, model_view
 from .abort import AbortSignal
 from .errors import (
     InvalidStateError,

@@ -53,8 +53,8 @@ from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._breaker import Breaker, BreakerStatus, CircuitBreaker, policy_for
-from ._numbers import call_timeout
+from ._connection.breaker import Breaker, BreakerStatus, CircuitBreaker, policy_for
+from ._rules.numbers import call_timeout
 from .errors import GroupError, McpError, ServerUnavailable, UnknownName
 from .llm import MAX_NAME_LENGTH, sanitize_tool_name
 from .protocol.types.skills import SKILLS_EXTENSION
@@ -62,8 +62,8 @@ from .protocol.types.skills import SKILLS_EXTENSION
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ._options import ClientOptions
-    from ._targets import ServerConfig
+    from ._client.targets import ServerConfig
+    from ._connection.options import ClientOptions
     from .client import Client
     from .protocol.types import (
         CallToolResult,
@@ -408,7 +408,7 @@ class ClientGroup:
 
     @staticmethod
     def _connect(target: Any, timeout: float | None, options: ClientOptions) -> Client:
-        from ._targets import open_client
+        from ._client.targets import open_client
         from .client import Client
 
         if isinstance(target, Client):

@@ -27,8 +27,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from ._numbers import whole
-from ._tool_view import (
+from ._presentation.tool_view import (
     ModelTool,
     clean_text,
     clean_tool,
@@ -41,6 +40,7 @@ from ._tool_view import (
     view_names,
     view_of,
 )
+from ._rules.numbers import whole
 from .protocol.types import (
     AudioContent,
     BlobResourceContents,

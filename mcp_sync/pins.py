@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from ._warn import warn
+from ._rules.warn import warn
 from .errors import ConfigError, ToolChanged, ToolChangedWarning
 from .protocol.types import Tool
 from .terminal import safe

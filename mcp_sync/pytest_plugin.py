@@ -48,7 +48,7 @@ from .terminal import safe
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ._targets import ConnectOptions, Target
+    from ._client.targets import ConnectOptions, Target
     from .auth import AuthProvider
     from .client import Client
     from .config import Config
@@ -86,7 +86,7 @@ class McpClientFactory:
     ) -> Client:
         """Connect to ``target`` as :func:`mcp_sync.connect` does (a command, a URL, a server
         object, or a server name with ``config=``); the client is closed with the fixture."""
-        from ._connect import connect
+        from ._client.connect import connect
 
         target = self._cassette(target, headers, auth, env, cwd, sandbox, on_stderr)
         stderr = _StderrTail(on_stderr)
@@ -126,7 +126,7 @@ class McpClientFactory:
         marker = get_marker("mcp_cassette") if get_marker is not None else None
         if marker is None:
             return target
-        from ._targets import transport_for
+        from ._client.targets import transport_for
         from .cassette import Cassette
 
         if not marker.args or not isinstance(marker.args[0], str):

@@ -48,8 +48,8 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from . import _calls
-from ._connection import Connection, ProgressHandler
+from ._client import calls as _calls
+from ._connection.connection import Connection, ProgressHandler
 from .abort import AbortSignal
 from .errors import McpError, SkillVerificationError
 from .protocol import methods

@@ -24,7 +24,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from ._numbers import whole
+from ._rules.numbers import whole
 
 __all__ = ["LIMIT", "safe"]
 

@@ -24,7 +24,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._numbers import number
+from ._rules.numbers import number
 from .errors import RpcError
 from .protocol import jsonrpc, versions
 from .transports.memory import in_memory_transport_pair

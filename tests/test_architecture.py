@@ -3,7 +3,7 @@
 - No import cycle anywhere in ``mcp_sync/`` (imports inside functions and type-only ones count).
 - ``protocol/`` is data and rules: it imports nothing of mcp_sync outside itself but the
   errors. Presentation (Jupyter display, LLM formats) reaches the wire types through
-  ``protocol.types._presentation``, filled in by ``mcp_sync._repr`` and ``mcp_sync.llm``.
+  ``protocol.types._presentation``, filled in by ``mcp_sync._presentation.repr`` and ``mcp_sync.llm``.
 - Transports know bytes, not eras: what a message needs comes down with it as options.
 - Transports know bytes, not methods: no module under ``transports/`` names an MCP method
   (every fact about one is a row of ``protocol/methods.py``; the session passes what the
@@ -12,6 +12,11 @@
 - The transport contract has one ``send`` (with a ``deadline=``) and one channel for the
   protocol version (each message's ``MessageOptions``): no ``send_before``, no
   ``set_protocol_version``.
+- One way down, by folder: ``_client/`` over ``_connection/`` over ``_session/`` over
+  ``transports/`` over ``protocol/``; no module imports a layer above its own, and the shared
+  rooms (``_rules/``, ``_presentation/``) import none of the layers.
+- The top of ``mcp_sync/`` holds public import paths and rooms: every private module is in a
+  folder whose ``__init__`` names it.
 - A module is short enough to read in one sitting, or says why not.
 """
 
@@ -213,6 +218,85 @@ def test_the_transport_contract_has_one_send_and_one_version_channel():
 def test_the_removed_contract_check_sees_one():
     source = "def send_before(self):\n    pass\nt.set_protocol_version(v)\nt.send(m)\n"
     assert _removed_names(source) == [(1, "send_before"), (3, "set_protocol_version")]
+
+
+#: The layers a call travels through, top first (docs/contributing.md draws them).
+LAYERS = (
+    "mcp_sync._client",
+    "mcp_sync._connection",
+    "mcp_sync._session",
+    "mcp_sync.transports",
+    "mcp_sync.protocol",
+)
+#: Rooms every layer may use, which use no layer above ``protocol/`` themselves.
+SHARED_ROOMS = ("mcp_sync._rules", "mcp_sync._presentation")
+
+
+def _room(name: str) -> str | None:
+    return next((r for r in LAYERS + SHARED_ROOMS if name == r or name.startswith(r + ".")), None)
+
+
+def _upward_imports(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    found = {}
+    for name, imported in graph.items():
+        room = _room(name)
+        if room is None:
+            continue
+        # a shared room sits just above protocol/: it may use that and nothing of the layers
+        level = LAYERS.index(room) if room in LAYERS else LAYERS.index("mcp_sync.protocol")
+        above = [
+            other
+            for other in imported
+            if (r := _room(other)) in LAYERS and LAYERS.index(r) < level and r != room
+        ]
+        if above:
+            found[name] = sorted(above)
+    return found
+
+
+def test_each_layer_imports_only_the_layers_below_it():
+    assert _upward_imports(GRAPH) == {}
+
+
+def test_the_layer_check_sees_an_upward_import():
+    graph = {
+        "mcp_sync._session.session": {"mcp_sync._connection.connection"},
+        "mcp_sync._rules.deadline": {"mcp_sync._session.session"},
+        "mcp_sync._client.calls": {"mcp_sync._connection.connection", "mcp_sync._rules.warn"},
+    }
+    assert _upward_imports(graph) == {
+        "mcp_sync._session.session": ["mcp_sync._connection.connection"],
+        "mcp_sync._rules.deadline": ["mcp_sync._session.session"],
+    }
+
+
+#: Private files the top of mcp_sync/ keeps: the build reads the version from _version.py.
+TOP_PRIVATE_FILES = {"__init__.py", "__main__.py", "_version.py"}
+
+
+def test_the_top_of_the_package_holds_public_paths_and_rooms():
+    strays = sorted(
+        p.name
+        for p in PACKAGE.iterdir()
+        if p.suffix == ".py" and p.name.startswith("_") and p.name not in TOP_PRIVATE_FILES
+    )
+    assert strays == []
+
+
+def test_each_private_room_names_every_module_it_holds():
+    unnamed = {}
+    for room in PACKAGE.iterdir():
+        if not (room.is_dir() and room.name.startswith("_") and (room / "__init__.py").exists()):
+            continue
+        listed = ast.get_docstring(ast.parse((room / "__init__.py").read_text("utf-8"))) or ""
+        missing = [
+            p.stem
+            for p in sorted(room.glob("*.py"))
+            if p.name != "__init__.py" and f"``{p.stem}``" not in listed
+        ]
+        if missing:
+            unnamed[room.name] = missing
+    assert unnamed == {}
 
 
 def test_no_module_has_clearly_grown_a_second_concept():

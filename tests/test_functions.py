@@ -27,7 +27,7 @@ from support import PYTHON, ROOT, SERVERS, wait_until
 
 import mcp_sync
 from mcp_sync import AbortController, Aborted, Client, StdioTransport
-from mcp_sync._schema_types import STUB_NAMES
+from mcp_sync._presentation.schema_types import STUB_NAMES
 from mcp_sync.errors import ToolArgumentError, ToolError
 from mcp_sync.functions import stubs
 from mcp_sync.types import CallToolResult

@@ -1,4 +1,4 @@
-"""Option values are checked where they are made (``mcp_sync/_numbers.py``).
+"""Option values are checked where they are made (``mcp_sync/_rules/numbers.py``).
 
 The walk finds every parameter typed ``int`` or ``float`` of every public class, method and
 function of mcp_sync; each is in :data:`SURFACES`, which says how to reach it, or in
@@ -69,9 +69,9 @@ NOT_OPTIONS = {
     "mcp_sync.backoff.Backoff.delay:retry_after": "a server's Retry-After, parsed",
     "mcp_sync.backoff.Backoff.delay:server_retry": "a stream's retry field, parsed",
     # records: what the library saw or made, kept as it was, not settings
-    "mcp_sync._breaker.BreakerStatus.__init__:failures": "a breaker's state, as read",
-    "mcp_sync._breaker.BreakerStatus.__init__:times_opened": "a breaker's state, as read",
-    "mcp_sync._breaker.BreakerStatus.__init__:retry_in": "a breaker's state, as read",
+    "mcp_sync._connection.breaker.BreakerStatus.__init__:failures": "a breaker's state, as read",
+    "mcp_sync._connection.breaker.BreakerStatus.__init__:times_opened": "a breaker's state, as read",
+    "mcp_sync._connection.breaker.BreakerStatus.__init__:retry_in": "a breaker's state, as read",
     "mcp_sync.auth.UnauthorizedContext.__init__:status": "an HTTP status received",
     "mcp_sync.auth.UnauthorizedContext.__init__:deadline": "the request's, computed",
     "mcp_sync.auth.RequestContext.__init__:deadline": "the request's, computed",
@@ -243,14 +243,14 @@ def _surfaces() -> dict[str, Option]:
     )
 
     client = "mcp_sync.client.Client"
-    tasks = "mcp_sync._tasks.Tasks"
-    handle = "mcp_sync._tasks.ToolTask"
+    tasks = "mcp_sync._client.tasks.Tasks"
+    handle = "mcp_sync._client.tasks.ToolTask"
     group = "mcp_sync.group.ClientGroup"
     url = "http://127.0.0.1:9/mcp"
     result = CallToolResult.model_validate({"content": []})
     rows: dict[str, Option] = {
         **{
-            f"mcp_sync._breaker.CircuitBreaker.__init__:{name}": Option(
+            f"mcp_sync._connection.breaker.CircuitBreaker.__init__:{name}": Option(
                 _keyword(mcp_sync.CircuitBreaker, name), whole=name == "threshold"
             )
             for name in ("threshold", "cool_down")
@@ -308,7 +308,7 @@ def _surfaces() -> dict[str, Option]:
             **TIMEOUT,
         ),
         # (its client options are Client's, **Unpack[ClientOptions]: walked there)
-        "mcp_sync._connect.connect:timeout": Option(
+        "mcp_sync._client.connect.connect:timeout": Option(
             lambda ctx, value: mcp_sync.connect(["true"], timeout=value), **TIMEOUT
         ),
         "mcp_sync.config.connect_all:timeout": Option(
@@ -321,7 +321,7 @@ def _surfaces() -> dict[str, Option]:
             lambda ctx, value: mcp_sync.config.resolve(ctx.config).connect("true", timeout=value),
             **TIMEOUT,
         ),
-        "mcp_sync._targets.ServerConfig.connect:timeout": Option(
+        "mcp_sync._client.targets.ServerConfig.connect:timeout": Option(
             lambda ctx, value: mcp_sync.config.resolve(ctx.config)["true"].connect(timeout=value),
             **TIMEOUT,
         ),

@@ -1,4 +1,4 @@
-"""One client option, one declaration: ``ClientOptions`` (``mcp_sync/_options.py``) names and
+"""One client option, one declaration: ``ClientOptions`` (``mcp_sync/_connection/options.py``) names and
 types it; ``Client()``'s keyword gives its default and its docstring bullet says what it does;
 the frozen ``ConnectionOptions`` value the connection runs by holds it (built by keyword), or
 another part of the client does; the ``Option`` descriptors read and set it; and every function
@@ -17,9 +17,9 @@ import pytest
 from typing_extensions import Unpack
 
 import mcp_sync
-from mcp_sync._facade import Option
-from mcp_sync._options import ClientOptions, ConnectionOptions
-from mcp_sync._targets import ConnectOptions
+from mcp_sync._client.facade import Option
+from mcp_sync._client.targets import ConnectOptions
+from mcp_sync._connection.options import ClientOptions, ConnectionOptions
 from mcp_sync.auth import AuthProvider
 from mcp_sync.transports._http.options import HttpOptions
 
@@ -50,7 +50,9 @@ def _hints(function: typing.Callable[..., object]) -> dict[str, object]:
 
 def test_every_keyword_of_client_is_declared_once_in_client_options_with_its_type():
     missing = [k for k in KEYWORDS if k not in DECLARED]
-    assert missing == [], f"Client() takes {missing}: declare them in ClientOptions (_options.py)"
+    assert missing == [], (
+        f"Client() takes {missing}: declare them in ClientOptions (_connection/options.py)"
+    )
     stray = [k for k in DECLARED if k not in KEYWORDS]
     assert stray == [], f"ClientOptions declares {stray}, which Client() does not take"
     assert DECLARED == KEYWORDS, "ClientOptions lists the options in Client()'s order"
@@ -117,7 +119,7 @@ def test_no_function_but_client_lists_the_options_again():
                     "Unpack[ConnectOptions]",
                     "Unpack[HttpOptions]",
                 ), where
-    assert {"mcp_sync._connect.connect", "mcp_sync.group.ClientGroup.add"} <= set(passing_on)
+    assert {"mcp_sync._client.connect.connect", "mcp_sync.group.ClientGroup.add"} <= set(passing_on)
     assert typing.get_type_hints(ConnectOptions).keys() == (
         typing.get_type_hints(ClientOptions).keys() | typing.get_type_hints(HttpOptions).keys()
     )
@@ -148,7 +150,7 @@ def test_connect_and_the_pytest_factory_take_the_options_as_one_declaration():
 def test_the_connection_is_handed_one_options_value_built_by_keyword():
     """Before, ``ConnectionOptions`` was built from 11 positional arguments (two strs and two
     floats side by side: a swap would go unnoticed); its fields are keyword-only now."""
-    from mcp_sync._connection import Connection
+    from mcp_sync._connection.connection import Connection
 
     assert list(inspect.signature(Connection.__init__).parameters) == ["self", "options"]
     kinds = {p.kind for p in inspect.signature(ConnectionOptions).parameters.values()}

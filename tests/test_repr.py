@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import mcp_sync
-from mcp_sync._repr import html_for, register_ipython
+from mcp_sync._presentation.repr import html_for, register_ipython
 from mcp_sync.types import CallToolResult
 
 SDK = [sys.executable, str(Path(__file__).parent / "servers" / "sdk_server.py")]

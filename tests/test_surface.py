@@ -88,7 +88,7 @@ def test_every_deprecation_names_the_release_that_removes_it():
     import ast
     from pathlib import Path
 
-    from mcp_sync._facade import REMOVED_IN
+    from mcp_sync._rules.warn import REMOVED_IN
 
     silent = []
     for path in sorted(Path(mcp_sync.__file__).parent.rglob("*.py")):

@@ -20,9 +20,9 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from .._extra_headers import extra_headers
-from .._numbers import call_timeout
-from .._tool_view import ModelTool, model_view, model_visible
+from .._presentation.tool_view import ModelTool, model_view, model_visible
+from .._rules.numbers import call_timeout
+from .._session.extra_headers import extra_headers
 from ..client import Client
 from ..errors import ConnectionClosed, RequestTimeout, ServerUnavailable
 from ..group import ClientGroup

@@ -43,8 +43,8 @@ from pydantic_ai.tools import Tool as PydanticTool
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
-from .._lifecycle import weak_callback
-from .._numbers import whole
+from .._connection.lifecycle import weak_callback
+from .._rules.numbers import whole
 from ..llm import ModelTool, to_llm_content, to_llm_text
 from ..protocol.types import BlobResourceContents, CallToolResult, Tool
 from ._adapter import (

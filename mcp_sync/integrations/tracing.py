@@ -28,7 +28,7 @@ globally configured propagator: a server that extracts them (the official Python
 puts its spans in the client's trace.
 
 Requests made before the handshake completes (``initialize``, ``server/discover``) are not
-traced. Uninstrumented, the request path pays one None check (``mcp_sync._hooks``); this
+traced. Uninstrumented, the request path pays one None check (``mcp_sync._connection.hooks``); this
 module and OpenTelemetry are imported only by whoever calls :func:`instrument`.
 """
 
@@ -42,12 +42,12 @@ from urllib.parse import urlsplit
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, StatusCode
 
-from .. import _hooks
+from .._connection import hooks as _hooks
 from ..errors import RpcError
 from ..protocol import methods
 
 if TYPE_CHECKING:
-    from .._negotiation import ServerState
+    from .._connection.negotiation import ServerState
     from ..transports.base import Transport
 
 __all__ = ["instrument", "instrumented", "uninstrument"]

@@ -2,7 +2,7 @@
 
 A transport hands a provider the request's deadline (``RequestContext.deadline``,
 ``UnauthorizedContext.deadline``), which is the user call's one deadline
-(:mod:`mcp_sync._deadline`); the provider runs its flow under :func:`limits_for`, and every
+(:mod:`mcp_sync._rules.deadline`); the provider runs its flow under :func:`limits_for`, and every
 wait of the flow on this thread (an exchange, a thread lock, a store's lock, a Redis command,
 the polls of a device sign-in) ends by then, so that a call's ``timeout=`` bounds its
 authentication too.

@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 import requests
 import urllib3
 
-from .._causes import causes_of
-from .._user_agent import with_user_agent
+from .._rules.causes import causes_of
 from ..errors import Aborted
+from ..transports._http.user_agent import with_user_agent
 from .errors import (
     EndpointUnreachable,
     ExchangeTimeout,

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 
 import requests
 
-from .._numbers import number
+from .._rules.numbers import number
 from ..auth import AuthProvider, RequestContext, UnauthorizedContext
 from ._deadline import inherited, limits_for, waited
 from ._egress import Egress, guard_session

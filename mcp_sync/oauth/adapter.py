@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .._warn import warn
+from .._rules.warn import warn
 from ..auth import AuthProvider, UnauthorizedContext
 
 __all__ = ["TokenSource", "adapt"]

@@ -31,8 +31,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import requests
 
-from .._numbers import call_timeout, number, whole
-from .._user_agent import with_user_agent
+from .._rules.numbers import call_timeout, number, whole
+from ..transports._http.user_agent import with_user_agent
 from ._egress import Egress, current_rules, guard_session
 from ._http import DEFAULT_TIMEOUT, current_limits, require_secure
 from .errors import AuthorizationDenied, CallbackError, OAuthError, StateMismatchError

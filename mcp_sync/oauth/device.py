@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from .._numbers import call_timeout
+from .._rules.numbers import call_timeout
 from ..errors import Aborted
 from ..redaction import hold
 from ..terminal import safe

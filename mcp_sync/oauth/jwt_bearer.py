@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 
 import requests
 
-from .._numbers import number
+from .._rules.numbers import number
 from ._http import DEFAULT_TIMEOUT, Limits, current_limits, exchange, limits
 from ._machine import MachineProvider
 from .discovery import ServerMetadata, canonical_resource

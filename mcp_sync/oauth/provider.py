@@ -30,7 +30,7 @@ from typing import Any
 
 import requests
 
-from .._numbers import number, whole
+from .._rules.numbers import number, whole
 from ..auth import AuthProvider, RequestContext, UnauthorizedContext
 from . import _state
 from ._deadline import inherited, limits_for, waited

@@ -40,7 +40,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._numbers import number
+from .._rules.numbers import number
 from ._deadline import lock_deadline
 from ._http import current_limits
 from .errors import LockLost, LockTimeout

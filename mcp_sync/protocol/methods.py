@@ -10,7 +10,7 @@ session reads the row and tells the transport what it needs
 (``tests/test_architecture.py`` checks that no module under ``transports/`` names one).
 
 A row is typed by its result: ``TOOLS_LIST`` is a ``Method[ListToolsResult]``, so the typed API
-(``mcp_sync._calls``) sends the row and returns its model, with nothing to declare twice. To
+(``mcp_sync._client.calls``) sends the row and returns its model, with nothing to declare twice. To
 add a method: one row below, then the facade method that sends it (``docs/contributing.md``).
 """
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .._numbers import number, whole
+from .._rules.numbers import number, whole
 from ..abort import AbortSignal
 from ..errors import ConnectionClosed, ProtocolError
 from ..protocol import jsonrpc

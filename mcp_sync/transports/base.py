@@ -1,7 +1,7 @@
 """The transport contract: the cut between the session core and I/O.
 
 A transport moves whole JSON-RPC messages and knows nothing of their meaning beyond what
-framing needs; the session core (:mod:`mcp_sync._session`) owns ids, correlation, timeouts,
+framing needs; the session core (:mod:`mcp_sync._session.session`) owns ids, correlation, timeouts,
 cancellation and initialization. The client starts the transport it is given and closes it
 (on ``close()``, on a failed ``connect()``, when recovery replaces it); the session only sends
 and listens, and never closes it.

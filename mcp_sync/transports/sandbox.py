@@ -50,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .._numbers import whole
+from .._rules.numbers import whole
 from ..errors import SandboxUnavailable, ServerStartError
 
 __all__ = ["DEFAULT_MAX_PROCESSES", "Sandbox", "SandboxUnavailable", "sandboxed_argv"]

@@ -133,8 +133,8 @@ def test_stand_ins_use_only_the_public_api(where, source, package):
 
 def test_the_scan_sees_private_names():
     source = """
-import mcp_sync._targets
-from mcp_sync._targets import open_client
+import mcp_sync._client.targets
+from mcp_sync._client.targets import open_client
 from mcp_sync.llm import _base64_size
 from mcp_sync import transports
 from ..llm import _base64_size
@@ -144,8 +144,8 @@ client._transport.pid
 os._exit(0)
 """
     assert private_uses(source, CLI) == [
-        "2: import mcp_sync._targets",
-        "3: from mcp_sync._targets import ...",
+        "2: import mcp_sync._client.targets",
+        "3: from mcp_sync._client.targets import ...",
         "4: from mcp_sync.llm import _base64_size",
         "6: from mcp_sync.llm import _base64_size",
         "9: ._transport",

@@ -77,7 +77,7 @@ def test_the_guide_shows_every_kind_of_step():
     assert {
         "mcp_sync/protocol/methods.py",  # the row
         "mcp_sync/client.py",  # the facade method, the option's keyword
-        "mcp_sync/_options.py",  # the option's declaration and field
+        "mcp_sync/_connection/options.py",  # the option's declaration and field
     } <= files
 
 

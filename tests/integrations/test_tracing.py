@@ -17,7 +17,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 from support import SERVERS, HttpServer, free_port
 
 import mcp_sync
-from mcp_sync import RpcError, _hooks
+from mcp_sync import RpcError
+from mcp_sync._connection import hooks as _hooks
 from mcp_sync.integrations import tracing
 from mcp_sync.testing import MockServer
 

@@ -13,7 +13,7 @@ from support import PEERS
 
 import mcp_sync
 from mcp_sync import ConnectionClosed
-from mcp_sync._stderr_text import STDERR_SHOWN
+from mcp_sync._presentation.stderr_text import STDERR_SHOWN
 
 MCP1_PYTHON = PEERS.parent / "mcp1-venv" / "bin" / "python"
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from mcp_sync._method_options import for_method
+from mcp_sync._session.method_options import for_method
+
 from mcp_sync.protocol import headers, methods
 from mcp_sync.transports.base import MessageOptions
 

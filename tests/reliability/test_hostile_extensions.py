@@ -262,7 +262,7 @@ def test_a_failed_task_with_a_malformed_error_code_raises_a_typed_error(task_ser
 
 
 def test_the_tasks_a_client_tracks_are_bounded(task_server):
-    from mcp_sync import _tasks
+    from mcp_sync._client import tasks as _tasks
 
     calls = iter(range(10**6))
     server, client = task_server(lambda s: DONE)

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
+from mcp_sync._connection.cache import MAX_ENTRIES, ResultCache
+from mcp_sync._session.server_requests import MAX_INPUT_REQUESTS
 from support import free_port, wait_listening
 
 import mcp_sync
@@ -30,8 +32,6 @@ from mcp_sync import (
     StreamableHttpTransport,
     UnsupportedProtocolVersion,
 )
-from mcp_sync._cache import MAX_ENTRIES, ResultCache
-from mcp_sync._server_requests import MAX_INPUT_REQUESTS
 from mcp_sync.auth import AuthProvider
 from mcp_sync.testing import MockServer
 

@@ -1,4 +1,4 @@
-"""One deadline per user call (mcp_sync/_deadline.py), walked over every surface that waits: a
+"""One deadline per user call (mcp_sync/_rules/deadline.py), walked over every surface that waits: a
 ``connect()``, a call, a call whose connection must be recovered first, and a recovery that
 meets a server which never answers, each in the handshake era (``protocol="auto"`` and
 ``"handshake"``) and the 2026-07-28 era. Each must end by its timeout plus a small bound (the

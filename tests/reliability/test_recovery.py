@@ -321,7 +321,7 @@ def test_close_ends_a_call_that_waits_to_reconnect(leaks: Any) -> None:
 def test_a_host_that_does_not_resolve_counts_as_a_request_the_server_never_saw() -> None:
     """A failed name lookup (``socket.gaierror``, matched by name so that ``import mcp_sync``
     does not import ``socket``) is safe to send again once the host resolves."""
-    from mcp_sync._recovery import refused_unprocessed
+    from mcp_sync._connection.recovery import refused_unprocessed
 
     with pytest.raises(mcp_sync.TransportError, match="cannot resolve host") as failed:
         mcp_sync.connect("http://mcp.invalid:9/mcp", protocol="handshake", request_timeout=10)

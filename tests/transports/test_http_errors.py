@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
 from http_faults import INIT, FaultServer, Request, answer, started_transports
 from support import free_port
 
-from mcp_sync import _recovery
+from mcp_sync._connection import recovery as _recovery
 from mcp_sync.errors import ConnectFailed, NetworkError, TransportError
 from mcp_sync.protocol import jsonrpc
 

@@ -2,8 +2,9 @@
 
 A ``Tool`` renders as a table in Jupyter and converts to OpenAI's and Anthropic's tool
 format; a ``CallToolResult`` becomes LLM message content. That code lives in
-:mod:`mcp_sync._repr` and :mod:`mcp_sync.llm`, which import the types; the types only call
-:data:`presentation`, which looks each renderer up by its module's name on first use. So
+:mod:`mcp_sync._presentation.repr` and :mod:`mcp_sync.llm`, which import the types; the types
+only call :data:`presentation`, which looks each renderer up by its module's name on first
+use. So
 ``protocol/`` stays data and rules, with no import of the presentation layer, and importing
 anything fills in nothing.
 """
@@ -19,8 +20,8 @@ __all__ = ["Displayable", "Presentation", "presentation"]
 
 #: Each renderer by name: (module, function), imported on first use.
 _RENDERERS = {
-    "html": ("mcp_sync._repr", "html_for"),
-    "markdown": ("mcp_sync._repr", "markdown_for"),
+    "html": ("mcp_sync._presentation.repr", "html_for"),
+    "markdown": ("mcp_sync._presentation.repr", "markdown_for"),
     "llm_content": ("mcp_sync.llm", "to_llm_content"),
     "openai_tool": ("mcp_sync.llm", "openai_tool"),
     "anthropic_tool": ("mcp_sync.llm", "anthropic_tool"),
@@ -52,7 +53,8 @@ class Presentation:
         return render
 
 
-#: Resolves :mod:`mcp_sync._repr` (html, markdown) and :mod:`mcp_sync.llm` (the rest) on use.
+#: Resolves :mod:`mcp_sync._presentation.repr` (html, markdown) and :mod:`mcp_sync.llm` (the
+#: rest) on use.
 presentation = Presentation()
 
 

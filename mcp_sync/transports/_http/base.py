@@ -10,8 +10,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from ..._numbers import number, whole
-from ..._user_agent import user_agent
+from ..._rules.numbers import number, whole
 from ...auth import AuthProvider
 from ...errors import ConnectionClosed
 from ...protocol.headers import checked_headers
@@ -20,6 +19,7 @@ from ..base import Transport
 from .client import HttpClient
 from .exchange import Exchange
 from .options import HttpOptions
+from .user_agent import user_agent
 from .workers import LANE_STALL, Lane, Workers
 
 __all__ = ["ACK_TIMEOUT", "JOIN_TIMEOUT", "HttpTransportBase"]

@@ -31,7 +31,6 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from ..._user_agent import own_session, user_agent
 from ...auth import AuthProvider, RequestContext, UnauthorizedContext, parse_www_authenticate
 from .errors import is_reset, proxy_refusal, translate
 from .exchange import Cancelled, Exchange, use_exchange
@@ -39,6 +38,7 @@ from .options import HttpOptions
 from .responses import ERROR_BODY_LIMIT, read_limited
 from .send import RequestSender
 from .tls import check_session, own_adapter, send_settings
+from .user_agent import own_session, user_agent
 
 __all__ = ["HttpClient", "ResendOnReset"]
 

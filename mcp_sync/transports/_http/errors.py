@@ -28,7 +28,7 @@ import requests
 from requests.utils import select_proxy
 from urllib3 import exceptions as urllib3_errors
 
-from ..._causes import causes_of
+from ..._rules.causes import causes_of
 from ...errors import ConnectFailed, NetworkError, ProxyError, TlsError
 from .tls import without_credentials
 

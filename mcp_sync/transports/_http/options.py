@@ -1,5 +1,5 @@
 """The wire-level settings of an HTTP transport, as a value (no ``requests`` import: config
-entries carry them). :mod:`.tls` applies TLS and the proxy, :mod:`mcp_sync._user_agent` the
+entries carry them). :mod:`.tls` applies TLS and the proxy, :mod:`.user_agent` the
 ``User-Agent``."""
 
 from __future__ import annotations

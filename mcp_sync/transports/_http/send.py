@@ -12,7 +12,7 @@ of their own, ``Retry``, proxies, TLS, client certificates, pool sizes) applies 
 
 What still happens per request, as ``requests`` does it: the session's headers merged under the
 request's (case-insensitively, a ``None`` value removing one; through a session of the user's,
-mcp_sync's ``User-Agent`` unless either names one: :mod:`mcp_sync._user_agent`),
+mcp_sync's ``User-Agent`` unless either names one: :mod:`mcp_sync.transports._http.user_agent`),
 ``Content-Length``, the session's cookies that match the URL (``Cookie``), and cookies a
 response sets stored in the session's jar. Proxies, ``verify`` and ``cert`` are the settings
 the transport resolved when it was made (as it did before: the environment is read once).
@@ -52,11 +52,11 @@ from requests.models import PreparedRequest, Response
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_encoding_from_headers, get_netrc_auth, select_proxy
 
-from ..._user_agent import with_user_agent
 from ...errors import InvalidHeaderValue
 from ...protocol.headers import value_problem
 from ...redaction import basic_credential, hold, hold_fields, url_secrets, watch
 from .exchange import TrackingAdapter
+from .user_agent import with_user_agent
 
 __all__ = ["OwnAdapter", "RequestSender"]
 

@@ -27,10 +27,10 @@ from urllib.parse import urlsplit, urlunsplit
 import requests
 from typing_extensions import Unpack
 
-from ..._user_agent import own_session
 from ...errors import MissingExtra
 from .options import HttpOptions
 from .send import OwnAdapter
+from .user_agent import own_session
 
 __all__ = [
     "SystemTrustAdapter",

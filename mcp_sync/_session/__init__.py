@@ -1,0 +1,9 @@
+"""The Session layer: JSON-RPC over one transport.
+
+- ``session``: ids, pending requests, deadlines, progress, cancellation, inbound routing.
+- ``pending``: one request awaiting its answer.
+- ``server_requests``: answering the server's requests, and the writer for what the reader owes.
+- ``dispatch``: the dispatcher thread that runs user code in arrival order.
+- ``method_options``: what a request's method tells its transport (from its method row).
+- ``extra_headers``: the headers a block of code adds to its requests (``extra_headers()``).
+"""
