@@ -13,14 +13,21 @@
   protocol version (each message's ``MessageOptions``): no ``send_before``, no
   ``set_protocol_version``.
 - A module is short enough to read in one sitting, or says why not.
+- The suite finds its own code as the package ``tests``: no module of it (nor a docs page's
+  hidden setup, which runs in the suite) puts a folder on ``sys.path``; what a test imports
+  is a helper (``tests/helpers/``), a server it also starts (``tests/servers/``) or a piece
+  of another test module.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mcp_sync"
@@ -268,3 +275,109 @@ def test_the_top_level_surface_stays_small_and_holds_no_wire_type():
         or (isinstance(obj := getattr(mcp_sync, name), type) and issubclass(obj, McpModel))
     ]
     assert wire == []
+
+
+# -- the suite itself: its helpers are a package ----------------------------------------------
+
+ROOT = PACKAGE.parent
+#: What puts a folder on the import path: ``sys.path`` changed in place or replaced (in code,
+#: in a ``python -c`` string, in a docs page's hidden setup) or ``site.addsitedir``.
+_SYS_PATH_EDIT = re.compile(
+    r"sys\.path\s*(\.\s*(insert|append|extend)\s*\(|(\[[^\]]*\])?\s*\+?=(?!=))|addsitedir\s*\("
+)
+#: The edits a test may make, each putting its own scratch folder first to import a module it
+#: wrote there, as a user would: the stubs ``mcp-sync stubs`` writes (a test, and the notebooks
+#: page in its scratch directory), docs/scale.md's recipe (which Dask's spawned workers import).
+_TMP_PATH_IMPORTS = {
+    ("tests/test_functions.py", "sys.path.insert(0, str(tmp_path))"),
+    ("tests/services/test_dask.py", "sys.path.insert(0, str(where))"),
+    (
+        "docs/notebooks.md",
+        "sys.path.insert(0, os.getcwd())  # a script next to tools.py has it on its path",
+    ),
+}
+#: ``import tests.x`` / ``from tests.x import y``, at any indentation (inside a function too)
+_SUITE_IMPORT = re.compile(r"^\s*(?:from|import)\s+(tests(?:\.\w+)*)", re.M)
+
+
+def _suite_files() -> Iterator[Path]:
+    """Every Python module of the suite (not the peers' venvs and packages) and every docs
+    page (their code runs in the suite)."""
+    for folder, subfolders, files in os.walk(ROOT / "tests"):
+        if Path(folder) == ROOT / "tests":
+            subfolders.remove("peers")
+        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+        yield from (Path(folder) / f for f in sorted(files) if f.endswith(".py"))
+    yield from sorted((ROOT / "docs").rglob("*.md"))
+
+
+def _sys_path_edits(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if _SYS_PATH_EDIT.search(line)]
+
+
+def test_no_module_of_the_suite_puts_a_folder_on_sys_path():
+    """The suite is the package ``tests`` (pytest puts the checkout first on the path, from
+    any working directory): a helper is imported as ``tests.helpers.x``, never found through
+    a folder put on ``sys.path``."""
+    strays = [
+        f"{name}: {line}"
+        for path in _suite_files()
+        for line in _sys_path_edits(path.read_text(encoding="utf-8"))
+        if path != Path(__file__)  # (its examples, below)
+        and (name := path.relative_to(ROOT).as_posix(), line) not in _TMP_PATH_IMPORTS
+    ]
+    assert strays == []
+
+
+def test_the_sys_path_check_sees_one():
+    source = (
+        'sys.path.insert(0, str(HERE.parent / "servers"))\n'
+        "code = 'import sys; sys.path[:0] = sys.argv[1:3]'\n"
+        "sys.path.append(x)\nsys.path += [x]\nsite.addsitedir(x)\n"
+        # reading the path, or taking a test's own entry back out, puts nothing on it
+        "site = [p for p in sys.path if p.endswith('site-packages')]\n"
+        "sys.path.remove(str(tmp_path))\nif sys.path == before: pass\n"
+    )
+    assert len(_sys_path_edits(source)) == 5
+
+
+def _suite_imports(text: str) -> set[str]:
+    return set(_SUITE_IMPORT.findall(text))
+
+
+def test_the_suite_imports_only_its_helpers_servers_and_test_modules():
+    """``tests/helpers/`` holds the libraries tests import; ``tests/servers/`` what they start
+    as processes (a test may import a server it starts, for what that server sends). A module
+    imported from anywhere else is a helper out of place."""
+    strays = {
+        f"{path.relative_to(ROOT).as_posix()}: {module}"
+        for path in _suite_files()
+        for module in _suite_imports(path.read_text(encoding="utf-8"))
+        if not module.startswith(("tests.helpers.", "tests.servers."))
+        and module not in ("tests.helpers", "tests.servers")
+        and not module.rsplit(".", 1)[-1].startswith("test_")
+    }
+    assert strays == set()
+    servers = {
+        module.split(".")[2]
+        for path in _suite_files()
+        for module in _suite_imports(path.read_text(encoding="utf-8"))
+        if module.startswith("tests.servers.")
+    }
+    started = "\n".join(path.read_text(encoding="utf-8") for path in _suite_files())
+    never_started = {name for name in servers if f"{name}.py" not in started}
+    assert never_started == set(), "imported from tests/servers/ but never started: a helper"
+
+
+def test_the_suite_import_check_sees_one():
+    source = (
+        "from tests.helpers.support import free_port\n"
+        "    from tests.oauth.oauth_stub import Stub\n"
+        "import tests.reliability.test_recovery\n"
+        "from support import wait_until\n"
+    )
+    assert _suite_imports(source) == {
+        "tests.helpers.support",
+        "tests.oauth.oauth_stub",
+        "tests.reliability.test_recovery",
+    }
