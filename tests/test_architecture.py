@@ -296,8 +296,14 @@ _TMP_PATH_IMPORTS = {
         "sys.path.insert(0, os.getcwd())  # a script next to tools.py has it on its path",
     ),
 }
-#: ``import tests.x`` / ``from tests.x import y``, at any indentation (inside a function too)
-_SUITE_IMPORT = re.compile(r"^\s*(?:from|import)\s+(tests(?:\.\w+)*)", re.M)
+#: ``from tests.x import y, z`` (names in parentheses too) or ``import tests.x``, at any
+#: indentation (inside a function too)
+_SUITE_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(tests(?:\.\w+)*)[ \t]+import[ \t]+(\([^)]*\)|[\w, \t]+)"
+    r"|import[ \t]+(tests(?:\.\w+)*))",
+    re.M,
+)
+_MAIN = re.compile(r"^if __name__ == .__main__.:", re.M)
 
 
 def _suite_files() -> Iterator[Path]:
@@ -342,42 +348,66 @@ def test_the_sys_path_check_sees_one():
 
 
 def _suite_imports(text: str) -> set[str]:
-    return set(_SUITE_IMPORT.findall(text))
+    """The modules of the suite ``text`` imports (``from tests.x import y`` is ``tests.x.y``
+    when that is a module)."""
+    found = set()
+    for package, names, module in _SUITE_IMPORT.findall(text):
+        if module:
+            found.add(module)
+            continue
+        folder = ROOT.joinpath(*package.split("."))
+        submodules = {n for n in re.findall(r"\w+", names) if (folder / f"{n}.py").is_file()}
+        found.update(f"{package}.{n}" for n in submodules)
+        if not submodules:
+            found.add(package)
+    return found
 
 
-def test_the_suite_imports_only_its_helpers_servers_and_test_modules():
-    """``tests/helpers/`` holds the libraries tests import; ``tests/servers/`` what they start
-    as processes (a test may import a server it starts, for what that server sends). A module
-    imported from anywhere else is a helper out of place."""
+def _is_script(module: str) -> bool:
+    path = ROOT.joinpath(*module.split(".")).with_suffix(".py")
+    return path.is_file() and _MAIN.search(path.read_text(encoding="utf-8")) is not None
+
+
+def test_every_folder_of_the_suite_is_a_package():
+    """Else pytest would put that folder on ``sys.path`` itself, and its modules would import
+    one another by bare name (and share names with other folders')."""
+    folders = {path.parent for path in _suite_files() if path.suffix == ".py"}
+    assert sorted(f for f in folders if not (f / "__init__.py").is_file()) == []
+
+
+def test_what_tests_import_is_a_helper_a_test_module_or_a_script_they_start():
+    """``tests/helpers/`` holds the libraries tests import, and none of them is a script; what
+    tests start as processes is elsewhere (the servers in ``tests/servers/``), and a test may
+    import one of those for what it shares (the hostile text a server sends). A module that is
+    neither, imported from outside ``tests/helpers/``, is a helper out of place."""
     strays = {
         f"{path.relative_to(ROOT).as_posix()}: {module}"
         for path in _suite_files()
         for module in _suite_imports(path.read_text(encoding="utf-8"))
-        if not module.startswith(("tests.helpers.", "tests.servers."))
-        and module not in ("tests.helpers", "tests.servers")
+        if not module.startswith("tests.helpers.")
         and not module.rsplit(".", 1)[-1].startswith("test_")
+        and not _is_script(module)
     }
     assert strays == set()
-    servers = {
-        module.split(".")[2]
-        for path in _suite_files()
-        for module in _suite_imports(path.read_text(encoding="utf-8"))
-        if module.startswith("tests.servers.")
-    }
-    started = "\n".join(path.read_text(encoding="utf-8") for path in _suite_files())
-    never_started = {name for name in servers if f"{name}.py" not in started}
-    assert never_started == set(), "imported from tests/servers/ but never started: a helper"
+    helpers = {f"tests.helpers.{path.stem}" for path in (ROOT / "tests" / "helpers").glob("*.py")}
+    assert sorted(h for h in helpers if _is_script(h)) == []
 
 
 def test_the_suite_import_check_sees_one():
     source = (
-        "from tests.helpers.support import free_port\n"
-        "    from tests.oauth.oauth_stub import Stub\n"
+        "from tests.helpers.support import free_port, wait_until\n"
+        "    from tests.helpers import docs_oauth\n"
+        "from tests.oauth.oauth_stub import Stub\n"
+        "from tests.conformance import (\n    test_conformance_auth,\n)\n"
         "import tests.reliability.test_recovery\n"
         "from support import wait_until\n"
     )
     assert _suite_imports(source) == {
         "tests.helpers.support",
+        "tests.helpers.docs_oauth",
         "tests.oauth.oauth_stub",
+        "tests.conformance.test_conformance_auth",
         "tests.reliability.test_recovery",
     }
+    assert _is_script("tests.servers.hostile_server")
+    assert not _is_script("tests.helpers.support") and not _is_script("tests.oauth.oauth_stub")

@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-from support import free_port, wait_listening
 
 import mcp_sync
 from mcp_sync import (
@@ -34,6 +33,7 @@ from mcp_sync._cache import MAX_ENTRIES, ResultCache
 from mcp_sync._server_requests import MAX_INPUT_REQUESTS
 from mcp_sync.auth import AuthProvider
 from mcp_sync.testing import MockServer
+from tests.helpers.support import free_port, wait_listening
 
 SERVERS = Path(__file__).resolve().parent.parent / "servers"
 ASK_NAME = {
