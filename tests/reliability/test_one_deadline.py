@@ -27,9 +27,7 @@ import pytest
 
 import mcp_sync
 from mcp_sync import Backoff, ConnectionClosed, RequestTimeout, StdioTransport
-from tests.helpers.reliability_support import (
-    started_late,  # (also puts tests/ and tests/servers on sys.path)
-)
+from tests.helpers.reliability_support import started_late
 from tests.helpers.support import SERVERS, wait_until
 
 pytestmark = pytest.mark.timeout(120)
