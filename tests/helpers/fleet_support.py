@@ -1,5 +1,5 @@
-"""What the fleet tests share: the worker processes (tests/oauth/fleet_worker.py) and counts of what the
-authorization server was asked for."""
+"""What the fleet tests share: the worker processes (tests/oauth/fleet_worker.py) and counts
+of what the authorization server was asked for."""
 
 from __future__ import annotations
 

@@ -372,7 +372,8 @@ def test_dynamic_registration_sends_application_type(stub):
 
 @pytest.fixture
 def dripping_revocation():
-    """A revocation endpoint that drips its answer a byte every 0.1 s (tests/helpers/hostile_peer)."""
+    """A revocation endpoint that drips its answer a byte every 0.1 s
+    (tests/helpers/hostile_peer.py)."""
     peer = HostilePeer()
     yield f"{peer.base}/drip"
     peer.close()
