@@ -5,10 +5,10 @@ from __future__ import annotations
 import signal
 
 import pytest
-from support import client_threads
 
 from mcp_sync import Client
 from mcp_sync.testing import MockServer
+from tests.helpers.support import client_threads
 
 # The mcp_client fixture (users get it through the pytest11 entry point, which pyproject's
 # addopts turns off here so that coverage starts before mcp_sync is imported).

@@ -18,14 +18,21 @@
 - The top of ``mcp_sync/`` holds public import paths and rooms: every private module is in a
   folder whose ``__init__`` names it.
 - A module is short enough to read in one sitting, or says why not.
+- The suite finds its own code as the package ``tests``: no module of it (nor a docs page's
+  hidden setup, which runs in the suite) puts a folder on ``sys.path``; what a test imports
+  is a helper (``tests/helpers/``), a server it also starts (``tests/servers/``) or a piece
+  of another test module.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mcp_sync"
@@ -352,3 +359,139 @@ def test_the_top_level_surface_stays_small_and_holds_no_wire_type():
         or (isinstance(obj := getattr(mcp_sync, name), type) and issubclass(obj, McpModel))
     ]
     assert wire == []
+
+
+# -- the suite itself: its helpers are a package ----------------------------------------------
+
+ROOT = PACKAGE.parent
+#: What puts a folder on the import path: ``sys.path`` changed in place or replaced (in code,
+#: in a ``python -c`` string, in a docs page's hidden setup) or ``site.addsitedir``.
+_SYS_PATH_EDIT = re.compile(
+    r"sys\.path\s*(\.\s*(insert|append|extend)\s*\(|(\[[^\]]*\])?\s*\+?=(?!=))|addsitedir\s*\("
+)
+#: The edits a test may make, each putting its own scratch folder first to import a module it
+#: wrote there, as a user would: the stubs ``mcp-sync stubs`` writes (a test, and the notebooks
+#: page in its scratch directory), docs/scale.md's recipe (which Dask's spawned workers import).
+_TMP_PATH_IMPORTS = {
+    ("tests/test_functions.py", "sys.path.insert(0, str(tmp_path))"),
+    ("tests/services/test_dask.py", "sys.path.insert(0, str(where))"),
+    (
+        "docs/notebooks.md",
+        "sys.path.insert(0, os.getcwd())  # a script next to tools.py has it on its path",
+    ),
+}
+#: ``from tests.x import y, z`` (names in parentheses too) or ``import tests.x``, at any
+#: indentation (inside a function too)
+_SUITE_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(tests(?:\.\w+)*)[ \t]+import[ \t]+(\([^)]*\)|[\w, \t]+)"
+    r"|import[ \t]+(tests(?:\.\w+)*))",
+    re.M,
+)
+_MAIN = re.compile(r"^if __name__ == .__main__.:", re.M)
+
+
+def _suite_files() -> Iterator[Path]:
+    """Every Python module of the suite (not the peers' venvs and packages) and every docs
+    page (their code runs in the suite)."""
+    for folder, subfolders, files in os.walk(ROOT / "tests"):
+        if Path(folder) == ROOT / "tests":
+            subfolders.remove("peers")
+        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+        yield from (Path(folder) / f for f in sorted(files) if f.endswith(".py"))
+    yield from sorted((ROOT / "docs").rglob("*.md"))
+
+
+def _sys_path_edits(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if _SYS_PATH_EDIT.search(line)]
+
+
+def test_no_module_of_the_suite_puts_a_folder_on_sys_path():
+    """The suite is the package ``tests`` (pytest puts the checkout first on the path, from
+    any working directory): a helper is imported as ``tests.helpers.x``, never found through
+    a folder put on ``sys.path``."""
+    strays = [
+        f"{name}: {line}"
+        for path in _suite_files()
+        for line in _sys_path_edits(path.read_text(encoding="utf-8"))
+        if path != Path(__file__)  # (its examples, below)
+        and (name := path.relative_to(ROOT).as_posix(), line) not in _TMP_PATH_IMPORTS
+    ]
+    assert strays == []
+
+
+def test_the_sys_path_check_sees_one():
+    source = (
+        'sys.path.insert(0, str(HERE.parent / "servers"))\n'
+        "code = 'import sys; sys.path[:0] = sys.argv[1:3]'\n"
+        "sys.path.append(x)\nsys.path += [x]\nsite.addsitedir(x)\n"
+        # reading the path, or taking a test's own entry back out, puts nothing on it
+        "site = [p for p in sys.path if p.endswith('site-packages')]\n"
+        "sys.path.remove(str(tmp_path))\nif sys.path == before: pass\n"
+    )
+    assert len(_sys_path_edits(source)) == 5
+
+
+def _suite_imports(text: str) -> set[str]:
+    """The modules of the suite ``text`` imports (``from tests.x import y`` is ``tests.x.y``
+    when that is a module)."""
+    found = set()
+    for package, names, module in _SUITE_IMPORT.findall(text):
+        if module:
+            found.add(module)
+            continue
+        folder = ROOT.joinpath(*package.split("."))
+        submodules = {n for n in re.findall(r"\w+", names) if (folder / f"{n}.py").is_file()}
+        found.update(f"{package}.{n}" for n in submodules)
+        if not submodules:
+            found.add(package)
+    return found
+
+
+def _is_script(module: str) -> bool:
+    path = ROOT.joinpath(*module.split(".")).with_suffix(".py")
+    return path.is_file() and _MAIN.search(path.read_text(encoding="utf-8")) is not None
+
+
+def test_every_folder_of_the_suite_is_a_package():
+    """Else pytest would put that folder on ``sys.path`` itself, and its modules would import
+    one another by bare name (and share names with other folders')."""
+    folders = {path.parent for path in _suite_files() if path.suffix == ".py"}
+    assert sorted(f for f in folders if not (f / "__init__.py").is_file()) == []
+
+
+def test_what_tests_import_is_a_helper_a_test_module_or_a_script_they_start():
+    """``tests/helpers/`` holds the libraries tests import, and none of them is a script; what
+    tests start as processes is elsewhere (the servers in ``tests/servers/``), and a test may
+    import one of those for what it shares (the hostile text a server sends). A module that is
+    neither, imported from outside ``tests/helpers/``, is a helper out of place."""
+    strays = {
+        f"{path.relative_to(ROOT).as_posix()}: {module}"
+        for path in _suite_files()
+        for module in _suite_imports(path.read_text(encoding="utf-8"))
+        if not module.startswith("tests.helpers.")
+        and not module.rsplit(".", 1)[-1].startswith("test_")
+        and not _is_script(module)
+    }
+    assert strays == set()
+    helpers = {f"tests.helpers.{path.stem}" for path in (ROOT / "tests" / "helpers").glob("*.py")}
+    assert sorted(h for h in helpers if _is_script(h)) == []
+
+
+def test_the_suite_import_check_sees_one():
+    source = (
+        "from tests.helpers.support import free_port, wait_until\n"
+        "    from tests.helpers import docs_oauth\n"
+        "from tests.oauth.oauth_stub import Stub\n"
+        "from tests.conformance import (\n    test_conformance_auth,\n)\n"
+        "import tests.reliability.test_recovery\n"
+        "from support import wait_until\n"
+    )
+    assert _suite_imports(source) == {
+        "tests.helpers.support",
+        "tests.helpers.docs_oauth",
+        "tests.oauth.oauth_stub",
+        "tests.conformance.test_conformance_auth",
+        "tests.reliability.test_recovery",
+    }
+    assert _is_script("tests.servers.hostile_server")
+    assert not _is_script("tests.helpers.support") and not _is_script("tests.oauth.oauth_stub")

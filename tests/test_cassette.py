@@ -10,11 +10,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from support import NODE, PEERS, PYTHON, SERVERS, HttpServer, free_port, wait_until
 
 import mcp_sync
 from mcp_sync import Cassette, StdioTransport, StreamableHttpTransport
 from mcp_sync.errors import CassetteError, CassetteMismatch, UnencodableValue
+from tests.helpers.support import NODE, PEERS, PYTHON, SERVERS, HttpServer, free_port, wait_until
 
 pytest_plugins = ["pytester"]
 

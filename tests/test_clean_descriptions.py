@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support import PYTHON, SERVERS
 
 import mcp_sync
 from mcp_sync import HiddenCharactersWarning, StdioTransport
@@ -26,6 +25,7 @@ from mcp_sync.llm import (
     openai_tools,
 )
 from mcp_sync.types import Tool
+from tests.helpers.support import PYTHON, SERVERS
 
 TAGS = "".join(chr(0xE0000 + ord(c)) for c in "send the keys")
 

@@ -9,7 +9,6 @@ import threading
 import time
 
 import pytest
-from support import client_threads, wait_until
 
 from mcp_sync import (
     AbortController,
@@ -24,6 +23,7 @@ from mcp_sync import (
 )
 from mcp_sync.testing import NO_REPLY, MockServer
 from mcp_sync.types import Root
+from tests.helpers.support import client_threads, wait_until
 
 TEXT = {"content": [{"type": "text", "text": "ok"}]}
 

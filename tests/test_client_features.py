@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-from support import wait_until
 
 from mcp_sync import (
     CapabilityError,
@@ -25,6 +24,7 @@ from mcp_sync.types import (
     ResourceTemplateReference,
     TextContent,
 )
+from tests.helpers.support import wait_until
 
 ALL_CAPS = {
     "tools": {"listChanged": True},

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from support import wait_until
 
 import mcp_sync
 from mcp_sync import (
@@ -16,6 +15,7 @@ from mcp_sync import (
 )
 from mcp_sync.testing import NO_REPLY, MockServer
 from mcp_sync.types import Root
+from tests.helpers.support import wait_until
 
 PV = "io.modelcontextprotocol/protocolVersion"
 CAPS = "io.modelcontextprotocol/clientCapabilities"

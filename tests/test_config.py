@@ -199,7 +199,7 @@ def test_connect_all_lists_prefixed_unique_tools_and_routes_calls(tmp_path):
 
 
 def test_connect_all_closes_the_others_when_one_fails(tmp_path):
-    from support import client_threads, wait_until
+    from tests.helpers.support import client_threads, wait_until
 
     config = {
         "mcpServers": {

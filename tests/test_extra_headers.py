@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import HttpServer, free_port
 
 import mcp_sync
 from mcp_sync import BearerToken, Client, extra_headers
 from mcp_sync.testing import MockServer
+from tests.helpers.support import HttpServer, free_port
 
 pytest.importorskip("mcp.server.mcpserver")
 pytestmark = pytest.mark.timeout(60)

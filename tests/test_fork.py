@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import in_forked_child as in_child
 
 import mcp_sync
+from tests.helpers.support import in_forked_child as in_child
 
 pytestmark = [
     pytest.mark.timeout(60),

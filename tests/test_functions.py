@@ -23,7 +23,6 @@ import pydantic
 import pytest
 import typing_extensions
 from mcp.server.lowlevel import Server
-from support import PYTHON, ROOT, SERVERS, wait_until
 
 import mcp_sync
 from mcp_sync import AbortController, Aborted, Client, StdioTransport
@@ -31,6 +30,7 @@ from mcp_sync._presentation.schema_types import STUB_NAMES
 from mcp_sync.errors import ToolArgumentError, ToolError
 from mcp_sync.functions import stubs
 from mcp_sync.types import CallToolResult
+from tests.helpers.support import PYTHON, ROOT, SERVERS, wait_until
 
 
 @pytest.fixture

@@ -16,12 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
-from support import PYTHON, ROOT, another_user, umask
 
 import mcp_sync
 from mcp_sync import ConfigError, Pins, ToolChanged
 from mcp_sync.pins import definition, fingerprint, pin_book
 from mcp_sync.types import Tool
+from tests.helpers.support import PYTHON, ROOT, another_user, umask
 
 
 def tool(name: str = "greet", description: str = "Greet someone.", **extra: object) -> Tool:

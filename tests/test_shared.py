@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from support import wait_until
 
 import mcp_sync
+from tests.helpers.support import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 SDK = [sys.executable, str(Path(__file__).parent / "servers" / "sdk_server.py"), "stdio"]

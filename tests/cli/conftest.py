@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import NODE, PEERS, SERVERS, free_port, wait_listening
+
+from tests.helpers.support import NODE, PEERS, SERVERS, free_port, wait_listening
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ import re
 import sys
 
 import pytest
-from cli_support import run_cli
+
+from tests.helpers.cli_support import run_cli
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 import requests
-from cli_support import run_cli
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oauth"))
+from tests.helpers.cli_support import run_cli
+
 pytest.importorskip("fastmcp", reason="fastmcp 4.2.3 needs Python >= 3.11")
-from oauth_fastmcp_server import serve
+from tests.helpers.oauth_fastmcp_server import serve
 
 pytestmark = pytest.mark.timeout(60)
 BIN = Path(sys.executable).parent

@@ -7,9 +7,9 @@ import json
 import sys
 
 import pytest
-from cli_support import run_cli
 
 from mcp_sync.cli import connect, parse_command_line
+from tests.helpers.cli_support import run_cli
 
 pytestmark = pytest.mark.timeout(90)
 

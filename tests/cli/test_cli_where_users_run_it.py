@@ -13,11 +13,11 @@ import sys
 import time
 
 import pytest
-from cli_support import run_cli
-from support import SERVERS
 
 from mcp_sync.cli import main
 from mcp_sync.cli._arguments import ArgumentError, parse_arguments
+from tests.helpers.cli_support import run_cli
+from tests.helpers.support import SERVERS
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 
-from cli_support import run_cli
-from support import PYTHON, SERVERS, HttpServer, free_port
-
 import mcp_sync
 from mcp_sync import Cassette
+from tests.helpers.cli_support import run_cli
+from tests.helpers.support import PYTHON, SERVERS, HttpServer, free_port
 
 SDK = [PYTHON, str(SERVERS / "sdk_server.py"), "stdio"]
 

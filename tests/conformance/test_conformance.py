@@ -139,7 +139,7 @@ def listed(version: str | None = None) -> dict[str, str]:
 
 def delegated_to_auth_file() -> set[tuple[str, str]]:
     """The (version, scenario) pairs test_conformance_auth.py runs at an explicit version."""
-    import test_conformance_auth
+    from tests.conformance import test_conformance_auth
 
     pairs = set()
     for _, arguments, scenarios in test_conformance_auth.RUNS:

@@ -15,7 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from test_conformance import CONFORMANCE, NODE_BIN, PEERS, client_listing, run_client
+
+from tests.conformance.test_conformance import (
+    CONFORMANCE,
+    NODE_BIN,
+    PEERS,
+    client_listing,
+    run_client,
+)
 
 AUTH_CLIENT = Path(__file__).with_name("auth_client.py")
 

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_conformance import EXPECTED_GAPS, _require_suite, run_client, verdicts
+
+from tests.conformance.test_conformance import EXPECTED_GAPS, _require_suite, run_client, verdicts
 
 REQUIREMENTS = "2026-07-28"
 #: The load stops by itself after this long, whatever happens to this test.

@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from docs_runner import console_commands, loose_match, parse, run_page
-from support import client_threads, free_port, wait_listening
+
+from tests.helpers.docs_runner import console_commands, loose_match, parse, run_page
+from tests.helpers.support import client_threads, free_port, wait_listening
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

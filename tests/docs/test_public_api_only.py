@@ -18,7 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from docs_runner import parse
+
+from tests.helpers.docs_runner import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = "mcp_sync.cli"

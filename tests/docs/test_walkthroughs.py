@@ -15,7 +15,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from docs_runner import Block, parse
+
+from tests.helpers.docs_runner import Block, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "contributing.md"

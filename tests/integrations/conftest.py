@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from support import NODE, PEERS
+
+from tests.helpers.support import NODE, PEERS
 
 
 @pytest.fixture

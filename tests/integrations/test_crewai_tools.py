@@ -10,15 +10,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from integration_servers import APPS_SERVER
-from support import PEERS, PYTHON, ROOT, SERVERS
 
-sys.path.insert(0, str(SERVERS))
-from hidden_text_server import FAST, RAW, TEXT
+from tests.helpers.integration_servers import APPS_SERVER
+from tests.helpers.support import PEERS, PYTHON, ROOT, SERVERS
+from tests.servers.hidden_text_server import FAST, RAW, TEXT
 
 CREWAI_PYTHON = PEERS.parent / "crewai-venv" / "bin" / "python"
 SCRIPT = Path(__file__).with_name("crewai_agent_client.py")

@@ -16,9 +16,7 @@ import pytest
 if sys.version_info < (3, 11):
     pytest.skip("google-genai needs Python >= 3.11", allow_module_level=True)
 
-from fake_gemini import FakeGemini, function_parts
 from google.genai import types
-from integration_servers import APPS_SERVER, SDK_SERVER
 
 import mcp_sync
 from mcp_sync.errors import UnknownName
@@ -27,6 +25,8 @@ from mcp_sync.integrations.google_genai import (
     genai_declarations,
     genai_functions,
 )
+from tests.helpers.fake_gemini import FakeGemini, function_parts
+from tests.helpers.integration_servers import APPS_SERVER, SDK_SERVER
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -8,13 +8,13 @@ import contextlib
 import threading
 
 import pytest
-from integration_servers import load_server, needs_py311
 from mcp.server.mcpserver import MCPServer
-from support import wait_until
 
 import mcp_sync
 from mcp_sync import ConnectionClosed, McpError
 from mcp_sync.integrations.inprocess import InProcessTransport
+from tests.helpers.integration_servers import load_server, needs_py311
+from tests.helpers.support import wait_until
 
 pytestmark = pytest.mark.timeout(60)
 

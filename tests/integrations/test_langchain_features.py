@@ -11,7 +11,8 @@ import sys
 import time
 
 import pytest
-from integration_servers import APPS_SERVER, SDK_SERVER
+
+from tests.helpers.integration_servers import APPS_SERVER, SDK_SERVER
 
 if sys.version_info < (3, 11):
     pytest.skip("langchain-core needs Python >= 3.11", allow_module_level=True)
@@ -20,7 +21,6 @@ pytestmark = pytest.mark.timeout(60)
 
 from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
-from test_langchain_tools import call, run_agent, script  # noqa: E402
 
 import mcp_sync  # noqa: E402
 from mcp_sync import ClientGroup, StdioTransport  # noqa: E402
@@ -34,6 +34,7 @@ from mcp_sync.integrations.langchain import (  # noqa: E402
     load_mcp_prompt,
 )
 from mcp_sync.types import ElicitResult  # noqa: E402
+from tests.integrations.test_langchain_tools import call, run_agent, script  # noqa: E402
 
 
 def tool_messages(messages):

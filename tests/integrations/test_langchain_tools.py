@@ -9,7 +9,8 @@ import sys
 import threading
 
 import pytest
-from integration_servers import SDK_SERVER
+
+from tests.helpers.integration_servers import SDK_SERVER
 
 if sys.version_info < (3, 11):
     pytest.skip("langchain-core needs Python >= 3.11", allow_module_level=True)

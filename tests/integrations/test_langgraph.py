@@ -8,7 +8,8 @@ import sys
 import time
 
 import pytest
-from integration_servers import APPS_SERVER, SDK_SERVER
+
+from tests.helpers.integration_servers import APPS_SERVER, SDK_SERVER
 
 if sys.version_info < (3, 11):
     pytest.skip("langgraph needs Python >= 3.11", allow_module_level=True)
@@ -22,11 +23,11 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
 from langgraph.prebuilt import ToolNode, create_react_agent  # noqa: E402
 from langgraph.types import Command  # noqa: E402
-from test_langchain_tools import call, script  # noqa: E402
 
 import mcp_sync  # noqa: E402
 from mcp_sync.errors import RequestTimeout  # noqa: E402
 from mcp_sync.integrations.langchain import langchain_tools  # noqa: E402
+from tests.integrations.test_langchain_tools import call, script  # noqa: E402
 
 
 def test_a_react_agent_keeps_running_when_a_tool_times_out():

@@ -8,7 +8,6 @@ import asyncio
 import threading
 
 import pytest
-from integration_servers import SDK_SERVER
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import (
     ChatMessage,
@@ -23,6 +22,7 @@ import mcp_sync
 from mcp_sync.integrations.llama_index import llama_index_tools
 from mcp_sync.llm import tool_input_schema
 from mcp_sync.types import CallToolResult
+from tests.helpers.integration_servers import SDK_SERVER
 
 pytestmark = [
     pytest.mark.timeout(60),

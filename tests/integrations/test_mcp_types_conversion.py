@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import mcp.types as sdk
 import pytest
-from integration_servers import SDK_SERVER
 
 import mcp_sync
 from mcp_sync.integrations.mcp_types import from_mcp, to_mcp
 from mcp_sync.types import CallToolResult, TextContent, Tool, UnknownContent
+from tests.helpers.integration_servers import SDK_SERVER
 
 EVERYTHING_CALLS = [
     ("echo", {"message": "hi"}),

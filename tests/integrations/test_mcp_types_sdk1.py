@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import PEERS, ROOT
+
+from tests.helpers.support import PEERS, ROOT
 
 MCP1_PYTHON = PEERS.parent / "mcp1-venv" / "bin" / "python"
 SCRIPT = Path(__file__).with_name("sdk1_mcp_types_client.py")

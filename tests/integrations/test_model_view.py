@@ -19,13 +19,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support import PYTHON, SERVERS
 
 import mcp_sync
 from mcp_sync.llm import anthropic_tools, llm_tool_names, model_tools, openai_tools
-
-sys.path.insert(0, str(SERVERS))
-from hidden_text_server import FAST, RAW, TEXT
+from tests.helpers.support import PYTHON, SERVERS
+from tests.servers.hidden_text_server import FAST, RAW, TEXT
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -77,9 +75,9 @@ def llm_shapes(client: mcp_sync.Client) -> Shown:
 
 def langchain(client: mcp_sync.Client) -> Shown:
     from langchain_core.messages import AIMessage, ToolMessage
-    from test_langchain_tools import call, run_agent, script
 
     from mcp_sync.integrations.langchain import langchain_tools
+    from tests.integrations.test_langchain_tools import call, run_agent, script
 
     model = script(AIMessage("", tool_calls=[call("spellcheck", ASKED, "c1")]), AIMessage("ok"))
     messages = run_agent(model, langchain_tools(client), "check it")
@@ -90,9 +88,9 @@ def langchain(client: mcp_sync.Client) -> Shown:
 
 def smolagents(client: mcp_sync.Client) -> Shown:
     from smolagents import ToolCallingAgent
-    from test_smolagents_tools import ScriptedModel, calls
 
     from mcp_sync.integrations.smolagents import smolagents_tools
+    from tests.integrations.test_smolagents_tools import ScriptedModel, calls
 
     model = ScriptedModel(calls(("spellcheck", ASKED)), calls(("final_answer", {"answer": "ok"})))
     tools = smolagents_tools(client, prefer="content")
@@ -105,9 +103,8 @@ def smolagents(client: mcp_sync.Client) -> Shown:
 
 
 def llama_index(client: mcp_sync.Client) -> Shown:
-    from test_llama_index_tools import scripted_llm
-
     from mcp_sync.integrations.llama_index import llama_index_tools
+    from tests.integrations.test_llama_index_tools import scripted_llm
 
     llm, offered = scripted_llm([("spellcheck", ASKED)])
     response = llm.predict_and_call(llama_index_tools(client), "check it")
@@ -117,9 +114,9 @@ def llama_index(client: mcp_sync.Client) -> Shown:
 
 def openai_agents(client: mcp_sync.Client, *, per_run: bool = False) -> Shown:
     from agents import Agent, Runner
-    from test_openai_agents_tools import OFFLINE, ScriptedModel, outputs
 
     from mcp_sync.integrations.openai_agents import openai_agents_server, openai_agents_tools
+    from tests.integrations.test_openai_agents_tools import OFFLINE, ScriptedModel, outputs
 
     model = ScriptedModel([("spellcheck", json.dumps(ASKED))], "ok")
     if per_run:
@@ -138,9 +135,9 @@ def pydantic_ai(client: mcp_sync.Client) -> Shown:
     pytest.importorskip("pydantic_ai")
     from pydantic_ai import Agent
     from pydantic_ai.messages import ToolReturnPart
-    from test_pydantic_ai_toolset import parts, scripted
 
     from mcp_sync.integrations.pydantic_ai import pydantic_ai_toolset
+    from tests.integrations.test_pydantic_ai_toolset import parts, scripted
 
     model, offered = scripted([("spellcheck", ASKED)], "ok")
     result = Agent(model, toolsets=[pydantic_ai_toolset(client)]).run_sync("check it")
@@ -154,10 +151,10 @@ def pydantic_ai(client: mcp_sync.Client) -> Shown:
 
 def genai_functions(client: mcp_sync.Client) -> Shown:
     pytest.importorskip("google.genai")
-    from fake_gemini import FakeGemini, function_parts
     from google.genai import types
 
     from mcp_sync.integrations.google_genai import genai_functions
+    from tests.helpers.fake_gemini import FakeGemini, function_parts
 
     fake = FakeGemini([("spellcheck", ASKED)], "ok")
     with fake as gemini:
@@ -171,10 +168,10 @@ def genai_functions(client: mcp_sync.Client) -> Shown:
 
 def genai_declarations(client: mcp_sync.Client) -> Shown:
     pytest.importorskip("google.genai")
-    from fake_gemini import FakeGemini
     from google.genai import types
 
     from mcp_sync.integrations.google_genai import function_response, genai_declarations
+    from tests.helpers.fake_gemini import FakeGemini
 
     fake = FakeGemini([("spellcheck", ASKED)])
     with fake as gemini:

@@ -9,10 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from integration_servers import APPS_SERVER
 from smolagents import ToolCallingAgent
-from test_llama_index_tools import scripted_llm
-from test_smolagents_tools import ScriptedModel, calls
 
 import mcp_sync
 from mcp_sync.integrations.llama_index import llama_index_tools
@@ -27,6 +24,9 @@ from mcp_sync.llm import (
     openai_tools,
     to_llm_content,
 )
+from tests.helpers.integration_servers import APPS_SERVER
+from tests.integrations.test_llama_index_tools import scripted_llm
+from tests.integrations.test_smolagents_tools import ScriptedModel, calls
 
 pytestmark = [
     pytest.mark.timeout(60),

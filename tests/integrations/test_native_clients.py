@@ -14,11 +14,10 @@ import json
 import sys
 
 import pytest
-from integration_servers import APPS_SERVER
-from support import PYTHON, SERVERS
 
-sys.path.insert(0, str(SERVERS))
-from hidden_text_server import RAW
+from tests.helpers.integration_servers import APPS_SERVER
+from tests.helpers.support import PYTHON, SERVERS
+from tests.servers.hidden_text_server import RAW
 
 if sys.version_info < (3, 11):
     pytest.skip("pydantic-ai and fastmcp need Python >= 3.11", allow_module_level=True)
@@ -39,7 +38,8 @@ def hidden_in(sent) -> bool:
 def openai_agents_run(server_command, *turns, runs=1, between=None, **server_options):
     from agents import Agent, Runner
     from agents.mcp import MCPServerStdio
-    from test_openai_agents_tools import OFFLINE, ScriptedModel
+
+    from tests.integrations.test_openai_agents_tools import OFFLINE, ScriptedModel
 
     params = {"command": server_command[0], "args": server_command[1:]}
     model = ScriptedModel(*turns)
@@ -63,7 +63,7 @@ def test_openai_agents_native_shows_hidden_characters_and_app_only_tools():
 
 
 def test_openai_agents_native_passes_images_and_tells_the_model_of_a_timeout():
-    from test_openai_agents_tools import outputs
+    from tests.integrations.test_openai_agents_tools import outputs
 
     (result,), _model = openai_agents_run(
         APPS_SERVER,
@@ -98,7 +98,8 @@ def pydantic_ai_toolset(command, **client_options):
 
 def pydantic_ai_run(toolset, *turns):
     from pydantic_ai import Agent
-    from test_pydantic_ai_toolset import scripted
+
+    from tests.integrations.test_pydantic_ai_toolset import scripted
 
     model, offered = scripted(*turns)
     return Agent(model, toolsets=[toolset]).run_sync("go"), offered
@@ -113,7 +114,8 @@ def test_pydantic_ai_native_shows_hidden_characters_but_not_app_only_tools():
 
 def test_pydantic_ai_native_keeps_one_server_process_across_runs_and_retries_a_timeout():
     from pydantic_ai.messages import ToolReturnPart
-    from test_pydantic_ai_toolset import parts
+
+    from tests.integrations.test_pydantic_ai_toolset import parts
 
     toolset = pydantic_ai_toolset(APPS_SERVER)
     pids = [
@@ -141,9 +143,10 @@ def test_pydantic_ai_native_lists_the_tools_again_on_the_next_run(tmp_path):
 
 
 def test_google_genai_native_shows_hidden_characters_and_app_only_tools():
-    from fake_gemini import FakeGemini
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
+
+    from tests.helpers.fake_gemini import FakeGemini
 
     fake = FakeGemini("ok")
 
@@ -167,7 +170,7 @@ def test_google_genai_native_shows_hidden_characters_and_app_only_tools():
 
 
 def test_crewai_native_shows_hidden_characters_and_app_only_tools():
-    from test_crewai_tools import run_crew
+    from tests.integrations.test_crewai_tools import run_crew
 
     report = run_crew("native", HOSTILE_TOOLS)
     assert hidden_in(report["seen"])  # in the descriptions (CrewAI makes the names ASCII)

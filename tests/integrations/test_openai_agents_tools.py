@@ -20,18 +20,18 @@ from agents import (
 )
 from agents.exceptions import UserError
 from agents.items import ToolCallOutputItem
-from integration_servers import APPS_SERVER, SDK_SERVER
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
 )
-from support import PYTHON, SERVERS
 
 import mcp_sync
 from mcp_sync import StdioTransport
 from mcp_sync.errors import ConnectionClosed
 from mcp_sync.integrations.openai_agents import openai_agents_server, openai_agents_tools
+from tests.helpers.integration_servers import APPS_SERVER, SDK_SERVER
+from tests.helpers.support import PYTHON, SERVERS
 
 pytestmark = [
     pytest.mark.timeout(60),

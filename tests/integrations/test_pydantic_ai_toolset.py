@@ -13,15 +13,15 @@ import pytest
 if sys.version_info < (3, 11):
     pytest.skip("pydantic-ai needs Python >= 3.11", allow_module_level=True)
 
-from integration_servers import APPS_SERVER, SDK_SERVER
 from pydantic_ai import Agent, BinaryContent
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import FunctionModel
-from support import PYTHON, SERVERS
 
 import mcp_sync
 from mcp_sync import StdioTransport
 from mcp_sync.integrations.pydantic_ai import pydantic_ai_toolset
+from tests.helpers.integration_servers import APPS_SERVER, SDK_SERVER
+from tests.helpers.support import PYTHON, SERVERS
 
 pytestmark = [
     pytest.mark.timeout(60),

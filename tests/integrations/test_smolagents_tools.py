@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 
 import pytest
-from integration_servers import SDK_SERVER
 from mcp.server.mcpserver import Image as McpImage
 from mcp.server.mcpserver import MCPServer
 from PIL import Image
@@ -24,6 +23,7 @@ from smolagents.models import (
 import mcp_sync
 from mcp_sync.errors import ToolError
 from mcp_sync.integrations.smolagents import python_name, smolagents_tools
+from tests.helpers.integration_servers import SDK_SERVER
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -8,19 +8,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from integration_servers import load_server
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
-from support import SERVERS, HttpServer, free_port
 
 import mcp_sync
 from mcp_sync import RpcError
 from mcp_sync._connection import hooks as _hooks
 from mcp_sync.integrations import tracing
 from mcp_sync.testing import MockServer
+from tests.helpers.integration_servers import load_server
+from tests.helpers.support import SERVERS, HttpServer, free_port
 
 TIME = str(Path(sys.executable).parent / "mcp-server-time")
 _EXPORTER = InMemorySpanExporter()

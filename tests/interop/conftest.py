@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import NODE, PEERS, PYTHON, SERVERS
+
+from tests.helpers.support import NODE, PEERS, PYTHON, SERVERS
 
 BIN = Path(sys.executable).parent
 

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import NODE, PEERS, SERVERS, HttpServer, free_port, needs_fastmcp
 
 import mcp_sync
+from tests.helpers.support import NODE, PEERS, SERVERS, HttpServer, free_port, needs_fastmcp
 
 EVERYTHING = str(PEERS / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js")
 

@@ -8,9 +8,9 @@ import threading
 import time
 
 import pytest
-from support import HttpServer, free_port, wait_until
 
 from mcp_sync import AbortController, Aborted, Client, StdioTransport, StreamableHttpTransport
+from tests.helpers.support import HttpServer, free_port, wait_until
 
 
 @pytest.fixture(params=["stdio", "http"])

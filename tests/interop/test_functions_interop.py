@@ -9,12 +9,12 @@ from typing import Literal
 
 import pydantic
 import pytest
-from support import SERVERS, needs_fastmcp
 
 import mcp_sync
 from mcp_sync import Client, StdioTransport
 from mcp_sync.errors import ToolArgumentError
 from mcp_sync.functions import stubs
+from tests.helpers.support import SERVERS, needs_fastmcp
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import NODE, PEERS, PYTHON, SERVERS, wait_until
 
 import mcp_sync
 from mcp_sync import Client, ClientGroup, GroupError, McpError, StdioTransport, UnknownName
 from mcp_sync.group import SERVER_META_KEY
+from tests.helpers.support import NODE, PEERS, PYTHON, SERVERS, wait_until
 
 SDK = [PYTHON, str(SERVERS / "sdk_server.py")]
 TIME = [str(Path(sys.executable).parent / "mcp-server-time")]

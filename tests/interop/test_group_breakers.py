@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from support import PYTHON, SERVERS, HttpServer, child_pids, client_threads, free_port, wait_until
 
 import mcp_sync
 from mcp_sync import (
@@ -31,6 +30,15 @@ from mcp_sync import (
     ServerUnavailable,
     StdioTransport,
     StreamableHttpTransport,
+)
+from tests.helpers.support import (
+    PYTHON,
+    SERVERS,
+    HttpServer,
+    child_pids,
+    client_threads,
+    free_port,
+    wait_until,
 )
 
 pytestmark = pytest.mark.timeout(150)

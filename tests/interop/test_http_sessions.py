@@ -6,9 +6,9 @@ import sys
 
 import pytest
 import requests
-from support import SERVERS, HttpServer, free_port
 
 from mcp_sync import Client, SessionExpired, StreamableHttpTransport
+from tests.helpers.support import SERVERS, HttpServer, free_port
 
 
 @pytest.fixture(scope="module")

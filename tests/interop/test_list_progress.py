@@ -7,10 +7,10 @@ handlers report three steps each (tests/servers/progress_lists_server.py).
 from __future__ import annotations
 
 import pytest
-from support import PYTHON, SERVERS
 
 from mcp_sync import Client, StdioTransport
 from mcp_sync.types import PromptReference
+from tests.helpers.support import PYTHON, SERVERS
 
 
 @pytest.fixture(scope="module", params=["handshake", "auto"])

@@ -11,10 +11,10 @@ import threading
 from typing import Any
 
 import pytest
-from support import SERVERS, HttpServer, free_port
 
 import mcp_sync
 from mcp_sync.transports.stdio import StdioTransport
+from tests.helpers.support import SERVERS, HttpServer, free_port
 
 
 def check_listen(client: mcp_sync.Client) -> None:

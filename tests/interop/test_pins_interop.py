@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import PYTHON, ROOT, SERVERS, wait_until
 
 from mcp_sync import Client, Pins, StdioTransport, ToolChanged, ToolChangedWarning
+from tests.helpers.support import PYTHON, ROOT, SERVERS, wait_until
 
 SERVER = str(SERVERS / "rug_pull_server.py")
 

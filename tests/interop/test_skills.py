@@ -6,7 +6,6 @@ real server cannot be made to fail are in tests/test_skills_verification.py."""
 from __future__ import annotations
 
 import pytest
-from support import PYTHON, SERVERS, needs_fastmcp
 
 from mcp_sync import (
     CapabilityError,
@@ -16,6 +15,7 @@ from mcp_sync import (
     StdioTransport,
 )
 from mcp_sync.skills import LoadedSkill
+from tests.helpers.support import PYTHON, SERVERS, needs_fastmcp
 
 pytestmark = needs_fastmcp  # its server is fastmcp's skills provider
 

@@ -9,11 +9,11 @@ a configuration warning at start-up, and a tool that dies on its first call.
 from __future__ import annotations
 
 import pytest
-from support import PEERS
 
 import mcp_sync
 from mcp_sync import ConnectionClosed
 from mcp_sync._presentation.stderr_text import STDERR_SHOWN
+from tests.helpers.support import PEERS
 
 MCP1_PYTHON = PEERS.parent / "mcp1-venv" / "bin" / "python"
 

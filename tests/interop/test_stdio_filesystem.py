@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from support import wait_until
+from tests.helpers.support import wait_until
 
 
 def test_roots_decide_what_the_server_may_touch(filesystem_cmd, tmp_path, mcp_client):

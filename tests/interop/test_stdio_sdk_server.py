@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from support import wait_until
 
 import mcp_sync
 from mcp_sync import Client, StdioTransport
@@ -14,6 +13,7 @@ from mcp_sync.types import (
     ResourceTemplateReference,
     TextContent,
 )
+from tests.helpers.support import wait_until
 
 
 @pytest.fixture(params=["handshake", "auto"])

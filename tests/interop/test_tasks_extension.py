@@ -8,7 +8,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-from support import PEERS, SERVERS
 
 from mcp_sync import (
     AbortController,
@@ -22,6 +21,7 @@ from mcp_sync import (
 )
 from mcp_sync.protocol import headers
 from mcp_sync.types import CallToolResult, ElicitResult
+from tests.helpers.support import PEERS, SERVERS
 
 TASKS_PYTHON = PEERS.parent / "tasks-venv" / "bin" / "python"
 

@@ -7,7 +7,6 @@ import base64
 
 import pytest
 import requests
-from test_oauth_refusals import REDIRECT, challenge, signed_in
 
 from mcp_sync.oauth import (
     CallbackError,
@@ -19,6 +18,7 @@ from mcp_sync.oauth import (
     headless_redirect,
 )
 from mcp_sync.oauth.discovery import canonical_resource
+from tests.oauth.test_oauth_refusals import REDIRECT, challenge, signed_in
 
 
 @pytest.fixture

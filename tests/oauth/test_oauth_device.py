@@ -15,13 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
-from support import FASTMCP_MISSING, wait_until
+
+from tests.helpers.support import FASTMCP_MISSING, wait_until
 
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
-
-from oauth_device_server import DeviceGrant, DeviceScript, approve
-from oauth_fastmcp_server import serve
-from test_oauth_e2e import mcp_post_status
 
 import mcp_sync
 from mcp_sync.abort import AbortController
@@ -41,6 +38,9 @@ from mcp_sync.oauth import (
     show_device_code,
 )
 from mcp_sync.oauth.device import MAX_EXPIRY, MAX_INTERVAL
+from tests.helpers.oauth_device_server import DeviceGrant, DeviceScript, approve
+from tests.helpers.oauth_fastmcp_server import serve
+from tests.oauth.test_oauth_e2e import mcp_post_status
 
 
 @pytest.fixture

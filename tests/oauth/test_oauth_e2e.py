@@ -10,12 +10,12 @@ from urllib.parse import parse_qs
 
 import pytest
 import requests
-from support import FASTMCP_MISSING
+
+from tests.helpers.support import FASTMCP_MISSING
 
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
 
 from fastmcp.server.auth.providers import in_memory
-from oauth_fastmcp_server import serve
 
 import mcp_sync
 from mcp_sync.oauth import (
@@ -24,6 +24,7 @@ from mcp_sync.oauth import (
     OAuthProvider,
     headless_redirect,
 )
+from tests.helpers.oauth_fastmcp_server import serve
 
 
 class CountingSession(requests.Session):

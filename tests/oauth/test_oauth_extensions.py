@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from support import FASTMCP_MISSING
+
+from tests.helpers.support import FASTMCP_MISSING
 
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
 
@@ -14,9 +15,6 @@ import jwt
 import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from oauth_extensions import Trust
-from oauth_fastmcp_server import MachineClient, serve
-from test_oauth_e2e import mcp_post_status, provider_for
 
 import mcp_sync
 from mcp_sync.oauth import (
@@ -26,6 +24,9 @@ from mcp_sync.oauth import (
     InvalidGrantError,
     JwtBearerProvider,
 )
+from tests.helpers.oauth_extensions import Trust
+from tests.helpers.oauth_fastmcp_server import MachineClient, serve
+from tests.oauth.test_oauth_e2e import mcp_post_status, provider_for
 
 
 def pem_pair() -> tuple[ec.EllipticCurvePrivateKey, str]:

@@ -15,15 +15,17 @@ import threading
 import time
 
 import pytest
-from support import FASTMCP_MISSING, wait_until
+
+from tests.helpers.support import FASTMCP_MISSING, wait_until
 
 pytest.importorskip("redis", reason="the redis extra is not installed")
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)  # the OAuth test server
 
 from fastmcp.server.auth.providers import in_memory
-from fleet_support import counted, start_worker
-from oauth_fastmcp_server import serve
-from redis_server import redis_process
+
+from tests.helpers.fleet_support import counted, start_worker
+from tests.helpers.oauth_fastmcp_server import serve
+from tests.helpers.redis_server import redis_process
 
 PROCESSES = 8
 LIFETIME = 4  # seconds an access token lives; refreshed 1 s before it expires

@@ -6,31 +6,27 @@ once, and a store that is down, behind TLS or an ACL says so by name."""
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
-
-from support import FASTMCP_MISSING, wait_until
+from tests.helpers.support import FASTMCP_MISSING, wait_until
 
 redis = pytest.importorskip("redis", reason="the redis extra is not installed")
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)  # the OAuth test server
 
 from fastmcp.server.auth.providers import in_memory  # noqa: E402
-from fleet_support import counted, start_worker  # noqa: E402
-from fleet_worker import store_for  # noqa: E402
-from oauth_fastmcp_server import serve  # noqa: E402
-from redis_server import free_port, redis_process  # noqa: E402
-from tls_certs import make_certificates  # noqa: E402
 
 import mcp_sync  # noqa: E402
 from mcp_sync import McpError, RequestTimeout  # noqa: E402
 from mcp_sync.oauth import OAuthProvider, StateStoreError, headless_redirect  # noqa: E402
 from mcp_sync.oauth.redis_store import RedisStateStore  # noqa: E402
+from tests.helpers.fleet_support import counted, start_worker  # noqa: E402
+from tests.helpers.oauth_fastmcp_server import serve  # noqa: E402
+from tests.helpers.redis_server import free_port, redis_process  # noqa: E402
+from tests.helpers.tls_certs import make_certificates  # noqa: E402
+from tests.oauth.fleet_worker import store_for  # noqa: E402
 
 REDIRECT = "http://127.0.0.1:1/callback"
 

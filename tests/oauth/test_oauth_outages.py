@@ -9,20 +9,21 @@ import tracemalloc
 
 import pytest
 import requests
-from support import FASTMCP_MISSING
+
+from tests.helpers.support import FASTMCP_MISSING
 
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
 
 from fastmcp.server.auth.providers import in_memory
-from hostile_peer import HostilePeer
-from oauth_fastmcp_server import serve
-from test_oauth_e2e import provider_for
 
 import mcp_sync
 from mcp_sync import AbortController
 from mcp_sync.auth import UnauthorizedContext
 from mcp_sync.errors import Aborted, HttpError
 from mcp_sync.oauth import OAuthError, OAuthProvider, headless_redirect
+from tests.helpers.hostile_peer import HostilePeer
+from tests.helpers.oauth_fastmcp_server import serve
+from tests.oauth.test_oauth_e2e import provider_for
 
 
 @pytest.fixture

@@ -12,18 +12,19 @@ import time
 from pathlib import Path
 
 import pytest
-from support import FASTMCP_MISSING, wait_until
+
+from tests.helpers.support import FASTMCP_MISSING, wait_until
 
 pytest.importorskip("redis", reason="the redis extra is not installed")
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)  # the OAuth test server
 
 from fastmcp.server.auth.providers import in_memory
-from oauth_fastmcp_server import serve
-from redis_server import redis_server
 
 import mcp_sync
 from mcp_sync.oauth import OAuthProvider, headless_redirect
 from mcp_sync.oauth.redis_store import RedisStateStore
+from tests.helpers.oauth_fastmcp_server import serve
+from tests.helpers.redis_server import redis_server
 
 HERE = Path(__file__).resolve().parent
 WORKER = HERE / "redis_worker.py"

@@ -16,10 +16,9 @@ import pytest
 
 redis = pytest.importorskip("redis", reason="the redis extra is not installed")
 
-from redis_server import redis_server  # noqa: E402
-
 from mcp_sync import McpError  # noqa: E402
 from mcp_sync.oauth.redis_store import LockLost, LockTimeout, RedisStateStore  # noqa: E402
+from tests.helpers.redis_server import redis_server  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 WORKER = HERE / "redis_worker.py"

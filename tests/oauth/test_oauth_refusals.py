@@ -13,9 +13,6 @@ import time
 
 import pytest
 import requests
-from hostile_peer import HostilePeer
-from oauth_stub import Stub
-from support import ROOT
 
 import mcp_sync
 from mcp_sync.auth import UnauthorizedContext
@@ -43,6 +40,9 @@ from mcp_sync.oauth import (
 )
 from mcp_sync.oauth.discovery import check_resource, server_metadata_urls
 from mcp_sync.oauth.flow import check_callback
+from tests.helpers.hostile_peer import HostilePeer
+from tests.helpers.oauth_stub import Stub
+from tests.helpers.support import ROOT
 
 REDIRECT = "http://127.0.0.1:1/callback"
 
@@ -372,7 +372,8 @@ def test_dynamic_registration_sends_application_type(stub):
 
 @pytest.fixture
 def dripping_revocation():
-    """A revocation endpoint that drips its answer a byte every 0.1 s (tests/oauth/hostile_peer)."""
+    """A revocation endpoint that drips its answer a byte every 0.1 s
+    (tests/helpers/hostile_peer.py)."""
     peer = HostilePeer()
     yield f"{peer.base}/drip"
     peer.close()

@@ -1,6 +1,6 @@
 """Secrets at rest: tokens, client secrets and DPoP keys sealed in the state stores.
 
-Against a real redis-server (tests/oauth/redis_server.py) and a real OAuth server (fastmcp's
+Against a real redis-server (tests/helpers/redis_server.py) and a real OAuth server (fastmcp's
 InMemoryOAuthProvider, with DPoP from oauth_extensions), the raw keys are read back with
 redis-py to show that no token, client secret or key material is there in plain text. The
 tampering is done the way an attacker with write access to Redis would: by editing the raw
@@ -15,17 +15,14 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from support import FASTMCP_MISSING
+
+from tests.helpers.support import FASTMCP_MISSING
 
 pytest.importorskip("redis", reason="the redis extra is not installed")
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)  # the OAuth test server
 
 import redis
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from oauth_fastmcp_server import serve
-from redis_server import redis_server
-from test_oauth_e2e import Redirects
-from test_oauth_extensions import trust  # noqa: F401 (the DPoP server's fixture)
 
 import mcp_sync
 from mcp_sync.oauth import (
@@ -41,6 +38,10 @@ from mcp_sync.oauth import (
 )
 from mcp_sync.oauth.redis_store import RedisStateStore
 from mcp_sync.oauth.sealing import stored_key_id
+from tests.helpers.oauth_fastmcp_server import serve
+from tests.helpers.redis_server import redis_server
+from tests.oauth.test_oauth_e2e import Redirects
+from tests.oauth.test_oauth_extensions import trust  # noqa: F401 (the DPoP server's fixture)
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import pytest
 import requests
-from oauth_stub import Stub
-from redis_server import redis_server
-from support import FASTMCP_MISSING, free_port, wait_until
+
+from tests.helpers.oauth_stub import Stub
+from tests.helpers.redis_server import redis_server
+from tests.helpers.support import FASTMCP_MISSING, free_port, wait_until
 
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
-
-from oauth_fastmcp_server import serve
-from test_oauth_e2e import provider_for
 
 import mcp_sync
 from mcp_sync import AbortController
 from mcp_sync.errors import Aborted
 from mcp_sync.oauth import OAuthError, OAuthProvider, SignInDeferred, headless_redirect
 from mcp_sync.oauth.redis_store import RedisStateStore
+from tests.helpers.oauth_fastmcp_server import serve
+from tests.oauth.test_oauth_e2e import provider_for
 
 REDIRECT = "http://127.0.0.1:1/callback"
 

@@ -14,18 +14,11 @@ import ipaddress
 import json
 import socket
 import ssl
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 import requests
-from oauth_stub import Stub
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
-
-from tls_certs import make_certificates
 
 from mcp_sync.auth import UnauthorizedContext
 from mcp_sync.oauth import (
@@ -35,6 +28,8 @@ from mcp_sync.oauth import (
     OAuthProvider,
     headless_redirect,
 )
+from tests.helpers.oauth_stub import Stub
+from tests.helpers.tls_certs import make_certificates
 
 REDIRECT = "http://127.0.0.1:1/callback"
 #: A public address for a fake MCP server's name (never connected to: see the module doc).

@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 import requests
-from support import FASTMCP_MISSING
+
+from tests.helpers.support import FASTMCP_MISSING
 
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
-
-from oauth_fastmcp_server import MachineClient, serve
 
 import mcp_sync
 from mcp_sync import __version__
 from mcp_sync.oauth import ClientCredentialsProvider
+from tests.helpers.oauth_fastmcp_server import MachineClient, serve
 
 pytestmark = pytest.mark.timeout(60)
 

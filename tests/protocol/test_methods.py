@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from mcp_sync._session.method_options import for_method
-
 from mcp_sync.protocol import headers, methods
 from mcp_sync.transports.base import MessageOptions
 

@@ -7,7 +7,8 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from reliability_support import Leaks, fault_peer
+
+from tests.helpers.reliability_support import Leaks, fault_peer
 
 
 @pytest.fixture(scope="session", autouse=True)

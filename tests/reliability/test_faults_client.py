@@ -12,11 +12,11 @@ import threading
 import time
 
 import pytest
-from reliability_support import connect, fault_peer
 
 from mcp_sync import Client
 from mcp_sync.errors import ConnectionClosed
 from mcp_sync.testing import MockServer
+from tests.helpers.reliability_support import connect, fault_peer
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -11,16 +11,15 @@ import threading
 from pathlib import Path
 
 import pytest
-import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
-from connect_proxy import ConnectProxy
-from http_faults import FaultServer, Request, initialize_result
-from support import SERVERS, HttpServer, free_port
-from tls_certs import make_certificates
 
 import mcp_sync
 from mcp_sync.errors import SessionExpired, TransportError
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports.http import ReconnectOptions, StreamableHttpTransport
+from tests.helpers.connect_proxy import ConnectProxy
+from tests.helpers.http_faults import FaultServer, Request, initialize_result
+from tests.helpers.support import SERVERS, HttpServer, free_port
+from tests.helpers.tls_certs import make_certificates
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,7 +1,7 @@
 """HTTP exchanges that must never wedge a client: bodies framed by the connection's end,
 POSTs a server never answers, calls that must not be sent twice, long-lived GET streams.
 
-The faults are scripted (tests/servers/http_faults.py): no real server can be made to hang a
+The faults are scripted (tests/helpers/http_faults.py): no real server can be made to hang a
 POST, reset a connection after reading a request, or idle a stream out on demand.
 """
 
@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import queue
 import select
-import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
-
-from http_faults import (
+import mcp_sync
+from mcp_sync.abort import AbortController
+from mcp_sync.auth import AuthProvider
+from mcp_sync.errors import ConnectionClosed, RequestTimeout, TransportError
+from mcp_sync.protocol import jsonrpc
+from mcp_sync.transports.http import ReconnectOptions, StreamableHttpTransport
+from mcp_sync.transports.sse_legacy import SseTransport
+from tests.helpers.http_faults import (
     INIT,
     INITIALIZED,
     OPENS_SESSION,
@@ -29,15 +32,7 @@ from http_faults import (
     answer,
     initialize_result,
 )
-from support import client_threads, wait_until
-
-import mcp_sync
-from mcp_sync.abort import AbortController
-from mcp_sync.auth import AuthProvider
-from mcp_sync.errors import ConnectionClosed, RequestTimeout, TransportError
-from mcp_sync.protocol import jsonrpc
-from mcp_sync.transports.http import ReconnectOptions, StreamableHttpTransport
-from mcp_sync.transports.sse_legacy import SseTransport
+from tests.helpers.support import client_threads, wait_until
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,33 +1,17 @@
-"""StreamableHttpTransport against the scripted fault server (tests/servers/http_faults.py)."""
+"""StreamableHttpTransport against the scripted fault server (tests/helpers/http_faults.py)."""
 
 from __future__ import annotations
 
 import json
 import socket
 import statistics
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
-
-from http_faults import (
-    INIT,
-    INITIALIZED,
-    OPENS_SESSION,
-    FaultServer,
-    Inbox,
-    Request,
-    answer,
-    started_transports,
-)
-from support import client_threads, wait_until
 
 from mcp_sync.abort import AbortController
 from mcp_sync.auth import AuthProvider, BearerToken, UnauthorizedContext
@@ -44,6 +28,17 @@ from mcp_sync.transports.http import (
     StreamableHttpTransport,
     fallback_to_sse,
 )
+from tests.helpers.http_faults import (
+    INIT,
+    INITIALIZED,
+    OPENS_SESSION,
+    FaultServer,
+    Inbox,
+    Request,
+    answer,
+    started_transports,
+)
+from tests.helpers.support import client_threads, wait_until
 
 FAST = ReconnectOptions(initial_delay=0.05, max_delay=0.5, max_retries=3)
 

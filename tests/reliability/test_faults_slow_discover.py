@@ -10,7 +10,7 @@ Over Streamable HTTP every server answers the probe, so the client waits for tha
 never sends ``initialize``. Where a probe window runs out all the same, a slow 2026 server
 refuses the fallback ``initialize`` and the client waits for the discover answer it is still
 owed; ``WindowedTransport`` stands for such a transport here (scripted,
-tests/servers/http_faults.py: no real server can be made to take longer than the probe window
+tests/helpers/http_faults.py: no real server can be made to take longer than the probe window
 on demand). The conformance suite's 2026 scenarios, run on a loaded machine
 (tests/conformance/test_conformance_loaded.py), show the same with the suite's real server.
 """
@@ -20,21 +20,17 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
-
-from http_faults import FaultServer, Request, discover_result
-from reliability_support import SERVERS, fault_peer, started_late
 
 import mcp_sync
 from mcp_sync.errors import RpcError
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports.http import StreamableHttpTransport
 from mcp_sync.transports.stdio import StdioTransport
+from tests.helpers.http_faults import FaultServer, Request, discover_result
+from tests.helpers.reliability_support import SERVERS, fault_peer, started_late
 
 pytestmark = pytest.mark.timeout(60)
 

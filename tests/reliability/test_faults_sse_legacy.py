@@ -3,23 +3,18 @@ server (no real server can be made to drop its stream, refuse a POST or send a f
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
-
-from http_faults import FaultServer, Inbox, Request, SseWriter
-from support import client_threads
 
 from mcp_sync.auth import BearerToken
 from mcp_sync.errors import ConnectionClosed, HttpError, TransportError
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports.sse_legacy import SseTransport
+from tests.helpers.http_faults import FaultServer, Inbox, Request, SseWriter
+from tests.helpers.support import client_threads
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -12,12 +12,12 @@ import threading
 import time
 
 import pytest
-from reliability_support import connect, fault_peer
-from stdio_support import server
-from support import wait_until
 
 from mcp_sync.errors import ConnectionClosed, ProtocolError, RequestTimeout, WriteTimeout
 from mcp_sync.transports.stdio import StdioTransport
+from tests.helpers.reliability_support import connect, fault_peer
+from tests.helpers.stdio_support import server
+from tests.helpers.support import wait_until
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -12,12 +12,12 @@ import threading
 import time
 
 import pytest
-from stdio_support import Recorder, pid_alive, request, server
-from support import client_threads
 
 from mcp_sync.errors import ConnectionClosed, ProtocolError
 from mcp_sync.transports._process import EOF_GRACE
 from mcp_sync.transports.stdio import PipeTransport, StdioTransport
+from tests.helpers.stdio_support import Recorder, pid_alive, request, server
+from tests.helpers.support import client_threads
 
 pytestmark = pytest.mark.timeout(30)
 

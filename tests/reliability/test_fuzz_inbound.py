@@ -17,13 +17,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import reliability_support  # noqa: F401
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_sync import Client
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports.stdio import PipeTransport
+from tests.helpers import reliability_support  # noqa: F401
 
 pytestmark = pytest.mark.timeout(120)
 

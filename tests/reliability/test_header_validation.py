@@ -17,14 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import reliability_support  # noqa: F401  (puts tests/servers on sys.path)
-from http_faults import FaultServer, answer
 
 import mcp_sync
 from mcp_sync import ConfigError, extra_headers
 from mcp_sync.cli import main as cli_main
 from mcp_sync.transports.http import StreamableHttpTransport
 from mcp_sync.transports.sse_legacy import SseTransport
+from tests.helpers.http_faults import FaultServer, answer
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
-from support import PYTHON, SERVERS, child_pids, wait_until
 
 from mcp_sync import (
     Client,
@@ -39,6 +37,7 @@ from mcp_sync.protocol.types import tasks as task_types
 from mcp_sync.skills import load, parse_frontmatter
 from mcp_sync.testing import MockServer
 from mcp_sync.types import ElicitResult
+from tests.helpers.support import PYTHON, SERVERS, child_pids, wait_until
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -16,12 +16,11 @@ import time
 from typing import Any
 
 import pytest
-import reliability_support  # noqa: F401  (puts tests/servers on sys.path)
-from hostile_server import schema_server
 
 import mcp_sync
 from mcp_sync.errors import McpError, OutputValidationError
 from mcp_sync.protocol.validation import MAX_DEPTH, MAX_SUBSCHEMAS
+from tests.servers.hostile_server import schema_server
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("leaks")]
 

@@ -19,9 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_sync._connection.cache import MAX_ENTRIES, ResultCache
-from mcp_sync._session.server_requests import MAX_INPUT_REQUESTS
-from support import free_port, wait_listening
 
 import mcp_sync
 from mcp_sync import (
@@ -32,8 +29,11 @@ from mcp_sync import (
     StreamableHttpTransport,
     UnsupportedProtocolVersion,
 )
+from mcp_sync._connection.cache import MAX_ENTRIES, ResultCache
+from mcp_sync._session.server_requests import MAX_INPUT_REQUESTS
 from mcp_sync.auth import AuthProvider
 from mcp_sync.testing import MockServer
+from tests.helpers.support import free_port, wait_listening
 
 SERVERS = Path(__file__).resolve().parent.parent / "servers"
 ASK_NAME = {

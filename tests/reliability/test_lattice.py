@@ -20,14 +20,19 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
 import requests
-from support import child_pids, wait_until
-from test_fork import in_child
-from test_recovery import FAST, SDK, kill_the_server, live_servers, sdk_http_server
 
 import mcp_sync
 from mcp_sync import ConnectionClosed, InvalidStateError, RequestTimeout, StdioTransport
+from tests.helpers.support import child_pids, wait_until
+from tests.reliability.test_recovery import (
+    FAST,
+    SDK,
+    kill_the_server,
+    live_servers,
+    sdk_http_server,
+)
+from tests.test_fork import in_child
 
 pytestmark = pytest.mark.timeout(120)
 

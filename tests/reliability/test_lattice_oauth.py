@@ -2,7 +2,7 @@
 abort signal, fork, a server that keeps restarting and one that stalls.
 
 The server is fastmcp with its ``InMemoryOAuthProvider`` (authorization server and MCP
-server in one app, tests/oauth/oauth_fastmcp_server.py): in a thread of the test process
+server in one app, tests/helpers/oauth_fastmcp_server.py): in a thread of the test process
 where a test reaches into the provider, in a process of its own where the test stops it
 (SIGSTOP) or kills and restarts it.
 """
@@ -19,27 +19,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
 import requests
-from support import FASTMCP_MISSING, HttpServer, free_port, wait_until
+
+from tests.helpers.support import FASTMCP_MISSING, ROOT, HttpServer, free_port, wait_until
 
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oauth"))
 
 from fastmcp.server.auth.providers import in_memory
-from oauth_fastmcp_server import serve
-from test_fork import in_child
-from test_lattice import PROMPT, stalled, timed
-from test_oauth_e2e import Redirects, provider_for, wait_until_expired
 
 import mcp_sync
 from mcp_sync import AbortController, Aborted, ConnectionClosed
 from mcp_sync.oauth import CallbackServer, FileStateStore, OAuthProvider
+from tests.helpers.oauth_fastmcp_server import serve
+from tests.oauth.test_oauth_e2e import Redirects, provider_for, wait_until_expired
+from tests.reliability.test_lattice import PROMPT, stalled, timed
+from tests.test_fork import in_child
 
 pytestmark = pytest.mark.timeout(120)
-
-OAUTH = Path(__file__).resolve().parents[1] / "oauth"
 
 
 @pytest.fixture
@@ -56,13 +53,13 @@ def short_lived(monkeypatch: pytest.MonkeyPatch) -> None:
 def oauth_server_process(port: int) -> HttpServer:
     """The same server in a process of its own on ``port``, to start with ``with``."""
     code = (
-        "import sys, threading; sys.path[:0] = sys.argv[1:3]\n"
-        "from oauth_fastmcp_server import serve\n"
-        "with serve(port=int(sys.argv[3])):\n"
+        "import sys, threading\n"
+        "from tests.helpers.oauth_fastmcp_server import serve\n"
+        "with serve(port=int(sys.argv[1])):\n"
         "    threading.Event().wait()\n"
     )
-    tests = str(OAUTH.parent)
-    return HttpServer([sys.executable, "-c", code, str(OAUTH), tests, str(port)], port)
+    # this checkout's tests package (and mcp_sync), whatever the working directory
+    return HttpServer([sys.executable, "-c", code, str(port)], port, {"PYTHONPATH": str(ROOT)})
 
 
 class UserAway:

@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
-from reliability_support import ServerKiller, live_servers
-from support import SERVERS, HttpServer, free_port, wait_until
-from test_recovery import FAST
 
 import mcp_sync
 from mcp_sync import ConnectionClosed, McpError, StdioTransport
+from tests.helpers.reliability_support import ServerKiller, live_servers
+from tests.helpers.support import SERVERS, HttpServer, free_port, wait_until
+from tests.reliability.test_recovery import FAST
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -14,14 +14,14 @@ import warnings
 import weakref
 
 import pytest
-from reliability_support import PYTHON, SERVERS, connect, fault_peer
-from support import wait_until
 
 from mcp_sync import Client
 from mcp_sync.errors import ConnectionClosed, InvalidStateError, ProtocolError
 from mcp_sync.protocol.types import LoggingMessageNotificationParams
 from mcp_sync.testing import MockServer
 from mcp_sync.transports.stdio import StdioTransport
+from tests.helpers.reliability_support import PYTHON, SERVERS, connect, fault_peer
+from tests.helpers.support import wait_until
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -18,13 +18,21 @@ import threading
 import time
 
 import pytest
-from reliability_support import PYTHON, SERVERS, connect, fault_peer
-from support import NODE, PEERS, HttpServer, free_port, in_forked_child, open_fds, wait_until
 
 import mcp_sync
 from mcp_sync import AbortController, Client
 from mcp_sync.errors import Aborted, InvalidStateError, ProtocolError, RequestTimeout
 from mcp_sync.transports.stdio import StdioTransport
+from tests.helpers.reliability_support import PYTHON, SERVERS, connect, fault_peer
+from tests.helpers.support import (
+    NODE,
+    PEERS,
+    HttpServer,
+    free_port,
+    in_forked_child,
+    open_fds,
+    wait_until,
+)
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -24,11 +24,11 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from reliability_support import started_late  # (also puts tests/ and tests/servers on sys.path)
-from support import SERVERS, wait_until
 
 import mcp_sync
 from mcp_sync import Backoff, ConnectionClosed, RequestTimeout, StdioTransport
+from tests.helpers.reliability_support import started_late
+from tests.helpers.support import SERVERS, wait_until
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import reliability_support  # noqa: F401
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +22,7 @@ from mcp_sync.errors import ProtocolError
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports._sse import SseEvent, SseStream
 from mcp_sync.transports.stdio import PipeTransport
+from tests.helpers import reliability_support  # noqa: F401
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -17,13 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
 import requests
-from reliability_support import dead, live_servers
-from support import NODE, PEERS, SERVERS, HttpServer, free_port, wait_until
 
 import mcp_sync
 from mcp_sync import Backoff, ConnectionClosed, StdioTransport
+from tests.helpers.reliability_support import dead, live_servers
+from tests.helpers.support import NODE, PEERS, SERVERS, HttpServer, free_port, wait_until
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -23,11 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-import reliability_support  # noqa: F401  (puts tests/ and tests/servers on sys.path)
 import requests
-from reliability_support import ServerKiller, fault_peer
-from support import SERVERS, HttpServer, free_port, wait_until
-from test_recovery import FAST, kill_the_server, live_servers, sdk_http_server
 
 import mcp_sync
 from mcp_sync import (
@@ -38,6 +34,9 @@ from mcp_sync import (
     ConnectionClosed,
     StdioTransport,
 )
+from tests.helpers.reliability_support import ServerKiller, fault_peer
+from tests.helpers.support import SERVERS, HttpServer, free_port, wait_until
+from tests.reliability.test_recovery import FAST, kill_the_server, live_servers, sdk_http_server
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -267,13 +266,12 @@ def test_the_calls_abort_signal_ends_the_wait_between_reconnection_attempts(
 
 
 def renewal_hangs(renewing: threading.Event) -> Any:
-    """A scripted HTTP server (tests/servers/http_faults.py) that gives a session, forgets it
+    """A scripted HTTP server (tests/helpers/http_faults.py) that gives a session, forgets it
     (404 for every request naming it) and never answers the ``initialize`` that would renew
     it (a real server cannot be made to hang in one handshake on demand). ``renewing`` is set
     when that ``initialize`` arrives."""
-    from http_faults import Request, initialize_result
-
     from mcp_sync.protocol import jsonrpc
+    from tests.helpers.http_faults import Request, initialize_result
 
     sessions: list[str] = []
 
@@ -300,7 +298,7 @@ def test_close_or_the_calls_abort_ends_an_http_session_renewal(ending: str, leak
     ``close()`` from another thread, or the call's abort signal, ends the call at once
     (``ConnectionClosed``, ``Aborted``), and nothing is left. Before, the abort was ignored:
     the call waited out its 60 s timeout."""
-    from http_faults import FaultServer
+    from tests.helpers.http_faults import FaultServer
 
     renewing = threading.Event()
     with FaultServer(renewal_hangs(renewing)) as server:
@@ -384,14 +382,13 @@ def test_a_stdio_server_that_dies_right_after_its_handshake_is_not_restarted_on_
 def test_an_http_server_that_forgets_every_session_is_not_renewed_on_every_call(
     leaks: Any,
 ) -> None:
-    """Scripted (tests/servers/http_faults.py): the server answers ``initialize`` with a new
+    """Scripted (tests/helpers/http_faults.py): the server answers ``initialize`` with a new
     session, then 404s every request for it, as a fleet of instances that share no sessions
     would. A renewed session refused before it answered anything counts as a failed attempt:
     renewals follow the backoff, then calls fail fast with ``CrashLoop``. Before, every call
     made a renewal at once (40 calls, 41 initialize requests)."""
-    from http_faults import FaultServer, Request, initialize_result
-
     from mcp_sync.protocol import jsonrpc
+    from tests.helpers.http_faults import FaultServer, Request, initialize_result
 
     sessions: list[str] = []
 
@@ -429,14 +426,13 @@ def test_an_http_server_that_forgets_every_session_is_not_renewed_on_every_call(
 def test_a_retry_after_that_is_no_delay_leaves_the_backoff_as_it_is(
     retry_after: str, leaks: Any
 ) -> None:
-    """Scripted (tests/servers/http_faults.py): the server forgets the session, then answers
+    """Scripted (tests/helpers/http_faults.py): the server forgets the session, then answers
     every ``initialize`` with 503 and a ``Retry-After`` that is no number of seconds. The
     reconnections wait as the ``Backoff`` says (0.2, 0.4, 0.8 s), and the call ends with
     ``CrashLoop``. Before, recovery read the header with ``float()``: ``nan`` became a wait
     that every comparison skipped, so the attempts came at once, and ``-5`` too."""
-    from http_faults import FaultServer, Request, initialize_result
-
     from mcp_sync.protocol import jsonrpc
+    from tests.helpers.http_faults import FaultServer, Request, initialize_result
 
     attempts: list[float] = []
 
@@ -477,9 +473,8 @@ def test_a_call_sent_again_after_a_renewal_that_is_cut_off_fails_as_one_that_was
     the second send's failure came out raw (``TransportError: response stream failed``): the
     16-thread renewal test caught it about one run in six under load. Scripted: a real server
     cannot be made to drop the session at that very moment."""
-    from http_faults import FaultServer, Request, initialize_result
-
     from mcp_sync.protocol import jsonrpc
+    from tests.helpers.http_faults import FaultServer, Request, initialize_result
 
     sessions: list[str] = []
     calls: list[str | None] = []

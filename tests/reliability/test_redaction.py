@@ -22,30 +22,26 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import reliability_support  # noqa: F401  (puts tests/servers on sys.path)
 import requests
-from http_faults import FaultServer, Request, answer
-from support import free_port
 
 import mcp_sync
 from mcp_sync import redaction
 from mcp_sync.auth import BearerToken
 from mcp_sync.cli import main as cli_main
 from mcp_sync.errors import HttpError, InvalidHeaderValue, McpError, RpcError, TransportError
-from mcp_sync.protocol import jsonrpc
-from mcp_sync.transports.http import StreamableHttpTransport
-from mcp_sync.transports.sse_legacy import SseTransport
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oauth"))
-from oauth_stub import Stub
-from test_oauth_refusals import REDIRECT, challenge
-
 from mcp_sync.oauth import (
     ClientCredentialsProvider,
     OAuthProvider,
     TokenError,
     headless_redirect,
 )
+from mcp_sync.protocol import jsonrpc
+from mcp_sync.transports.http import StreamableHttpTransport
+from mcp_sync.transports.sse_legacy import SseTransport
+from tests.helpers.http_faults import FaultServer, Request, answer
+from tests.helpers.oauth_stub import Stub
+from tests.helpers.support import free_port
+from tests.oauth.test_oauth_refusals import REDIRECT, challenge
 
 pytestmark = pytest.mark.timeout(60)
 

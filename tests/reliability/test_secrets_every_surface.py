@@ -24,8 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import reliability_support  # noqa: F401  (puts tests/servers on sys.path)
-from http_faults import FaultServer, Request, answer
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -35,6 +33,7 @@ from mcp_sync import BearerToken, Cassette, RpcError, extra_headers
 from mcp_sync.cli import main as cli_main
 from mcp_sync.integrations import tracing
 from mcp_sync.protocol import jsonrpc
+from tests.helpers.http_faults import FaultServer, Request, answer
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -10,8 +10,6 @@ import json
 import socket
 
 import pytest
-import reliability_support  # noqa: F401  (puts tests/servers on sys.path)
-from http_faults import FaultServer, Request, initialize_result
 
 import mcp_sync
 from mcp_sync.auth import BearerToken
@@ -19,6 +17,7 @@ from mcp_sync.errors import HttpError
 from mcp_sync.oauth import CallbackServer
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports.http import StreamableHttpTransport
+from tests.helpers.http_faults import FaultServer, Request, initialize_result
 
 pytestmark = pytest.mark.timeout(30)
 

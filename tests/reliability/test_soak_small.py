@@ -5,7 +5,6 @@ cycles that leave no thread, fd, process or socket. Full size: ``python -m bench
 from __future__ import annotations
 
 import pytest
-import reliability_support  # noqa: F401  (puts the repo root on sys.path, for bench)
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -24,7 +24,6 @@ import warnings
 from collections.abc import Callable
 
 import pytest
-from support import SERVERS
 
 from mcp_sync import Client, Pins, StdioTransport, ToolChanged, ToolChangedWarning
 from mcp_sync.cli import main
@@ -32,9 +31,8 @@ from mcp_sync.cli._connecting import _LinePrefixer
 from mcp_sync.cli._render import table
 from mcp_sync.pins import fingerprint, record
 from mcp_sync.terminal import LIMIT
-
-sys.path.insert(0, str(SERVERS))
-from hostile_server import CHATTER, HOSTILE, LONG_LINE, RAW
+from tests.helpers.support import SERVERS
+from tests.servers.hostile_server import CHATTER, HOSTILE, LONG_LINE, RAW
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.timeout(120)

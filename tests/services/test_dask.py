@@ -1,6 +1,6 @@
 """docs/scale.md's Dask recipe, run as written: its ``mcp_rows.py`` and ``pipeline.py`` on a
 real ``distributed.LocalCluster`` of worker processes, against an OAuth-protected MCP server
-(fastmcp's, tests/services/ledger_oauth_server.py, in its own process) whose workers share one
+(fastmcp's, tests/servers/ledger_oauth_server.py, in its own process) whose workers share one
 sign-in through a real ``redis-server``. One worker is killed with SIGKILL mid-run: Dask runs
 its tasks again, so the server receives some rows twice, and the idempotency key keeps each
 row's effect to one."""
@@ -17,7 +17,8 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from support import FASTMCP_MISSING
+
+from tests.helpers.support import FASTMCP_MISSING
 
 pytest.importorskip(
     "distributed", reason="the dask extra is not installed: pip install -e '.[dask]' (make does)"
@@ -28,11 +29,11 @@ pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)  # the OAuth-protected MC
 import cloudpickle
 import dask.bag
 from distributed import Client, LocalCluster
-from engine_support import Service, docs_file, ledger_service, write_docs_files
 
 import mcp_sync
 from mcp_sync.oauth import OAuthProvider
 from mcp_sync.oauth.redis_store import RedisStateStore
+from tests.helpers.engine_support import Service, docs_file, ledger_service, write_docs_files
 
 #: The docs' example, as the issue asks it: 10,000 rows on 4 worker processes (90 s to 141 s on a
 #: loaded 2-core machine, the server being the limit). It runs once, in make test: noxfile.py

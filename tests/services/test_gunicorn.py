@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 import requests
-from support import ROOT, SERVERS, free_port, wait_until
+
+from tests.helpers.support import ROOT, SERVERS, free_port, wait_until
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -13,17 +13,19 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import FASTMCP_MISSING, wait_until
+
+from tests.helpers.support import FASTMCP_MISSING, ROOT, wait_until
 
 pytest.importorskip("redis", reason="the redis extra is not installed")
 pytest.importorskip("fastmcp", reason=FASTMCP_MISSING)  # the OAuth-protected MCP server
 pytest.importorskip("psutil", reason="psutil (a dependency of the dask extra) is missing")
 
 import psutil
-from engine_support import HERE, ROOT, ledger_service, write_docs_files
+
+from tests.helpers.engine_support import ledger_service, write_docs_files
 
 RAY_PYTHON = ROOT / "tests" / "peers" / "ray-venv" / "bin" / "python"
-DRIVER = HERE / "ray_driver.py"
+DRIVER = Path(__file__).resolve().parent / "ray_driver.py"
 ROWS, CPUS = 2_000, 2
 
 pytestmark = [

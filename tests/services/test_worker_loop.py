@@ -15,10 +15,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from reliability_support import Leaks
-from support import SERVERS, HttpServer, free_port, wait_until
 
 import mcp_sync
+from tests.helpers.reliability_support import Leaks
+from tests.helpers.support import SERVERS, HttpServer, free_port, wait_until
 
 pytestmark = pytest.mark.timeout(240)
 

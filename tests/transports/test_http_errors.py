@@ -8,19 +8,13 @@ made to drop one on cue).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import requests
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
-
-from http_faults import INIT, FaultServer, Request, answer, started_transports
-from support import free_port
 
 from mcp_sync._connection import recovery as _recovery
 from mcp_sync.errors import ConnectFailed, NetworkError, TransportError
 from mcp_sync.protocol import jsonrpc
+from tests.helpers.http_faults import INIT, FaultServer, Request, answer, started_transports
+from tests.helpers.support import free_port
 
 LIST = jsonrpc.request(7, "tools/list")
 

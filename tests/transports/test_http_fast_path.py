@@ -4,7 +4,7 @@
 thread.
 
 Each test runs against a real HTTP server on 127.0.0.1 (the scripted one of
-tests/servers/http_faults.py, here only a server that records what reached it) and says
+tests/helpers/http_faults.py, here only a server that records what reached it) and says
 whether its requests took the short path (``Session.send`` never called) or, for what only
 ``Session.send`` applies, the long one. gzip, TLS with a CA bundle from the environment or a
 session, a CONNECT proxy from the environment and same-origin redirects are covered by
@@ -17,9 +17,7 @@ from __future__ import annotations
 import os
 import signal
 import ssl
-import sys
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,17 +25,14 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util import Retry
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
-
-from http_faults import FaultServer, Request, initialize_result
-from support import free_port, wait_until
-from tls_certs import make_certificates
-
 import mcp_sync
 from mcp_sync.abort import AbortController
 from mcp_sync.errors import RequestTimeout
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports.http import StreamableHttpTransport
+from tests.helpers.http_faults import FaultServer, Request, initialize_result
+from tests.helpers.support import free_port, wait_until
+from tests.helpers.tls_certs import make_certificates
 
 pytestmark = pytest.mark.timeout(60)
 

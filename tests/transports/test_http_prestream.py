@@ -10,9 +10,9 @@ import sys
 import threading
 
 import pytest
-from support import NODE, PEERS, SERVERS, HttpServer, free_port, wait_until
 
 from mcp_sync import Client, Notification, StreamableHttpTransport
+from tests.helpers.support import NODE, PEERS, SERVERS, HttpServer, free_port, wait_until
 
 pytestmark = pytest.mark.timeout(90)
 

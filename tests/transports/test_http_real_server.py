@@ -15,11 +15,6 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
-
-from http_faults import INIT, Inbox
-from support import client_threads, free_port, wait_listening
-
 from mcp_sync.errors import HttpError, SessionExpired
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports.base import MessageOptions
@@ -29,6 +24,8 @@ from mcp_sync.transports.http import (
     fallback_to_sse,
 )
 from mcp_sync.transports.sse_legacy import SseTransport
+from tests.helpers.http_faults import INIT, Inbox
+from tests.helpers.support import client_threads, free_port, wait_listening
 
 pytest.importorskip("mcp.server.mcpserver")
 pytestmark = pytest.mark.timeout(30)

@@ -8,19 +8,12 @@ stateless server needs.
 from __future__ import annotations
 
 import base64
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
-
-from http_faults import FaultServer, Request, discover_result, initialize_result, started_transports
-from support import wait_until
 
 from mcp_sync.abort import AbortController
 from mcp_sync.errors import TransportError
@@ -28,6 +21,14 @@ from mcp_sync.protocol import jsonrpc
 from mcp_sync.protocol.headers import param_headers
 from mcp_sync.transports import MessageOptions
 from mcp_sync.transports.http import ReconnectOptions
+from tests.helpers.http_faults import (
+    FaultServer,
+    Request,
+    discover_result,
+    initialize_result,
+    started_transports,
+)
+from tests.helpers.support import wait_until
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -308,7 +309,7 @@ def test_handshake_era_keeps_session_and_version_rules(make: Any) -> None:
 @pytest.fixture(scope="module")
 def sdk_port() -> Iterator[int]:
     pytest.importorskip("mcp.server.mcpserver")
-    from test_http_real_server import run_server
+    from tests.transports.test_http_real_server import run_server
 
     yield from run_server("streamable-http")
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import sys
 
 import pytest
-from support import SERVERS, HttpServer, free_port
 
 import mcp_sync
 from mcp_sync.errors import HttpError
+from tests.helpers.support import SERVERS, HttpServer, free_port
 
 pytestmark = pytest.mark.timeout(90)
 

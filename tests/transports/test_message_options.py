@@ -1,26 +1,19 @@
 """Per-message options (``MessageOptions``): what the session core tells a transport about one
 message, so the transport never reads ``params._meta`` or method names for it.
 
-The header checks need a server that records what came in (tests/servers/http_faults.py); the
+The header checks need a server that records what came in (tests/helpers/http_faults.py); the
 ``Mcp-Param-*`` headers against the official SDK server, which rejects a call without them, are
 in test_http_stateless.py.
 """
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
-
-from http_faults import INIT, FaultServer, Inbox, Request, discover_result, initialize_result
-from support import wait_until
 
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports import (
@@ -32,6 +25,15 @@ from mcp_sync.transports import (
     StreamableHttpTransport,
     in_memory_transport_pair,
 )
+from tests.helpers.http_faults import (
+    INIT,
+    FaultServer,
+    Inbox,
+    Request,
+    discover_result,
+    initialize_result,
+)
+from tests.helpers.support import wait_until
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -14,10 +14,10 @@ import sys
 import time
 
 import pytest
-from stdio_support import SERVERS, pid_alive, request, server, wait_gone
-from support import child_pids
 
 from mcp_sync.transports import _process
+from tests.helpers.stdio_support import SERVERS, pid_alive, request, server, wait_gone
+from tests.helpers.support import child_pids
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -1,5 +1,5 @@
 """Through a real authenticating proxy (Debian's tinyproxy with ``BasicAuth``, see
-``tests/servers/tinyproxy.py``) to real MCP servers: the official SDK's, over HTTPS
+``tests/helpers/tinyproxy.py``) to real MCP servers: the official SDK's, over HTTPS
 (``tests/servers/tls_mcp_server.py``, tunnelled with ``CONNECT``) and plain HTTP.
 
 Every server is on 127.0.0.1, which a client could reach without the proxy: each test proves
@@ -19,15 +19,12 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
-
-from support import SERVERS, HttpServer, free_port
-from tinyproxy import Tinyproxy
-from tls_certs import make_certificates
-
 import mcp_sync
 from mcp_sync.config import load
 from mcp_sync.errors import ProxyError, TransportError
+from tests.helpers.support import SERVERS, HttpServer, free_port
+from tests.helpers.tinyproxy import Tinyproxy
+from tests.helpers.tls_certs import make_certificates
 
 pytest.importorskip("mcp.server.mcpserver")
 pytestmark = [

@@ -27,13 +27,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import NODE, PEERS, ROOT, SERVERS, wait_until
 
 import mcp_sync
 from mcp_sync import Sandbox, SandboxUnavailable, ServerStartError
 from mcp_sync.errors import ConnectionClosed
 from mcp_sync.transports.sandbox import sandboxed_argv
 from mcp_sync.transports.stdio import StdioTransport
+from tests.helpers.support import NODE, PEERS, ROOT, SERVERS, wait_until
 
 PROBE = str(SERVERS / "sandbox_probe_server.py")
 KEY = "-----BEGIN OPENSSH PRIVATE KEY----- fake key for the sandbox tests"

@@ -11,15 +11,6 @@ import threading
 import time
 
 import pytest
-from stdio_support import (
-    PYTHON,
-    SERVERS,
-    Recorder,
-    pid_alive,
-    request,
-    server,
-)
-from support import child_pids, client_threads, open_fds
 
 from mcp_sync.abort import AbortController
 from mcp_sync.errors import ConnectionClosed, TransportError
@@ -29,6 +20,15 @@ from mcp_sync.transports.stdio import (
     ServerStartError,
     StdioTransport,
 )
+from tests.helpers.stdio_support import (
+    PYTHON,
+    SERVERS,
+    Recorder,
+    pid_alive,
+    request,
+    server,
+)
+from tests.helpers.support import child_pids, client_threads, open_fds
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -1,6 +1,6 @@
 """TLS trust and client certificates against a real TLS server on 127.0.0.1: the official SDK's
 MCP server under uvicorn (``tests/servers/tls_mcp_server.py``), its certificate signed by a CA
-made for the test (``tests/servers/tls_certs.py``).
+made for the test (``tests/helpers/tls_certs.py``).
 
 The CA is put only where the operating system's store is looked up on Linux (OpenSSL's
 default paths, which ``SSL_CERT_FILE`` moves): never in certifi's bundle or
@@ -18,15 +18,12 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "servers"))
-
-from support import SERVERS, HttpServer, free_port
-from tls_certs import make_certificates
-
 import mcp_sync
 from mcp_sync.config import load
 from mcp_sync.errors import TlsError
 from mcp_sync.transports.http import StreamableHttpTransport
+from tests.helpers.support import SERVERS, HttpServer, free_port
+from tests.helpers.tls_certs import make_certificates
 
 pytest.importorskip("mcp.server.mcpserver")
 pytest.importorskip("truststore")

@@ -427,9 +427,8 @@ def started_transports(**defaults: Any) -> Iterator[Callable[..., tuple[Any, Inb
     """Yields ``make(url, **options)``: a started ``StreamableHttpTransport`` and its
     :class:`Inbox`, ``defaults`` under ``options``. At the end every transport made is closed,
     and its threads must be gone within 2 s."""
-    from support import client_threads, wait_until
-
     from mcp_sync.transports.http import StreamableHttpTransport
+    from tests.helpers.support import client_threads, wait_until
 
     made: list[Any] = []
 

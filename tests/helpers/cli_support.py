@@ -1,5 +1,4 @@
-"""Running the CLI in-process for the CLI tests (a module of its own: every test folder's
-``conftest`` shares one module name, so helpers must not be imported from there)."""
+"""Running the CLI in-process for the CLI tests."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 from urllib.parse import quote
 
-from support import free_port, wait_listening
+from tests.helpers.support import free_port, wait_listening
 
 __all__ = ["Tinyproxy"]
 

@@ -38,8 +38,9 @@ from urllib.parse import parse_qs, urlencode
 
 import requests
 from mcp.server.auth.provider import AccessToken
-from oauth_extensions import _body, _error, _replay
 from starlette.responses import JSONResponse, Response
+
+from tests.helpers.oauth_extensions import _body, _error, _replay
 
 DEVICE_CODE = "urn:ietf:params:oauth:grant-type:device_code"
 

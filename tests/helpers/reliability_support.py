@@ -8,19 +8,11 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-SERVERS = HERE.parent / "servers"
-for extra in (HERE.parents[1], HERE.parent, SERVERS, HERE.parent / "transports"):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
-
-from support import child_pids, client_threads, open_fds, wait_until  # noqa: E402
-
-from mcp_sync import Client  # noqa: E402
-from mcp_sync.transports.stdio import StdioTransport  # noqa: E402
+from mcp_sync import Client
+from mcp_sync.transports.stdio import StdioTransport
+from tests.helpers.support import SERVERS, child_pids, client_threads, open_fds, wait_until
 
 PYTHON = sys.executable
 

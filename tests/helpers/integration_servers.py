@@ -8,7 +8,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from support import PYTHON, SERVERS
+
+from tests.helpers.support import PYTHON, SERVERS
 
 SDK_SERVER = [PYTHON, str(SERVERS / "sdk_server.py"), "stdio"]
 

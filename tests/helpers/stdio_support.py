@@ -8,12 +8,11 @@ import select
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from mcp_sync.transports.stdio import LineTransport, StdioTransport
+from tests.helpers.support import SERVERS
 
-SERVERS = Path(__file__).resolve().parent.parent / "servers"
 PYTHON = [sys.executable, "-I", "-S"]  # the fake servers need only the stdlib
 
 

@@ -1,14 +1,15 @@
-"""What the fleet tests share: the worker processes (fleet_worker.py) and counts of what the
-authorization server was asked for."""
+"""What the fleet tests share: the worker processes (tests/oauth/fleet_worker.py) and counts
+of what the authorization server was asked for."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-WORKER = Path(__file__).resolve().parent / "fleet_worker.py"
+from tests.helpers.support import ROOT
+
+WORKER = ROOT / "tests" / "oauth" / "fleet_worker.py"
 
 
 def counted(server, events: list[tuple[str, float]] | None = None) -> dict[str, int]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
 import threading
 import time
 import webbrowser
@@ -36,10 +35,9 @@ import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oauth"))
-from oauth_device_server import DeviceGrant, DeviceScript, approve
-from oauth_extensions import Trust
-from oauth_fastmcp_server import MachineClient, OAuthServer, serve
+from tests.helpers.oauth_device_server import DeviceGrant, DeviceScript, approve
+from tests.helpers.oauth_extensions import Trust
+from tests.helpers.oauth_fastmcp_server import MachineClient, OAuthServer, serve
 
 SECRET = "docs-machine-secret"
 ENTERPRISE_SECRET = "docs-enterprise-secret"

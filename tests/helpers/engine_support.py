@@ -10,23 +10,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from support import free_port, wait_until
-
 import mcp_sync
 from mcp_sync.oauth import OAuthProvider, headless_redirect
 from mcp_sync.oauth.redis_store import RedisStateStore
-
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-for extra in (ROOT / "tests" / "docs", ROOT / "tests" / "oauth"):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
-
-from docs_runner import parse  # noqa: E402
-from redis_server import redis_server  # noqa: E402
+from tests.helpers.docs_runner import parse
+from tests.helpers.redis_server import redis_server
+from tests.helpers.support import ROOT, SERVERS, free_port, wait_until
 
 SCALE = ROOT / "docs" / "scale.md"
-SERVER = HERE / "ledger_oauth_server.py"
+SERVER = SERVERS / "ledger_oauth_server.py"
 
 
 class Service:

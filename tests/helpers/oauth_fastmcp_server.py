@@ -28,8 +28,9 @@ from fastmcp import FastMCP
 from fastmcp.server.auth.auth import ClientRegistrationOptions, RevocationOptions
 from fastmcp.server.auth.providers.in_memory import InMemoryOAuthProvider
 from mcp.server.auth.provider import AccessToken
-from oauth_extensions import Extensions, Trust
 from starlette.responses import JSONResponse
+
+from tests.helpers.oauth_extensions import Extensions, Trust
 
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
