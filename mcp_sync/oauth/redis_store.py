@@ -18,8 +18,9 @@ expires, so a dead worker delays the fleet by at most ``lock_ttl``. A holder tha
 while holding the lock checks, atomically in Redis, that the lock is still its own, and raises
 :class:`LockLost` otherwise.
 
-Deadlines: every Redis command and every lock wait ends by the deadline of the request being
-authorized (a call's ``timeout=``), and by ``command_timeout`` without one. A command that
+Deadlines: every Redis command, every new connection's connect and handshake, and every lock
+wait ends by the deadline of the request being authorized (a call's ``timeout=``), and by
+``command_timeout`` without one. A command that
 timed out may still be applied when Redis answers again (a frozen server thaws): the lock is
 then held by a token of this store's own. The store recognises its token when it asks again,
 and deletes it meanwhile, compare-and-delete, from a short-lived thread that gives up after
@@ -80,6 +81,45 @@ return 1
 _RELEASE_TIMEOUT = 1.0
 
 
+class _ConnectByDeadline:
+    """Mixed into a redis-py connection class: a connection made while an OAuth request waits
+    (its deadline in force) connects and shakes hands within what is left of it, once (a
+    frozen server accepts TCP, then never answers the handshake; redis-py's own retries would
+    wait ``socket_timeout`` several times over). Without a deadline nothing changes."""
+
+    socket_timeout: float | None
+    socket_connect_timeout: float | None
+    retry: Any
+    _sock: Any
+
+    def connect(self) -> None:
+        limits = current_limits()
+        if limits.deadline is None:
+            super().connect()  # type: ignore[misc]
+            return
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        own = self.socket_timeout, self.socket_connect_timeout, self.retry
+        budget = limits.budget(min((t for t in own[:2] if t), default=None))
+        self.socket_timeout = self.socket_connect_timeout = budget
+        self.retry = Retry(NoBackoff(), 0)
+        try:
+            super().connect()  # type: ignore[misc]
+        finally:
+            self.socket_timeout, self.socket_connect_timeout, self.retry = own
+            if self._sock is not None:
+                self._sock.settimeout(own[0])
+
+
+def _bound_by_deadline(client: Any) -> None:
+    """Make the connections ``client``'s pool makes from now on :class:`_ConnectByDeadline`."""
+    pool = getattr(client, "connection_pool", None)
+    made = getattr(pool, "connection_class", None)
+    if isinstance(made, type) and not issubclass(made, _ConnectByDeadline):
+        pool.connection_class = type(made.__name__, (_ConnectByDeadline, made), {})  # type: ignore[union-attr]
+
+
 class _Held:
     """One thread's hold of one key's lock: the token, the depth, the watchdog."""
 
@@ -136,6 +176,7 @@ class RedisStateStore(StateStore):
             }
             options.update(client_options or {})
             client = redis_module.Redis.from_url(client, **options)
+        _bound_by_deadline(client)  # (a client given: its pool's new connections too)
         self.client = client
         self.prefix = prefix
         self.lock_ttl = lock_ttl

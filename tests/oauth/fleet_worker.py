@@ -4,7 +4,8 @@
     fleet_worker.py hold STORE MCP_URL     # take the state lock, say "locked", block
     fleet_worker.py chaos STORE MCP_URL SECONDS TIMEOUT
         # "ready", wait for "go", sign in, then 2 threads call add for SECONDS, each call
-        # with timeout=TIMEOUT; prints counts by outcome and the slowest call
+        # with timeout=TIMEOUT; prints counts by outcome and the slowest call, with and
+        # without the time the machine did not run the process (see Stalls)
 
 ``STORE`` is a Redis URL (``redis://...``) or the path of a FileStateStore file. Prints one
 JSON line: the result text or the error.
@@ -64,10 +65,46 @@ def main() -> None:
     print(json.dumps(report), flush=True)
 
 
+class Stalls:
+    """When the machine did not run this process: a thread that wakes every ``TICK`` notes
+    each wake-up that came late while the process used little CPU (it was not scheduled: the
+    machine's load, not a wait of mcp_sync's; a thread of ours spinning would use CPU, and its
+    stall is not excused). ``during(began, ended)`` is how much of that fell in a call."""
+
+    TICK = 0.02
+    LATE = 0.1  # a later wake-up is noted
+
+    def __init__(self) -> None:
+        self._spans: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while True:
+            wall, cpu = time.monotonic(), time.process_time()
+            if self._stop.wait(self.TICK):
+                return
+            woke, used = time.monotonic(), time.process_time() - cpu
+            late = woke - wall - self.TICK
+            if late > self.LATE and used < 0.5 * (woke - wall):
+                self._spans.append((wall + self.TICK, woke))
+
+    def during(self, began: float, ended: float) -> float:
+        return sum(max(0.0, min(e, ended) - max(s, began)) for s, e in list(self._spans))
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return sum(e - s for s, e in self._spans)
+
+
 def chaos(provider: OAuthProvider, mcp_url: str, seconds: float, timeout: float) -> None:
     outcomes: Counter[str] = Counter()
     examples: dict[str, str] = {}
     slowest = [0.0]
+    slowest_running = [0.0]  # the slowest call less the time the process was not run
+    stalls = Stalls()
     guard = threading.Lock()
     pace = threading.Event()  # (never set: a pause between calls that is not a busy loop)
     started = time.monotonic()
@@ -85,10 +122,13 @@ def chaos(provider: OAuthProvider, mcp_url: str, seconds: float, timeout: float)
                     outcome = type(exc).__name__
                     with guard:
                         examples.setdefault(outcome, str(exc)[:300])
-                took = time.monotonic() - began
+                ended = time.monotonic()
+                took = ended - began
+                running = took - stalls.during(began, ended)
                 with guard:
                     outcomes[outcome] += 1
                     slowest[0] = max(slowest[0], took)
+                    slowest_running[0] = max(slowest_running[0], running)
                 pace.wait(0.1)
 
         threads = [threading.Thread(target=calls) for _ in range(2)]
@@ -100,6 +140,8 @@ def chaos(provider: OAuthProvider, mcp_url: str, seconds: float, timeout: float)
         "outcomes": dict(outcomes),
         "examples": examples,
         "slowest": slowest[0],
+        "slowest_running": slowest_running[0],
+        "stalled": stalls.stop(),
         "signed_in": signed_in,
     }
     print(json.dumps(report), flush=True)

@@ -111,9 +111,12 @@ def test_a_fleet_survives_a_frozen_a_killed_and_a_restarted_redis(tmp_path, monk
         for outcome, n in report["outcomes"].items():
             outcomes[outcome] = outcomes.get(outcome, 0) + n
     slowest = max(r["slowest"] for r in reports)
+    slowest_running = max(r["slowest_running"] for r in reports)
+    stalled = max(r["stalled"] for r in reports)
     lifetimes = (ended - signed_in) / (LIFETIME - 1)
     print(
-        f"\nfleet chaos: {outcomes}, slowest call {slowest:.2f} s, "
+        f"\nfleet chaos: {outcomes}, slowest call {slowest:.2f} s ({slowest_running:.2f} s "
+        f"less the time the machine did not run the worker, up to {stalled:.1f} s), "
         f"{counts} over {ended - signed_in:.1f} s ({lifetimes:.1f} token lifetimes), "
         f"first refresh {first_after_thaw - thawed:.1f} s after the thaw"
     )
@@ -123,8 +126,10 @@ def test_a_fleet_survives_a_frozen_a_killed_and_a_restarted_redis(tmp_path, monk
     assert 3 <= counts["refresh"] <= math.ceil(lifetimes) + 1, (counts, lifetimes)
     # the locks that timed-out attempts left in the frozen Redis held nobody up for lock_ttl
     assert first_after_thaw - thawed < 8, f"first refresh {first_after_thaw - thawed:.1f} s after"
-    # no call over its timeout (a generous margin for a loaded machine)
-    assert slowest < TIMEOUT + 3, f"the slowest call took {slowest:.1f} s"
+    # no call over its timeout (a margin for a loaded machine; a worker the machine did not
+    # run for a while is not held against the call: fleet_worker.Stalls). Before the connect
+    # to a frozen Redis was bounded by the call's deadline, the slowest took 3.5 s here.
+    assert slowest_running < TIMEOUT + 1, f"the slowest call took {slowest:.1f} s"
     # the failures are the store's, named, or the call's timeout: never a 401 reaching a
     # caller, never a wrong answer; and the fleet mostly worked
     examples = {k: v for r in reports for k, v in r["examples"].items()}

@@ -64,9 +64,41 @@ def test_a_call_timeout_bounds_its_authentication_while_redis_is_frozen(tmp_path
                 thaw.cancel()
                 store_server.thaw()
             # Before: the refresh waited for the frozen Redis (no deadline) until it thawed.
-            assert elapsed < 9, f"a call with timeout=5 took {elapsed:.1f} s"
+            assert elapsed < 5 + 1.5, f"a call with timeout=5 took {elapsed:.1f} s"
             # Redis back: the next call refreshes and succeeds
             assert client.call_tool("add", {"a": 1, "b": 3}, timeout=30).text == "4"
+
+
+def test_a_new_connection_to_a_frozen_redis_ends_by_the_call_s_deadline(tmp_path, short_tokens):
+    """A command that timed out drops its connection (redis-py never reads a late answer), so
+    the next call's refresh connects anew: the frozen server accepts TCP and never answers the
+    handshake. That connect ends by the call's deadline too, not by ``command_timeout`` (5 s
+    by default, and redis-py's retries on top)."""
+    with serve() as server, redis_process(tmp_path) as store_server:
+        provider = OAuthProvider(
+            server.url,
+            REDIRECT,
+            on_redirect=headless_redirect(),
+            store=RedisStateStore(store_server.url),  # the default command_timeout: 5 s
+            refresh_margin=1.0,
+        )
+        with mcp_sync.connect(server.url, auth=provider) as client:
+            assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
+            expires_at = provider.tokens.expires_at
+            wait_until(lambda: time.time() > expires_at + 0.05, timeout=10)
+            store_server.freeze()
+            took = []
+            try:
+                for b in (2, 3, 4):  # the first drops the connection; the others connect anew
+                    started = time.monotonic()
+                    with pytest.raises(RequestTimeout):
+                        client.call_tool("add", {"a": 1, "b": b}, timeout=1)
+                    took.append(time.monotonic() - started)
+            finally:
+                store_server.thaw()
+            # Before: 1 s, then 5 s each (the handshake waited out command_timeout).
+            assert max(took) < 1 + 1.5, f"calls with timeout=1 took {took}"
+            assert client.call_tool("add", {"a": 1, "b": 5}, timeout=30).text == "6"
 
 
 def test_a_lock_set_by_a_timed_out_attempt_is_not_waited_out(tmp_path):
@@ -143,7 +175,7 @@ def test_a_call_timeout_bounds_its_wait_for_a_lock_another_worker_holds(
                 holder.kill()
                 holder.wait(10)
             # Before: Redis waited for lock_wait (60 s), the file lock for ever.
-            assert elapsed < 9, f"a call with timeout=5 took {elapsed:.1f} s"
+            assert elapsed < 5 + 1.5, f"a call with timeout=5 took {elapsed:.1f} s"
             assert client.call_tool("add", {"a": 1, "b": 3}, timeout=30).text == "4"
 
 
