@@ -9,14 +9,18 @@ the client's own work:
   ``set_result``), as in ``bench/raw_floor.py``;
 - ``request``: ``client.request("tools/call", ...)``, the untyped result;
 - ``call_tool``: ``client.call_tool(...)``, the typed result;
+- ``list_tools``: ``client.list_tools()``, one page of two tools, typed;
 - ``typed_result``: ``CallToolResult.from_wire`` alone.
 
 python -m bench.instructions                 # runs valgrind (cachegrind) and prints the table
 python -m bench.instructions call_tool 100   # one way, N calls (what valgrind runs)
-python -m bench.instructions --callers       # call_tool over a real pipe and real HTTP, 1 and 8
-                                             # threads sharing the client (the servers are not
-                                             # counted: valgrind does not follow children)
-python -m bench.instructions callers stdio 8 80   # 80 calls from 8 threads (what valgrind runs)
+python -m bench.instructions --callers       # call_tool and list_tools over a real pipe and
+                                             # real HTTP, 1 and 8 threads sharing the client
+                                             # (the servers are not counted: valgrind does
+                                             # not follow children)
+python -m bench.instructions --callers 8     # the same, 8 threads only
+python -m bench.instructions callers stdio 8 80 list_tools   # 80 calls from 8 threads (what
+                                                             # valgrind runs)
 
 A way is counted twice, with 10 and with 2,010 calls (8 and 2,008 with callers), and the
 difference divided by 2,000, so that start-up and imports cancel out. With callers the count
@@ -43,6 +47,18 @@ from mcp_sync.transports import MessageOptions
 
 RESULT = {"content": [{"type": "text", "text": "hello"}], "isError": False}
 _RESPONSE = '{"jsonrpc":"2.0","id":%d,"result":' + json.dumps(RESULT, separators=(",", ":")) + "}"
+TOOLS = {
+    "tools": [
+        {
+            "name": name,
+            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        }
+        for name in ("echo", "shout")
+    ]
+}
+_TOOLS_RESPONSE = (
+    '{"jsonrpc":"2.0","id":%d,"result":' + json.dumps(TOOLS, separators=(",", ":")) + "}"
+)
 
 
 class CannedTransport(mcp_sync.Transport):
@@ -74,6 +90,8 @@ class CannedTransport(mcp_sync.Transport):
                 "serverInfo": {"name": "canned", "version": "1"},
             }
             line = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        elif message["method"] == "tools/list":
+            line = _TOOLS_RESPONSE % message["id"]
         else:
             line = _RESPONSE % message["id"]
         self._deliver(jsonrpc.decode(line.encode()))
@@ -106,6 +124,7 @@ def _ways() -> dict[str, Callable[[], Any]]:
         "floor": floor,
         "request": lambda: client.request("tools/call", {"name": "echo", "arguments": arguments}),
         "call_tool": lambda: client.call_tool("echo", arguments),
+        "list_tools": client.list_tools,
         "typed_result": lambda: mcp_sync.types.CallToolResult.from_wire(
             {"content": [{"type": "text", "text": "hello"}], "isError": False}
         ),
@@ -139,9 +158,9 @@ def _count(way: str, calls: int) -> int:
     return count_instructions(["bench.instructions", way, str(calls)])
 
 
-def _callers(kind: str, threads: int, calls: int) -> None:
-    """``calls`` ``call_tool``s from ``threads`` threads sharing one client of the trivial
-    server over ``kind`` (stdio or http)."""
+def _callers(kind: str, threads: int, calls: int, way: str = "call_tool") -> None:
+    """``calls`` calls (``call_tool`` or ``list_tools``) from ``threads`` threads sharing one
+    client of the trivial server over ``kind`` (stdio or http)."""
     import contextlib
     import threading
 
@@ -155,12 +174,17 @@ def _callers(kind: str, threads: int, calls: int) -> None:
             argv = [suite.PY, "-m", "bench.trivial_http_server", str(port)]
             client = suite.sync_http(stack.enter_context(suite.http_server(argv, port)))
         stack.callback(client.close)
+        call: Callable[[], Any] = (
+            client.list_tools
+            if way == "list_tools"
+            else lambda: client.call_tool("echo", {"text": "hello"})
+        )
         for _ in range(5):
-            client.call_tool("echo", {"text": "hello"})
+            call()
 
         def work() -> None:
             for _ in range(calls // threads):
-                client.call_tool("echo", {"text": "hello"})
+                call()
 
         pool = [threading.Thread(target=work) for _ in range(threads)]
         for thread in pool:
@@ -169,18 +193,20 @@ def _callers(kind: str, threads: int, calls: int) -> None:
             thread.join()
 
 
-def _print_callers() -> None:
-    print(f"{'call_tool over':14s} {'callers':>7s} {'instructions per call':>22s}")
-    for kind in ("stdio", "http"):
-        for threads in (1, 8):
-            way = ["bench.instructions", "callers", kind, str(threads)]
-            per_call = (count_instructions([*way, "2008"]) - count_instructions([*way, "8"])) / 2000
-            print(f"{kind:14s} {threads:7d} {per_call:20,.0f}")
+def _print_callers(thread_counts: list[int]) -> None:
+    print(f"{'way':10s} {'over':5s} {'callers':>7s} {'instructions per call':>22s}")
+    for name in ("call_tool", "list_tools"):
+        for kind in ("stdio", "http"):
+            for threads in thread_counts:
+                way = ["bench.instructions", "callers", kind, str(threads)]
+                many = count_instructions([*way, "2008", name])
+                per_call = (many - count_instructions([*way, "8", name])) / 2000
+                print(f"{name:10s} {kind:5s} {threads:7d} {per_call:20,.0f}", flush=True)
 
 
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "callers":
-        _callers(argv[1], int(argv[2]), int(argv[3]))
+        _callers(argv[1], int(argv[2]), int(argv[3]), *argv[4:5])
         return 0
     if argv and argv[0] != "--callers":
         way, calls = argv[0], int(argv[1]) if len(argv) > 1 else 1
@@ -192,12 +218,12 @@ def main(argv: list[str]) -> int:
         print("valgrind is not installed (Debian: apt-get install valgrind)", file=sys.stderr)
         return 1
     if argv:
-        _print_callers()
+        _print_callers([int(n) for n in argv[1:]] or [1, 8])
         return 0
     print(f"{'way':14s} {'instructions per call':>22s}")
     for way in _ways():
         per_call = (_count(way, 2010) - _count(way, 10)) / 2000
-        print(f"{way:14s} {per_call:20,.0f}")
+        print(f"{way:14s} {per_call:20,.0f}", flush=True)
     return 0
 
 

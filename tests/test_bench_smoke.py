@@ -80,7 +80,7 @@ def test_layers_prints_every_way() -> None:
         assert way in run.stdout, run.stdout
 
 
-@pytest.mark.parametrize("way", ["floor", "request", "call_tool", "typed_result"])
+@pytest.mark.parametrize("way", ["floor", "request", "call_tool", "list_tools", "typed_result"])
 def test_instruction_count_ways_run(way: str) -> None:
     # what valgrind runs for `python -m bench.instructions` (valgrind itself is not needed)
     run = subprocess.run(
@@ -93,11 +93,12 @@ def test_instruction_count_ways_run(way: str) -> None:
     assert run.returncode == 0, run.stderr[-3000:]
 
 
+@pytest.mark.parametrize("call", ["call_tool", "list_tools"])
 @pytest.mark.parametrize("kind", ["stdio", "http"])
-def test_instruction_count_callers_run(kind: str) -> None:
+def test_instruction_count_callers_run(kind: str, call: str) -> None:
     # what valgrind runs for `python -m bench.instructions --callers`: 8 threads, one client
     run = subprocess.run(
-        [sys.executable, "-m", "bench.instructions", "callers", kind, "8", "16"],
+        [sys.executable, "-m", "bench.instructions", "callers", kind, "8", "16", call],
         cwd=ROOT,
         capture_output=True,
         text=True,
