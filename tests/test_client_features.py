@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,7 @@ from mcp_sync import (
     RpcError,
     UrlElicitationRequired,
 )
+from mcp_sync._connection.negotiation import ServerState
 from mcp_sync.testing import NO_REPLY, MockServer
 from mcp_sync.types import (
     CreateMessageRequestParams,
@@ -22,6 +24,7 @@ from mcp_sync.types import (
     ElicitResult,
     PromptReference,
     ResourceTemplateReference,
+    ServerCapabilities,
     TextContent,
 )
 from tests.helpers.support import wait_until
@@ -282,6 +285,41 @@ def test_task_call_needs_the_server_capability():
 
 
 # -- capabilities ----------------------------------------------------------------------
+
+
+def test_a_capability_is_declared_when_present_and_neither_null_nor_false_at_any_depth():
+    """The per-call check reads a set of paths made once per negotiation; it must say what
+    walking the server's capabilities path by path said."""
+    wire = {
+        "tools": {},
+        "resources": {"subscribe": False, "listChanged": True},
+        "logging": None,
+        "experimental": {"a.b": {}, "x": {"deep": {"zero": 0, "empty": ""}}},
+    }
+    state = ServerState("2025-11-25", ServerCapabilities.from_wire(wire), None, None)
+
+    def walked(path: str) -> bool:
+        caps: Any = wire
+        for part in path.split("."):
+            caps = caps.get(part) if isinstance(caps, dict) else None
+        return caps not in (None, False)
+
+    paths = [
+        "tools",
+        "tools.listChanged",
+        "resources",
+        "resources.subscribe",
+        "resources.listChanged",
+        "logging",
+        "prompts",
+        "experimental.x.deep",
+        "experimental.x.deep.zero",
+        "experimental.x.deep.empty",
+        "experimental.a",
+        "experimental.a.b",
+    ]
+    assert {path: state.has(path) for path in paths} == {path: walked(path) for path in paths}
+    assert state.has("resources.listChanged") and not state.has("resources.subscribe")
 
 
 def test_unadvertised_methods_raise_before_sending_unless_not_strict():

@@ -46,7 +46,8 @@ def call(
     model = row.result
     if model is None:  # a row with no model sends through connection.request()
         raise TypeError(f"{row.name} has no result model to parse into")
-    timeout = call_timeout(timeout, row.name)  # before the capability: a caller's mistake
+    if timeout is not None:  # before the capability: a caller's mistake (None: no frame)
+        timeout = call_timeout(timeout, row.name)
     _check(connection, row)
     raw = connection.request(
         row.name, params, timeout=timeout, signal=signal, on_progress=on_progress

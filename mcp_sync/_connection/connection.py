@@ -12,8 +12,12 @@ transport and everything about its life.
 
       request -> _send_handling_recovery -> _send_in_era -> send_once
                  (lost connection:            (stateless era:      (the hook, then
-                  reconnect, re-send if       _connection/stateless.py)        the session)
+                  reconnect, re-send if       stateless.py)        the session)
                   the server did not run it)
+
+  ``request`` makes the call one :class:`~mcp_sync._session.outgoing.Outgoing` (its method's
+  row, params, deadline, signal, progress callback, extra headers), and every step after it
+  takes that value whole.
 
 The client (:mod:`mcp_sync.client`) holds one and builds the public API on this interface;
 nothing here knows the client. The stateless-era logic lives in
@@ -32,6 +36,7 @@ from typing import Any, Literal, NoReturn
 from .._rules.deadline import Deadline, call_deadline
 from .._rules.numbers import call_timeout
 from .._session import dispatch as _dispatch
+from .._session.outgoing import Outgoing
 from .._session.session import CLOSED_BY_CLOSE, CLOSED_HINT, RequestHandler, Session
 from ..abort import AbortSignal
 from ..errors import (
@@ -410,9 +415,13 @@ class Connection:
         on_progress: ProgressHandler | None = None,
     ) -> Any:
         """Send a request and return its raw result (``params`` is copied, not changed). A
-        recovery, the request and its input rounds all wait by one deadline, ``timeout``
-        from now (or the one of the call this thread is making: see :mod:`._deadline`). An
-        argument under a secret-looking name (``password``) is a secret from here on."""
+        recovery, the request and its input rounds all wait by one deadline, ``timeout`` from
+        now (or the one of the call this thread is making: see
+        :mod:`mcp_sync._rules.deadline`). An argument under a secret-looking name
+        (``password``) is a secret from here on.
+
+        The call becomes one :class:`~mcp_sync._session.outgoing.Outgoing` here, with its
+        method's row from the table, and goes down whole: recovery -> era -> session."""
         body = dict(params) if params is not None else None
         secrets = secret_values(body["arguments"]) if body and body.get("arguments") else None
         if secrets:  # (mcp_sync.redaction)
@@ -422,22 +431,19 @@ class Connection:
         deadline = call_deadline(
             timeout, options.max_total_timeout, what=method, default=options.request_timeout
         )
-        return self._send_handling_recovery(method, body, deadline, signal, progress)
+        outgoing = Outgoing(method, body, deadline, signal, progress)
+        return self._send_handling_recovery(outgoing)
 
-    def _send_handling_recovery(
-        self,
-        method: str,
-        body: dict[str, Any] | None,
-        deadline: Deadline,
-        signal: AbortSignal | None,
-        progress: RawProgress | None,
-    ) -> Any:
+    def _send_handling_recovery(self, outgoing: Outgoing) -> Any:
         """With ``recovery=``, a request the server certainly did not run is sent again once
         the connection is back; one that was out when it broke fails."""
-        session = self.connected_session(deadline, signal)
+        session = self._session
+        # connected_session()'s test, inlined for the live session (its frame: 0.5k instructions)
+        if self._state != "connected" or session is None or session.closed or self.forked:
+            session = self.connected_session(outgoing.deadline, outgoing.signal)
         generation = self._generation
         try:
-            result = self._send_in_era(session, method, body, deadline, signal, progress)
+            result = self._send_in_era(session, outgoing)
             self._track.answered_in = generation
             return result
         except McpError as exc:
@@ -446,17 +452,17 @@ class Connection:
             if isinstance(exc, RpcError):
                 self._track.answered_in = generation
             if not refused_unprocessed(exc):
-                self._raise_as_sent_once(method, exc)
-            logger.info("%s was refused unprocessed (%s); reconnecting", method, exc)
+                self._raise_as_sent_once(outgoing.method, exc)
+            logger.info("%s was refused unprocessed (%s); reconnecting", outgoing.method, exc)
             if generation == self._generation:
                 self._track.lost(exc)  # (an HTTP 404: the session was lost just now)
-        session = self._recover(generation, deadline, signal)
+        session = self._recover(generation, outgoing.deadline, outgoing.signal)
         try:  # sent once more, at most: it fails as the first send would have
-            return self._send_in_era(session, method, body, deadline, signal, progress)
+            return self._send_in_era(session, outgoing)
         except McpError as exc:
             if refused_unprocessed(exc):
                 raise
-            self._raise_as_sent_once(method, exc)
+            self._raise_as_sent_once(outgoing.method, exc)
 
     def _raise_as_sent_once(self, method: str, error: McpError) -> NoReturn:
         """Raise what a call that went out and was not refused unprocessed fails with: a
@@ -466,70 +472,20 @@ class Connection:
             raise broke_while_out(method, error) from error
         raise error
 
-    def _send_in_era(
-        self,
-        session: Session,
-        method: str,
-        body: dict[str, Any] | None,
-        deadline: Deadline,
-        signal: AbortSignal | None,
-        progress: RawProgress | None,
-    ) -> Any:
+    def _send_in_era(self, session: Session, outgoing: Outgoing) -> Any:
         server = self.server  # is_stateless, inlined: the property costs 0.7k instructions
         if server is not None and server.era == "stateless":
-            return self.stateless.request(session, method, body, deadline, signal, progress)
-        return self.send_once(session, method, body, deadline, signal, progress)
+            return self.stateless.request(session, outgoing)
+        if _hooks.around_request is None:  # send_once's own path, without its frame (0.5k)
+            return session.request(outgoing)
+        return self.send_once(session, outgoing)
 
-    def send_once(
-        self,
-        session: Session,
-        method: str,
-        body: dict[str, Any] | None,
-        deadline: Deadline,
-        signal: AbortSignal | None,
-        progress: RawProgress | None,
-        options: MessageOptions | None = None,
-    ) -> Any:
-        """One request on ``session``, through the request hook when one is installed;
-        ``options`` for the transport (default: the session's)."""
+    def send_once(self, session: Session, outgoing: Outgoing) -> Any:
+        """One request on ``session``, through the request hook when one is installed."""
         hook = _hooks.around_request  # None unless instrumented (tracing)
         if hook is not None:
-            return self._send_through(
-                hook, session, method, body, deadline, signal, progress, options
-            )
-        # Called here, not through the hook's closure: making it took 1.7k instructions of
-        # the 99k of a client.request (python -m bench.instructions).
-        return session.request(
-            method,
-            body,
-            deadline=deadline,
-            signal=signal,
-            on_progress=progress,
-            options=options,
-        )
-
-    def _send_through(
-        self,
-        hook: _hooks.AroundRequest,
-        session: Session,
-        method: str,
-        body: dict[str, Any] | None,
-        deadline: Deadline,
-        signal: AbortSignal | None,
-        progress: RawProgress | None,
-        options: MessageOptions | None,
-    ) -> Any:
-        def send(params: dict[str, Any] | None) -> Any:
-            return session.request(
-                method,
-                params,
-                deadline=deadline,
-                signal=signal,
-                on_progress=progress,
-                options=options,
-            )
-
-        return hook(self.server, self._transport, method, body, send)
+            return hook(self.server, self._transport, outgoing, session.request)
+        return session.request(outgoing)
 
     def notify(
         self, method: str, params: Mapping[str, Any] | None = None, timeout: float | None = None
@@ -633,6 +589,6 @@ class Connection:
             return
 
         def send(method: str, params: dict[str, Any] | None) -> Any:
-            return self.send_once(session, method, params, deadline, None, None)
+            return self.send_once(session, Outgoing(method, params, deadline))
 
         restore(send, self._restorers, self.log_level)

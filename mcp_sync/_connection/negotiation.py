@@ -22,6 +22,7 @@ from typing import Any
 
 from .._rules.deadline import Deadline
 from .._rules.warn import warn
+from .._session.outgoing import Outgoing
 from .._session.session import PendingRequest, Session
 from ..abort import AbortSignal
 from ..errors import (
@@ -60,20 +61,21 @@ class ServerState:
     discover: DiscoverResult | None = None
     #: The era of ``protocol_version`` (read on every call).
     era: versions.Era = dataclasses.field(init=False, compare=False)
-    #: ``capabilities`` as on the wire, for the per-call capability check.
+    #: ``capabilities`` as on the wire.
     wire_capabilities: dict[str, Any] = dataclasses.field(init=False, repr=False, compare=False)
+    #: The dotted path of every capability declared, for the per-call capability check.
+    declared: frozenset[str] = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "era", versions.era_of(self.protocol_version))
-        object.__setattr__(self, "wire_capabilities", self.capabilities.to_wire())
+        wire = self.capabilities.to_wire()
+        object.__setattr__(self, "wire_capabilities", wire)
+        object.__setattr__(self, "declared", frozenset(_declared_paths(wire)))
 
     def has(self, capability: str) -> bool:
         """True if the server advertised ``capability``, a dotted path like
-        ``"resources.subscribe"``."""
-        caps: Any = self.wire_capabilities
-        for part in capability.split("."):
-            caps = caps.get(part) if isinstance(caps, dict) else None
-        return caps not in (None, False)
+        ``"resources.subscribe"`` (declared: present, and neither null nor false)."""
+        return capability in self.declared
 
     def rediscovered(self, result: DiscoverResult) -> ServerState:
         """This state after a later ``server/discover`` (the version agreed stays)."""
@@ -81,6 +83,22 @@ class ServerState:
         return ServerState(
             self.protocol_version, result.capabilities, info, result.instructions, result
         )
+
+
+def _declared_paths(capabilities: dict[str, Any]) -> list[str]:
+    """The dotted path of each capability in ``capabilities`` whose value is neither null nor
+    false, at any depth (a key holding a dot cannot be named by a path, and is left out)."""
+    paths: list[str] = []
+    todo: list[tuple[str, dict[str, Any]]] = [("", capabilities)]
+    while todo:
+        prefix, node = todo.pop()
+        for key, value in node.items():
+            if not isinstance(key, str) or "." in key or value in (None, False):
+                continue
+            paths.append(prefix + key)
+            if isinstance(value, dict):
+                todo.append((f"{prefix}{key}.", value))
+    return paths
 
 
 def choose_protocol(protocol: str, handshake_version: str) -> tuple[str, str]:
@@ -231,22 +249,14 @@ def handshake(
         "capabilities": offer.capabilities,
         "clientInfo": offer.client_info,
     }
-    raw = session.request(
-        "initialize",
-        params,
-        deadline=deadline,
-        cancellable=False,
-        options=_IN_SESSION,
-        signal=signal,
-    )
+    raw = session.request(Outgoing("initialize", params, deadline, signal, at=_IN_SESSION))
     result = parse_result("initialize", InitializeResult, raw)
     if result.protocol_version not in versions.HANDSHAKE_VERSIONS:
         raise UnsupportedProtocolVersion(result.protocol_version, versions.HANDSHAKE_VERSIONS)
     # From here on every message says the version: an answer to a server request sent before
     # the client has adopted the state included.
     session.message_options = MessageOptions(version=result.protocol_version)
-    opens = MessageOptions(version=result.protocol_version, opens_session=True)
-    session.notify("notifications/initialized", timeout=deadline.left(), options=opens)
+    session.notify("notifications/initialized", timeout=deadline.left(), opens_session=True)
     return ServerState(
         result.protocol_version, result.capabilities, result.server_info, result.instructions
     )
@@ -265,17 +275,18 @@ def _discover(
     within ``window`` seconds (None: the deadline), raises _HandshakeServer."""
     for attempt in range(2):
         meta = stateless.request_meta(version, {}, offer.client_info)
-        pending = session.begin(
+        discover = Outgoing(
             "server/discover",
             {"_meta": meta},
             # A transport may read the answer in send(), holding the caller by the deadline
             # it is given: one waited for only a window is given none. (Only transports
             # whose servers may ignore the probe have a window: stdio, which signs in
             # nowhere.)
-            deadline=deadline if window is None else None,
-            options=MessageOptions(version=version, standalone=True),
-            signal=signal,
+            deadline if window is None else Deadline(None),
+            signal,
+            at=MessageOptions(version=version, standalone=True),
         )
+        pending = session.begin(discover)
         try:
             if window is not None:
                 _wait_until_read(session, pending, deadline)

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import pydantic
 
 from .._rules.deadline import Deadline
-from .._session.extra_headers import current as current_extra_headers
+from .._session.outgoing import Outgoing
 from .._session.server_requests import MAX_INPUT_REQUESTS, RequestHandler
 from .._session.session import PendingRequest, Session
 from ..abort import AbortController, AbortSignal
@@ -43,8 +43,7 @@ from ..protocol import headers, stateless
 from ..protocol.jsonrpc import Notification
 from ..protocol.meta import SERVER_INFO as SERVER_INFO_KEY
 from ..protocol.types import TASKS_EXTENSION, Implementation, Tool
-from ..transports.base import MessageOptions
-from .cache import CACHEABLE, ResultCache
+from .cache import ResultCache
 from .negotiation import ServerState
 
 __all__ = [
@@ -57,9 +56,9 @@ __all__ = [
 
 logger = logging.getLogger("mcp_sync")
 
-ProgressCallback = Callable[[dict[str, Any]], None]
 NotificationCallback = Callable[[Notification], None]
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+LISTEN = "subscriptions/listen"
 
 
 class Link(Protocol):
@@ -82,16 +81,7 @@ class Link(Protocol):
 
     def submit(self, job: Callable[[], None]) -> None: ...
 
-    def send_once(
-        self,
-        session: Session,
-        method: str,
-        body: dict[str, Any] | None,
-        deadline: Deadline,
-        signal: AbortSignal | None,
-        progress: ProgressCallback | None,
-        options: MessageOptions | None = None,
-    ) -> Any: ...
+    def send_once(self, session: Session, outgoing: Outgoing) -> Any: ...
 
 
 class StatelessEra:
@@ -109,34 +99,28 @@ class StatelessEra:
 
     # -- requests -----------------------------------------------------------------------
 
-    def request(
-        self,
-        session: Session,
-        method: str,
-        body: dict[str, Any] | None,
-        deadline: Deadline,
-        signal: AbortSignal | None,
-        progress: ProgressCallback | None,
-    ) -> Any:
-        """One request: from the cache, or sent with ``_meta`` and as many ``input_required``
-        rounds as the server asks for (each round its own request), all by the call's
-        ``deadline``: it covers every round and every handler the call runs."""
+    def request(self, session: Session, outgoing: Outgoing) -> Any:
+        """One request: from the cache, or sent with ``_meta`` (and a tool call's
+        ``Mcp-Param-*`` headers) and as many ``input_required`` rounds as the server asks for
+        (each round its own request), all by the call's deadline: it covers every round and
+        every handler the call runs."""
+        method, row, deadline = outgoing.method, outgoing.row, outgoing.deadline
         cache = self.cache
         identity: str | None = None
-        if cache is not None and method in CACHEABLE:
-            identity = authorization_context(session.transport)
-            cached = cache.get(method, body, identity)
+        if cache is not None and row.cacheable:
+            identity = authorization_context(session.transport, outgoing.extra_headers)
+            cached = cache.get(method, outgoing.params, identity)
             if cached is not None:
                 return cached
-        key_params = body
-        options = self._options(method, body)
-        body = stateless.with_meta(body, self.meta(method))
+        key_params = outgoing.params
+        body = stateless.with_meta(key_params, self.meta(method))
+        outgoing = outgoing.with_params(body, self._param_headers(outgoing))
         send = self._link.send_once
         for round_number in range(self.max_input_rounds + 1):
             if round_number:
                 deadline.check(method, f"after {round_number} input_required rounds")
             try:
-                raw = send(session, method, body, deadline, signal, progress, options)
+                raw = send(session, outgoing)
             except RequestTimeout as exc:
                 if not round_number:
                     raise
@@ -153,9 +137,10 @@ class StatelessEra:
                     cache.put(method, key_params, raw, identity)
                 return raw
             responses = self.fulfil_input_requests(
-                session, raw.get("inputRequests"), signal, deadline, method
+                session, raw.get("inputRequests"), outgoing.signal, deadline, method
             )
             body = stateless.retry_params(body, responses, raw.get("requestState"))
+            outgoing = outgoing.with_params(body)
         raise ProtocolError(
             f"{method}: the server still asks for input after {self.max_input_rounds} rounds"
         )
@@ -260,21 +245,18 @@ class StatelessEra:
         }
         return accepted
 
-    def _options(self, method: str, params: dict[str, Any] | None) -> MessageOptions | None:
-        """The transport options of a request: a ``tools/call`` of a tool whose schema asks
-        for ``Mcp-Param-*`` headers gets them (from the tool as last listed); any other
-        request, the session's (its version)."""
-        if method != "tools/call" or not self._tools or params is None:
-            return None
+    def _param_headers(self, outgoing: Outgoing) -> Mapping[str, str]:
+        """The headers of a request: with the ``Mcp-Param-*`` headers a ``tools/call`` of a
+        tool whose schema asks for them gets (from the tool as last listed)."""
+        params = outgoing.params
+        if outgoing.method != "tools/call" or not self._tools or params is None:
+            return outgoing.headers
         tool = self._tools.get(str(params.get("name")))
         arguments = params.get("arguments")
         if tool is None or not isinstance(arguments, dict):
-            return None
+            return outgoing.headers
         found = headers.param_headers(tool.input_schema, arguments)
-        server = self._link.server
-        if not found or server is None:
-            return None
-        return MessageOptions(version=server.protocol_version, standalone=True, headers=found)
+        return headers.merge(dict(outgoing.headers), found) if found else outgoing.headers
 
     # -- notifications, listen, recovery ------------------------------------------------
 
@@ -365,13 +347,13 @@ def _handler_signal(
             remove()
 
 
-def authorization_context(transport: object) -> str | None:
-    """A digest of the credentials ``transport`` sends (its static headers, its auth
-    provider's token, the :func:`~mcp_sync.extra_headers` in force): the authorization
-    context a ``"private"`` cached result belongs to. A transport without any (stdio,
-    in-memory) has one context, ``""``; None when the provider fails (nothing private is
-    then served or kept)."""
-    headers = {**dict(getattr(transport, "headers", None) or {}), **current_extra_headers()}
+def authorization_context(transport: object, extra_headers: Mapping[str, str]) -> str | None:
+    """A digest of the credentials a request through ``transport`` carries (the transport's
+    static headers, its auth provider's token, the request's ``extra_headers``): the
+    authorization context a ``"private"`` cached result belongs to. A transport without any
+    (stdio, in-memory) has one context, ``""``; None when the provider fails (nothing private
+    is then served or kept)."""
+    headers = {**dict(getattr(transport, "headers", None) or {}), **extra_headers}
     # The HTTP transports' provider is not public API; its token() is called before every
     # request anyway ("should be cheap"), so asking it once more per cacheable call costs
     # what the request itself would.
@@ -426,16 +408,14 @@ class StatelessListen:
         self._acknowledged.clear()
         session = self._link.connected_session()
         self._era._active_listens.add(self)
-        params = stateless.with_meta(
-            {"notifications": self._filters}, self._era.meta("subscriptions/listen")
-        )
+        params = stateless.with_meta({"notifications": self._filters}, self._era.meta(LISTEN))
 
         def file(pending: PendingRequest) -> None:  # (its acknowledgement may come first)
             self._pending = pending
             self._era._listens[pending.id] = self
 
         try:
-            pending = session.begin("subscriptions/listen", params, before_send=file)
+            pending = session.begin(Outgoing(LISTEN, params, Deadline(None)), file)
         except BaseException:
             if self._pending is not None:
                 self._era._listens.pop(self._pending.id, None)
@@ -443,7 +423,7 @@ class StatelessListen:
         pending.future.add_done_callback(lambda _f: self._ended(pending))
         if not self._acknowledged.wait(timeout) and not pending.future.done():
             self.cancel()
-            raise RequestTimeout("subscriptions/listen", timeout)
+            raise RequestTimeout(LISTEN, timeout)
         if pending.future.done() and not self._acknowledged.is_set():
             error = pending.future.exception()
             raise (

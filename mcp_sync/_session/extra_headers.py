@@ -2,24 +2,23 @@
 
 The headers live in a :class:`contextvars.ContextVar`: they follow the code that set them
 (this thread, or a context copied with :func:`contextvars.copy_context`), never another
-thread's calls on the same client. The session copies them into each message's
-:class:`~mcp_sync.transports.base.MessageOptions` on the caller's thread, so a transport that
-sends later, from its own thread, still sends them.
+thread's calls on the same client. A request takes them on the caller's thread, where it is
+made (:class:`~mcp_sync._session.outgoing.Outgoing`), into its
+:class:`~mcp_sync.transports.base.MessageOptions`, so a transport that sends later, from its
+own thread, still sends them.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import MappingProxyType
 
 from ..protocol.headers import checked_headers, merge
 from ..redaction import hold_fields
-from ..transports.base import MessageOptions
 
-__all__ = ["current", "extra_headers", "with_extra_headers"]
+__all__ = ["current", "extra_headers"]
 
 _NONE: Mapping[str, str] = MappingProxyType({})
 _current: ContextVar[Mapping[str, str]] = ContextVar("mcp_sync_extra_headers", default=_NONE)
@@ -62,17 +61,6 @@ def extra_headers(headers: Mapping[str, str]) -> Iterator[None]:
         _current.reset(token)
 
 
-def current() -> Mapping[str, str]:
-    """The extra headers in force here (empty outside any :func:`extra_headers` block)."""
-    return _current.get()
-
-
-def with_extra_headers(options: MessageOptions | None) -> MessageOptions | None:
-    """``options`` with the extra headers in force added below the message's own headers
-    (``Mcp-Param-*``, which they never override)."""
-    extra = _current.get()
-    if not extra:
-        return options
-    if options is None:
-        return MessageOptions(headers=extra)
-    return dataclasses.replace(options, headers=merge(dict(extra), options.headers))
+#: ``current()``: the extra headers in force here (empty outside any :func:`extra_headers`
+#: block). The context variable's own method: every request reads it.
+current: Callable[[], Mapping[str, str]] = _current.get

@@ -48,6 +48,7 @@ from ..protocol import methods
 
 if TYPE_CHECKING:
     from .._connection.negotiation import ServerState
+    from .._session.outgoing import Outgoing
     from ..transports.base import Transport
 
 __all__ = ["instrument", "instrumented", "uninstrument"]
@@ -77,11 +78,10 @@ def _traced(
     tracer: trace.Tracer,
     server: ServerState | None,
     transport: Transport | None,
-    method: str,
-    params: dict[str, Any] | None,
-    send: Callable[[dict[str, Any] | None], Any],
+    outgoing: Outgoing,
+    send: Callable[[Outgoing], Any],
 ) -> Any:
-    row = methods.method(method)
+    method, row, params = outgoing.method, outgoing.row, outgoing.params
     target = _target(row, params)
     with tracer.start_as_current_span(
         f"{method} {target}" if target else method,
@@ -96,8 +96,9 @@ def _traced(
         if carrier:
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), **carrier}
+            outgoing = outgoing.with_params(params)
         try:
-            result = send(params)
+            result = send(outgoing)
         except RpcError as exc:
             code = str(exc.code)
             span.set_attributes({"error.type": code, "rpc.response.status_code": code})

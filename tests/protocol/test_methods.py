@@ -4,26 +4,30 @@ from __future__ import annotations
 
 import re
 
-from mcp_sync._session.method_options import for_method
+from mcp_sync._session.outgoing import message_options
 from mcp_sync.protocol import headers, methods
 from mcp_sync.transports.base import MessageOptions
 
 
 def test_a_method_that_only_reads_may_be_sent_twice_and_a_call_may_not():
-    assert for_method("tools/list", None).safe_to_resend  # type: ignore[union-attr]
-    assert for_method("resources/read", MessageOptions(version="2026-07-28")) == MessageOptions(
+    row = methods.method
+    assert message_options(None, row("tools/list")).safe_to_resend  # type: ignore[union-attr]
+    at = MessageOptions(version="2026-07-28")
+    assert message_options(at, row("resources/read")) == MessageOptions(
         version="2026-07-28", safe_to_resend=True
     )
-    # a tool call may charge a card: its options pass through untouched
-    mine = MessageOptions(headers={"Mcp-Param-Region": "eu"})
-    assert for_method("tools/call", mine) is mine
-    assert for_method("tools/call", None) is None
-    assert for_method("vendor/unknown", None) is None
+    # a tool call may charge a card: the session's options pass through untouched
+    assert message_options(at, row("tools/call")) is at
+    assert message_options(None, row("tools/call")) is None
+    assert message_options(None, row("vendor/unknown")) is None
+    own = message_options(at, row("tools/call"), {"Mcp-Param-Region": "eu"})
+    assert own == MessageOptions(version="2026-07-28", headers={"Mcp-Param-Region": "eu"})
 
 
 def test_initialize_begins_a_session_whatever_options_it_had():
-    assert for_method("initialize", MessageOptions()) == MessageOptions(begins_session=True)
-    assert not for_method("initialize", None).safe_to_resend  # type: ignore[union-attr]
+    initialize = methods.method("initialize")
+    assert message_options(MessageOptions(), initialize) == MessageOptions(begins_session=True)
+    assert not message_options(None, initialize).safe_to_resend  # type: ignore[union-attr]
 
 
 def test_the_header_rules_read_the_table():
