@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import pydantic
 
-from .._rules.deadline import Deadline
+from .._rules.deadline import Deadline, call_deadline
 from .._session.outgoing import Outgoing
 from .._session.server_requests import MAX_INPUT_REQUESTS, RequestHandler
 from .._session.session import PendingRequest, Session
@@ -275,11 +275,12 @@ class StatelessEra:
             listener.notify_user(notification)
 
     def listen(
-        self, filters: dict[str, Any], callback: NotificationCallback, timeout: float
+        self, filters: dict[str, Any], callback: NotificationCallback, deadline: Deadline
     ) -> StatelessListen:
-        """Start a ``subscriptions/listen`` request; returns once the server acknowledged."""
+        """Start a ``subscriptions/listen`` request; returns once the server acknowledged, by
+        ``deadline`` (the ``listen()`` call's)."""
         listener = StatelessListen(self, filters, callback)
-        listener.start(timeout)
+        listener.start(deadline)
         return listener
 
     def reconnected(self, era_is_stateless: bool, deadline: Deadline) -> None:
@@ -403,10 +404,12 @@ class StatelessListen:
         self._acknowledged = threading.Event()
         self._cancelled = False
 
-    def start(self, timeout: float) -> None:
-        """Send the request and wait for the server's acknowledgement."""
+    def start(self, deadline: Deadline, limit: float | None = None) -> None:
+        """Send the request and wait for the server's acknowledgement, by ``deadline`` (that
+        of the call that listens, or recovers), or ``limit`` seconds if that ends sooner.
+        The request itself stays open (no deadline): it lasts until it is cancelled."""
         self._acknowledged.clear()
-        session = self._link.connected_session()
+        session = self._link.connected_session(deadline)
         self._era._active_listens.add(self)
         params = stateless.with_meta({"notifications": self._filters}, self._era.meta(LISTEN))
 
@@ -421,9 +424,13 @@ class StatelessListen:
                 self._era._listens.pop(self._pending.id, None)
             raise
         pending.future.add_done_callback(lambda _f: self._ended(pending))
-        if not self._acknowledged.wait(timeout) and not pending.future.done():
+        wait = deadline.left() if limit is None else deadline.within(limit)
+        acknowledged = self._acknowledged.wait(None if wait == math.inf else wait)
+        if not acknowledged and not pending.future.done():
             self.cancel()
-            raise RequestTimeout(LISTEN, timeout)
+            if deadline.passed():
+                raise deadline.expired(LISTEN, "the server did not acknowledge it")
+            raise RequestTimeout(LISTEN, wait)
         if pending.future.done() and not self._acknowledged.is_set():
             error = pending.future.exception()
             raise (
@@ -458,13 +465,19 @@ class StatelessListen:
 
     def restart(self, deadline: Deadline) -> None:
         """Listen again (after the client reconnected, by the ``deadline`` of the call that
-        did): the server forgot the old request."""
+        did, and within ``request_timeout``: a side task of that call): the server forgot the
+        old request."""
         if not self._cancelled:
-            self._restart(deadline.within(self._link.request_timeout))
+            self._restart(deadline, self._link.request_timeout)
 
-    def _restart(self, wait: float | None = None) -> None:
+    def _restart(self, deadline: Deadline | None = None, limit: float | None = None) -> None:
+        if deadline is None:  # (after a drop, on the dispatcher thread: a call of its own)
+            link = self._link
+            deadline = call_deadline(
+                None, link.max_total_timeout, what=LISTEN, default=link.request_timeout
+            )
         try:
-            self.start(self._link.request_timeout if wait is None else wait)
+            self.start(deadline, limit)
         except McpError as exc:
             logger.warning("could not listen again after a drop: %s", exc)
 

@@ -13,7 +13,7 @@ import logging
 import threading
 from collections.abc import Callable, Collection, Sequence
 
-from .._rules.numbers import call_timeout
+from .._rules.deadline import Deadline, call_deadline, under
 from ..abort import AbortSignal
 from ..errors import McpError
 from ..protocol.jsonrpc import Notification
@@ -116,16 +116,31 @@ class ResourceSubscriptions:
         ``"prompts"``, ``"resources"``) and the updates of ``uris``, all to ``callback``. In
         the stateless era one ``subscriptions/listen`` request; in the handshake era the
         notifications on the connection, and ``resources/subscribe`` for each URI."""
-        timeout = call_timeout(timeout, "listen")
+        connection = self._connection
+        deadline = call_deadline(
+            timeout,
+            connection.max_total_timeout,
+            what="listen",
+            default=connection.request_timeout,
+        )
+        with under(deadline):  # (the resources/subscribe of each URI: one deadline for all)
+            return self._listen(kinds, uris, callback, deadline)
+
+    def _listen(
+        self,
+        kinds: Collection[str],
+        uris: Sequence[str],
+        callback: Callable[[Notification], None],
+        deadline: Deadline,
+    ) -> Subscription:
         connection = self._connection
         if connection.is_stateless:
             filters = listen_filters(
                 "tools" in kinds, "prompts" in kinds, "resources" in kinds, uris
             )
-            wait = connection.request_timeout if timeout is None else timeout
-            return Subscription(connection.stateless.listen(filters, callback, wait).cancel)
+            return Subscription(connection.stateless.listen(filters, callback, deadline).cancel)
         stops = [
-            self._connection.on_notification(f"notifications/{kind}/list_changed", callback)
+            connection.on_notification(f"notifications/{kind}/list_changed", callback)
             for kind in kinds
         ]
 
@@ -138,7 +153,7 @@ class ResourceSubscriptions:
 
         try:
             for uri in uris:
-                stops.append(self.subscribe(uri, updated, timeout, None).cancel)
+                stops.append(self.subscribe(uri, updated, None, None).cancel)
         except BaseException:
             stop_all()
             raise

@@ -1,7 +1,8 @@
 """One deadline per user call (mcp_sync/_rules/deadline.py), walked over every surface that waits: a
 ``connect()``, a call, a call whose connection must be recovered first, and a recovery that
 meets a server which never answers, each in the handshake era (``protocol="auto"`` and
-``"handshake"``) and the 2026-07-28 era. Each must end by its timeout plus a small bound (the
+``"handshake"``) and the 2026-07-28 era; and a ``listen()`` (its ``subscriptions/listen`` is
+a 2026-07-28 request) that is never acknowledged, or must recover its connection first. Each must end by its timeout plus a small bound (the
 bound is generous for a loaded machine, and below what each took before: the probe's 2 s, or
 the recovery's time, added to the timeout). The sign-in an HTTP 401 starts is walked in
 tests/oauth/test_oauth_device.py.
@@ -74,7 +75,10 @@ def the_timeout_in(error: BaseException) -> RequestTimeout:
 
 @contextmanager
 def recovering(
-    protocol: str, then: Callable[[], StdioTransport], on_elicitation: Any = None
+    protocol: str,
+    then: Callable[[], StdioTransport],
+    on_elicitation: Any = None,
+    request_timeout: float = 30.0,
 ) -> Iterator[mcp_sync.Client]:
     """A client with recovery= (and ``on_elicitation``), connected to the SDK server, which is
     then killed: its next call recovers with ``then()``."""
@@ -84,7 +88,9 @@ def recovering(
         made.append(sdk() if not made else then())
         return made[-1]
 
-    client = mcp_sync.Client("deadline", "1", protocol=protocol, recovery=FAST)
+    client = mcp_sync.Client(
+        "deadline", "1", protocol=protocol, recovery=FAST, request_timeout=request_timeout
+    )
     if on_elicitation is not None:
         client.on_elicitation(on_elicitation)
     client.connect(make, timeout=30)
@@ -155,3 +161,46 @@ def test_the_time_a_recovery_takes_comes_out_of_the_calls_timeout(protocol: str)
             released.set()  # (before close())
     assert the_timeout_in(error).timeout == 8, error
     assert took < 8 + SLACK, f"call_tool(timeout=8) took {took:.1f} s"
+
+
+def ignore(notification: mcp_sync.Notification) -> None:
+    pass
+
+
+@pytest.mark.parametrize("limit", ["timeout", "max_total_timeout"])
+def test_a_listen_the_server_never_acknowledges_ends_by_its_deadline(limit: str) -> None:
+    """Before, listen() waited for the acknowledgement by a timeout of its own (its
+    ``timeout=``, else ``request_timeout``): ``max_total_timeout=2`` did not cap it (20 s)."""
+    capped = limit == "max_total_timeout"
+    options: dict[str, Any] = {"request_timeout": 20.0}
+    if capped:
+        options["max_total_timeout"] = 2.0
+    transport = sdk()
+    with mcp_sync.Client("deadline", "1", **options).connect(transport, timeout=30) as client:
+        assert client.era == "stateless" and transport.pid is not None
+        os.kill(transport.pid, signal.SIGSTOP)
+        try:
+            error, took = timed(
+                lambda: client.listen(
+                    tools_list_changed=True, callback=ignore, timeout=None if capped else 2
+                )
+            )
+        finally:
+            os.kill(transport.pid, signal.SIGCONT)
+    assert isinstance(error, RequestTimeout) and error.timeout == 2, error
+    assert took < 2 + SLACK, f"listen ({limit}=2) took {took:.1f} s"
+
+
+@pytest.mark.parametrize("protocol", ["auto", "2026-07-28"])
+def test_a_listen_whose_connection_must_be_recovered_ends_by_its_timeout(protocol: str) -> None:
+    """Before, listen() recovered its connection by a deadline of its own
+    (``request_timeout``, 20 s here), then waited its whole timeout again for the
+    acknowledgement."""
+    with recovering(protocol, mute, request_timeout=20.0) as client:
+        assert client.era == "stateless"
+        error, took = timed(
+            lambda: client.listen(tools_list_changed=True, callback=ignore, timeout=3)
+        )
+    assert isinstance(error, ConnectionClosed) and "could not reconnect" in str(error), error
+    assert the_timeout_in(error).timeout == 3
+    assert took < 3 + SLACK, f"listen(timeout=3) took {took:.1f} s"
