@@ -17,14 +17,11 @@ from ._client.connect import connect
 from ._client.targets import Target, transport_for
 from ._client.tasks import Tasks, ToolTask
 from ._connection.options import ClientOptions
-from ._presentation.repr import ToolParameter, tool_parameters
 from ._session.extra_headers import extra_headers
 from ._version import __version__ as __version__
 from .abort import AbortController, AbortSignal
 from .backoff import Backoff
-from .cassette import Cassette
 from .client import Client, ClientState, HandlerContext, Subscription
-from .config import connect_all
 from .errors import (
     Aborted,
     CapabilityError,
@@ -59,14 +56,10 @@ from .errors import (
     UrlElicitationRequired,
     WriteTimeout,
 )
-from .functions import Functions
-from .group import BreakerStatus, CircuitBreaker, ClientGroup
-from .llm import clean_tool, to_llm_content, to_llm_text
 from .pins import Pins, ToolChange
 from .protocol.jsonrpc import Notification
 from .protocol.types import __all__ as _moved_to_types
 from .protocol.versions import LATEST, SUPPORTED
-from .shared import SharedClient, shared_client
 from .skills import LoadedSkill
 from .transports import (
     InMemoryTransport,
@@ -75,11 +68,18 @@ from .transports import (
     Transport,
     in_memory_transport_pair,
 )
-from .transports.sandbox import Sandbox
 
 if TYPE_CHECKING:
+    from ._presentation.repr import ToolParameter, tool_parameters
     from .auth import AuthProvider, BearerToken, UnauthorizedContext
+    from .cassette import Cassette
+    from .config import connect_all
+    from .functions import Functions
+    from .group import BreakerStatus, CircuitBreaker, ClientGroup
+    from .llm import clean_tool, to_llm_content, to_llm_text
+    from .shared import SharedClient, shared_client
     from .transports.http import ReconnectOptions, StreamableHttpTransport
+    from .transports.sandbox import Sandbox
     from .transports.sse_legacy import SseTransport
 
 
@@ -167,8 +167,23 @@ __all__ = [
     "ToolParameter",
 ]
 
-# HTTP pulls in `requests`: loaded on first use only.
+# Loaded on first use only: HTTP pulls in `requests`, and a stdio client needs none of the
+# rest (`make bench`'s import row; tests/test_import_footprint.py keeps them out).
 _LAZY = {
+    "Cassette": "mcp_sync.cassette",
+    "BreakerStatus": "mcp_sync.group",
+    "CircuitBreaker": "mcp_sync.group",
+    "ClientGroup": "mcp_sync.group",
+    "connect_all": "mcp_sync.config",
+    "Functions": "mcp_sync.functions",
+    "clean_tool": "mcp_sync.llm",
+    "to_llm_content": "mcp_sync.llm",
+    "to_llm_text": "mcp_sync.llm",
+    "Sandbox": "mcp_sync.transports.sandbox",
+    "SharedClient": "mcp_sync.shared",
+    "shared_client": "mcp_sync.shared",
+    "ToolParameter": "mcp_sync._presentation.repr",
+    "tool_parameters": "mcp_sync._presentation.repr",
     "StreamableHttpTransport": "mcp_sync.transports.http",
     "ReconnectOptions": "mcp_sync.transports.http",
     "SseTransport": "mcp_sync.transports.sse_legacy",
@@ -181,8 +196,6 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     from importlib import import_module
 
-    if name == "types":  # `import mcp_sync; mcp_sync.types.Tool` works as `import mcp` does not
-        return import_module("mcp_sync.types")
     if name in _moved_to_types:
         # The wire types were top-level names until 0.1.0's surface was cut (docs/api.md).
         from ._rules.warn import deprecated
@@ -190,6 +203,16 @@ def __getattr__(name: str) -> Any:
         deprecated(f"mcp_sync.{name} is now mcp_sync.types.{name}")
         return getattr(import_module("mcp_sync.types"), name)
     module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mcp_sync' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+    if module is not None:
+        value = getattr(import_module(module), name)
+        globals()[name] = value  # the next look-up finds it without coming here
+        return value
+    if not name.startswith("_"):
+        # A public module not loaded yet: `import mcp_sync; mcp_sync.config.load(...)` works,
+        # and `mcp_sync.types.Tool` (as `import mcp` does not).
+        try:
+            return import_module(f"mcp_sync.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"mcp_sync.{name}":
+                raise
+    raise AttributeError(f"module 'mcp_sync' has no attribute {name!r}")

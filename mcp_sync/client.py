@@ -17,9 +17,11 @@ knows the client.
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ._client import calls as _calls
 from ._client.facade import Moved, Option
@@ -36,14 +38,12 @@ from ._connection.handlers import ClientHandlers, RootsSource, weak_context
 from ._connection.negotiation import ServerState, choose_protocol
 from ._connection.options import ConnectionOptions, client_info, recovery_policy
 from ._connection.subscriptions import ResourceSubscriptions, Subscription
-from ._presentation import repr as _repr
 from ._rules.numbers import call_timeout, whole
 from ._rules.warn import deprecated
 from ._version import __version__
 from .abort import AbortSignal
 from .backoff import Backoff
 from .errors import InvalidStateError
-from .functions import Functions
 from .protocol import methods, versions
 from .protocol.jsonrpc import Notification
 from .protocol.types import (
@@ -69,9 +69,14 @@ from .protocol.types import (
 )
 from .skills import Skills
 
+if TYPE_CHECKING:
+    from .functions import Functions
+
 __all__ = ["Client", "ClientState", "HandlerContext", "ServerState", "Subscription"]
 
 _C = TypeVar("_C", bound="Client")
+#: Held while a client's ``functions`` is made, so that two threads get the same one.
+_MAKING_FUNCTIONS = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -175,11 +180,25 @@ class Client:
         self.tasks = Tasks(self._connection, self._tools.check_pinned)
         #: The skills extension (``list``, ``get``, ``load``): see :class:`~mcp_sync.skills.Skills`.
         self.skills = Skills(self._connection)
-        #: Each tool as a typed function (``client.functions.get_time(zone="UTC")``).
-        self.functions = Functions(self)
+        self._functions: Functions | None = None
         self._handlers = ClientHandlers(roots, capabilities)
         self._resources = ResourceSubscriptions(self._connection)
-        _repr.register_ipython()  # in a notebook, list_tools() shows as a table from now on
+        if "IPython" in sys.modules:  # in a notebook, list_tools() shows as a table from now on
+            from ._presentation.repr import register_ipython
+
+            register_ipython()
+
+    @property
+    def functions(self) -> Functions:
+        """Each tool as a typed function (``client.functions.get_time(zone="UTC")``): see
+        :class:`~mcp_sync.Functions`."""
+        with _MAKING_FUNCTIONS:
+            if self._functions is None:
+                # made on first use: its module and the schema-to-type code load only then
+                from .functions import Functions
+
+                self._functions = Functions(self)
+            return self._functions
 
     @property
     def max_input_rounds(self) -> int:

@@ -78,7 +78,6 @@ header value in them is replaced by ``[redacted]`` when the error is made (``mcp
 from __future__ import annotations
 
 import json
-import pickle
 import re
 import sys
 from collections.abc import Sequence
@@ -184,6 +183,8 @@ def _portable(value: Any) -> Any:
     still can be."""
     if not isinstance(value, BaseException) or isinstance(value, McpError):
         return value
+    import pickle  # (only an error being pickled loads it)
+
     try:
         pickle.dumps(value)
     except Exception:

@@ -27,7 +27,6 @@ user who may read a pin file but not write it can check against it.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 import json
 import logging
@@ -220,6 +219,8 @@ def _pretty(value: Mapping[str, Any] | None) -> list[str]:
 
 
 def _diff(name: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> str:
+    import difflib  # (only a tool that changed loads it)
+
     shown = safe(name, strict=True)  # the server chose the name: it must not rewrite the diff
     lines = difflib.unified_diff(
         _pretty(old), _pretty(new), f"pinned {shown}", f"listed {shown}", lineterm=""

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack
 
-from ..config import Config, resolve
-from ..transports.sandbox import Sandbox
 from .targets import ConnectOptions, Target, open_client, split_options
 
 if TYPE_CHECKING:
     from ..auth import AuthProvider
     from ..client import Client
+    from ..config import Config
+    from ..transports.sandbox import Sandbox
 
 __all__ = ["connect"]
 
@@ -68,6 +68,8 @@ def connect(
     ``User-Agent`` of every HTTP request to the server.
     """
     if config is not None:
+        from ..config import resolve
+
         if not isinstance(target, str):
             raise TypeError("with config=, the target is a server name (a string)")
         target = resolve(config)[target]

@@ -28,13 +28,13 @@ from ..client import Client
 from ..errors import McpError
 from ..protocol.types import Root
 from ..transports._http.options import HttpOptions
-from ..transports._stdout_watch import StdoutWatch
 from ..transports.base import Transport
-from ..transports.sandbox import Sandbox
 from ..transports.stdio import StdioTransport
 
 if TYPE_CHECKING:
     from ..auth import AuthProvider
+    from ..transports._stdout_watch import StdoutWatch
+    from ..transports.sandbox import Sandbox
 
 __all__ = [
     "ConnectOptions",
@@ -145,10 +145,7 @@ def transport_for(
     among ``roots`` (the client's) as its roots; a sandbox for a target that is not a command
     raises ``ValueError``.
     """
-    wanted = Sandbox.of(sandbox)
-    if isinstance(target, ServerConfig) and target.sandbox is not None:
-        # the entry's own sandbox says more than a bare True (the CLI's --sandbox)
-        wanted = target.sandbox if not isinstance(sandbox, Sandbox) else wanted
+    wanted = _sandbox_for(target, sandbox)
     if wanted is not None:
         wanted = wanted.with_roots(_root_paths(roots))
         if not isinstance(target, ServerConfig) and (
@@ -190,6 +187,18 @@ def transport_for(
     if not argv:
         raise ValueError("connect() needs a command to run or a URL")
     return _stdio(argv, env, cwd, on_stderr, wanted)
+
+
+def _sandbox_for(target: Target, sandbox: Sandbox | bool | None) -> Sandbox | None:
+    """The sandbox asked for by ``sandbox=`` or by a config entry, if any."""
+    own = target.sandbox if isinstance(target, ServerConfig) else None
+    if sandbox is None and own is None:
+        return None  # (the sandbox's module is loaded only for a server that has one)
+    from ..transports.sandbox import Sandbox
+
+    wanted = Sandbox.of(sandbox)
+    # the entry's own sandbox says more than a bare True (the CLI's --sandbox)
+    return own if own is not None and not isinstance(sandbox, Sandbox) else wanted
 
 
 def _root_paths(roots: RootsOption) -> list[str]:
@@ -247,6 +256,8 @@ def open_client(
             http=http,
         )
         if not watches and isinstance(transport, StdioTransport):
+            from ..transports._stdout_watch import StdoutWatch
+
             watches.append(StdoutWatch(transport))
         return transport
 

@@ -408,8 +408,8 @@ def _markdown(value: Any) -> str | None:
 def register_ipython(ipython: Any = None) -> bool:
     """Make IPython render plain lists of tools, prompts, resources and templates as tables.
 
-    Called by each new :class:`~mcp_sync.Client` (cheap: two lookups when IPython is not running);
-    returns whether it registered.
+    Called by each new :class:`~mcp_sync.Client` while IPython is loaded (cheap when it is
+    not running); returns whether it registered.
     """
     if ipython is None:
         module = sys.modules.get("IPython")

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..errors import ConnectionClosed, SandboxUnavailable
 from ..redaction import Secret, hold, hold_fields, is_secret_name, redact
@@ -25,7 +24,9 @@ from . import _process
 from ._lines import STDERR_DRAIN, LineTransport, fd_closer
 from ._process import ServerStartError
 from ._stderr import StderrListener
-from .sandbox import Sandbox, await_setup, refusal, sandboxed_argv
+
+if TYPE_CHECKING:
+    from .sandbox import Sandbox
 
 __all__ = [
     "DEFAULT_ENV_KEYS",
@@ -124,7 +125,11 @@ class StdioTransport(LineTransport):
             max_stderr_bytes=max_stderr_bytes,
             close_timeout=close_timeout,
         )
-        self.sandbox = Sandbox.of(sandbox)
+        self.sandbox: Sandbox | None = None
+        if sandbox is not None:  # (the sandbox's module is loaded only for a server that has one)
+            from .sandbox import Sandbox
+
+            self.sandbox = Sandbox.of(sandbox)
         if stderr not in ("pipe", "inherit", "devnull"):
             raise ValueError(f"stderr must be 'pipe', 'inherit' or 'devnull', not {stderr!r}")
         if isinstance(args, (str, bytes)):
@@ -226,6 +231,8 @@ class StdioTransport(LineTransport):
     def _await_sandbox(self, report: int, ours: tuple[int, int, int]) -> None:
         """Wait until bwrap has set the sandbox up; if it refused, close ``ours`` (the pipes
         to it: stdin, stdout, stderr) and raise :class:`SandboxUnavailable` with its reason."""
+        from .sandbox import await_setup, refusal
+
         proc = self._proc
         assert proc is not None
         refused: str | None = None
@@ -259,6 +266,10 @@ class StdioTransport(LineTransport):
 
     def _sandboxed(self, report: int) -> tuple[list[str], dict[str, str]]:
         """The bwrap command line and environment that run the server in its sandbox."""
+        import shutil
+
+        from .sandbox import sandboxed_argv
+
         assert self.sandbox is not None
         given = self.env or {}
         # credentials in the client's own environment stay out; the ones given with env= go in
