@@ -274,6 +274,15 @@ def stdio_real(plan: Plan) -> list[Row]:
 
 @contextlib.contextmanager
 def http_server(argv: list[str], port: int) -> Iterator[str]:
+    with http_server_process(argv, port) as (_proc, url):
+        yield url
+
+
+@contextlib.contextmanager
+def http_server_process(
+    argv: list[str], port: int
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """The server started from ``argv`` listening on ``port``, and its URL."""
     proc = subprocess.Popen(
         argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
@@ -287,7 +296,7 @@ def http_server(argv: list[str], port: int) -> Iterator[str]:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"server {argv} did not start") from None
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield proc, f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()
         try:

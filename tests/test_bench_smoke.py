@@ -3,6 +3,7 @@ benchmarks are not tests)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -147,3 +148,28 @@ def test_http_layers_threads_prints_every_row() -> None:
         for who in ("floor", "requests shared", "mcp_sync"):
             assert f"{who}, {n} threads" in run.stdout, run.stdout
     assert "mcp_sync, 1 thread" in run.stdout
+
+
+@pytest.mark.timeout(120)
+def test_http_cpu_prints_every_way_and_drives() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.http_cpu", "--rounds", "1", "--calls", "16"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    for way in ("mcp_sync", "floor"):
+        for callers in (1, 8):
+            assert re.search(rf"^{way} +{callers} ", run.stdout, re.MULTILINE), run.stdout
+        assert f"{way}: 8 callers over 1, round by round:" in run.stdout, run.stdout
+    drive = subprocess.run(
+        [sys.executable, "-m", "bench.http_cpu", "--drive", "mcp_sync", "8", "0.5"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
+    )
+    assert drive.returncode == 0, drive.stderr[-3000:]
+    assert "8 callers of mcp_sync" in drive.stdout and "calls/s" in drive.stdout, drive.stdout
