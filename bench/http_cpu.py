@@ -41,8 +41,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from .raw_floor import RawHttp
-from .suite import ECHO, PY, _threaded, _threaded_per_connection, free_port, http_server_process
-from .suite import sync_http as _sync_http
+from .suite import (
+    ECHO,
+    PY,
+    _threaded,
+    _threaded_per_connection,
+    free_port,
+    http_server_process,
+    sync_http,
+)
 
 WAYS = ("mcp_sync", "floor")
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -77,7 +84,7 @@ def _ways(sse: bool) -> Iterator[tuple[subprocess.Popen[bytes], dict[str, _Way]]
     argv = [PY, "-m", "bench.trivial_http_server", str(port)] + (["--sse"] if sse else [])
     with http_server_process(argv, port) as (proc, url):
         name, arguments = ECHO
-        client = _sync_http(url)
+        client = sync_http(url)
         conns = [RawHttp(url) for _ in range(8)]
         try:
             yield (
