@@ -14,7 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ._client.connect import connect
-from ._client.targets import Target, transport_for
+from ._client.targets import Target, TransportOptions, transport_for
 from ._client.tasks import Tasks, ToolTask
 from ._connection.options import ClientOptions
 from ._session.extra_headers import extra_headers
@@ -162,6 +162,7 @@ __all__ = [
     "to_llm_content",
     "to_llm_text",
     "tool_parameters",
+    "TransportOptions",
     "transport_for",
     "Target",
     "ToolParameter",

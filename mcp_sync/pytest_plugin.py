@@ -49,11 +49,9 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ._client.targets import ConnectOptions, Target
-    from .auth import AuthProvider
     from .client import Client
     from .config import Config
     from .transports.base import Transport
-    from .transports.sandbox import Sandbox
 
 __all__ = ["McpClientFactory", "mcp_client", "mcp_client_module", "mcp_client_session"]
 
@@ -74,36 +72,25 @@ class McpClientFactory:
         self,
         target: Target,
         *,
-        headers: Mapping[str, str] | None = None,
-        auth: AuthProvider | None = None,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
-        on_stderr: Callable[[str], None] | None = None,
         timeout: float | None = None,
         config: Config | str | os.PathLike[str] | Mapping[str, Any] | None = None,
-        sandbox: Sandbox | bool | None = None,
         **options: Unpack[ConnectOptions],
     ) -> Client:
         """Connect to ``target`` as :func:`mcp_sync.connect` does (a command, a URL, a server
         object, or a server name with ``config=``); the client is closed with the fixture."""
-        from ._client.connect import connect
+        from ._client.connect import connect, resolve_target
+        from ._client.targets import split_options
 
-        target = self._cassette(target, headers, auth, env, cwd, sandbox, on_stderr)
-        stderr = _StderrTail(on_stderr)
+        stderr = _StderrTail(options.get("on_stderr"))
+        options["on_stderr"] = stderr.write
         # Kept before connecting, so that a server failing to start shows its stderr too.
         self._node.stash.setdefault(_STDERR_KEY, []).append((_label(target), stderr.text))
-        client = connect(
-            target,
-            headers=headers,
-            auth=auth,
-            env=env,
-            cwd=cwd,
-            on_stderr=stderr.write,
-            timeout=timeout,
-            config=config,
-            sandbox=sandbox,
-            **options,
-        )
+        target = resolve_target(target, config)
+        cassette = self._cassette(target, options)
+        if cassette is None:
+            client = connect(target, timeout=timeout, **options)
+        else:  # (the cassette reaches the target: the client's options are what is left)
+            client = connect(cassette, timeout=timeout, **split_options(options)[0])
         self.clients.append(client)
         return client
 
@@ -111,22 +98,14 @@ class McpClientFactory:
         for client in self.clients:
             client.close()
 
-    def _cassette(
-        self,
-        target: Target,
-        headers: Mapping[str, str] | None,
-        auth: AuthProvider | None,
-        env: Mapping[str, str] | None,
-        cwd: str | None,
-        sandbox: Sandbox | bool | None,
-        on_stderr: Callable[[str], None] | None,
-    ) -> Target:
-        """``target`` through the test's ``mcp_cassette`` marker's cassette, if it has one."""
+    def _cassette(self, target: Target, options: ConnectOptions) -> Transport | None:
+        """The cassette of the test's ``mcp_cassette`` marker, recording or replaying
+        ``target`` reached with ``options``, if the test has one."""
         get_marker = getattr(self._node, "get_closest_marker", None)
         marker = get_marker("mcp_cassette") if get_marker is not None else None
         if marker is None:
-            return target
-        from ._client.targets import transport_for
+            return None
+        from ._client.targets import split_options, transport_for
         from .cassette import Cassette
 
         if not marker.args or not isinstance(marker.args[0], str):
@@ -134,22 +113,15 @@ class McpClientFactory:
         self._cassettes += 1
         name = marker.args[0] + (f"-{self._cassettes}" if self._cassettes > 1 else "")
         path = Path(str(self._node.path)).parent / "cassettes" / f"{name}.jsonl"
-        options = dict(marker.kwargs)
+        settings = dict(marker.kwargs)
         if self._node.config.getoption("mcp_record", False):
-            options["mode"] = "all"
+            settings["mode"] = "all"
+        client_options, reach = split_options(options)
 
         def make() -> Transport:
-            return transport_for(
-                target,
-                headers=headers,
-                auth=auth,
-                env=env,
-                cwd=cwd,
-                on_stderr=on_stderr,
-                sandbox=sandbox,
-            )
+            return transport_for(target, roots=client_options.get("roots"), **reach)
 
-        return Cassette(path, make, **options)
+        return Cassette(path, make, **settings)
 
 
 class _StderrTail:

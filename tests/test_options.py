@@ -18,7 +18,7 @@ from typing_extensions import Unpack
 
 import mcp_sync
 from mcp_sync._client.facade import Option
-from mcp_sync._client.targets import ConnectOptions
+from mcp_sync._client.targets import ConnectOptions, TransportOptions
 from mcp_sync._connection.options import ClientOptions, ConnectionOptions
 from mcp_sync.auth import AuthProvider
 from mcp_sync.transports._http.options import HttpOptions
@@ -117,12 +117,34 @@ def test_no_function_but_client_lists_the_options_again():
                 assert str(parameter.annotation) in (
                     "Unpack[ClientOptions]",
                     "Unpack[ConnectOptions]",
+                    "Unpack[TransportOptions]",
                     "Unpack[HttpOptions]",
                 ), where
     assert {"mcp_sync._client.connect.connect", "mcp_sync.group.ClientGroup.add"} <= set(passing_on)
-    assert typing.get_type_hints(ConnectOptions).keys() == (
-        typing.get_type_hints(ClientOptions).keys() | typing.get_type_hints(HttpOptions).keys()
+    assert ConnectOptions.__annotations__.keys() == (
+        ClientOptions.__annotations__.keys() | TransportOptions.__annotations__.keys()
     )
+    assert HttpOptions.__annotations__.keys() < TransportOptions.__annotations__.keys()
+
+
+#: How a target is reached, besides the wire-level settings: ``TransportOptions``' own keys.
+REACH = TransportOptions.__annotations__.keys() - HttpOptions.__annotations__.keys()
+
+
+def test_no_function_but_a_transport_lists_how_a_target_is_reached_again():
+    """Before, ``headers``, ``auth``, ``env``, ``cwd``, ``on_stderr`` and ``sandbox`` were
+    spelt out by ``connect()``, ``transport_for``, ``open_client``, the pytest factory twice
+    and the CLI's recorder, and the factory's cassette lost the HTTP settings on the way; now
+    ``TransportOptions`` declares them once. A transport's own constructor takes the ones it
+    uses (that is where they end)."""
+    assert REACH == {"headers", "auth", "env", "cwd", "on_stderr", "sandbox"}
+    for where, function in _functions():
+        if where.startswith(("mcp_sync.transports.", "mcp_sync.integrations.")):
+            continue
+        if function.__code__.co_filename == "<string>":
+            continue  # (a dataclass's __init__: ServerConfig's fields are an entry's own)
+        listed = [n for n in inspect.signature(function).parameters if n in REACH]
+        assert len(listed) < 2, f"{where} lists {listed}: take **Unpack[TransportOptions]"
 
 
 def test_connect_and_the_pytest_factory_take_the_options_as_one_declaration():

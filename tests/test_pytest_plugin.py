@@ -212,3 +212,33 @@ def test_a_config_entry_gets_env_and_cwd_and_its_stderr_is_reported(pytester):
             "env server: reading its environment",
         ]
     )
+
+
+def test_a_cassette_records_a_config_entry_reached_with_every_option(pytester):
+    """Under ``mcp_cassette``, the factory gives the cassette everything ``connect()`` would
+    use to reach the target (``TransportOptions``): before, it resolved no ``config=`` (the
+    server's name was run as a command) and dropped the HTTP settings. Recorded, then replayed
+    with the entry's server gone."""
+    workdir = pytester.mkdir("workdir")
+    entry = {"command": sys.executable, "args": [str(ENV_SERVER)], "env": {"FROM_CONFIG": "entry"}}
+    config = pytester.makefile(".json", mcp=json.dumps({"mcpServers": {"envsrv": entry}}))
+    pytester.makepyfile(
+        test_recorded=f"""
+        import pytest
+
+        @pytest.mark.mcp_cassette("entry")
+        def test_entry(mcp_client):
+            client = mcp_client("envsrv", config="mcp.json", env={{"GIVEN": "test"}},
+                                cwd={str(workdir)!r}, request_timeout=30)
+            assert client.request_timeout == 30
+            assert client.call_tool("getenv", {{"name": "FROM_CONFIG"}}).text == "entry"
+            assert client.call_tool("getenv", {{"name": "GIVEN"}}).text == "test"
+            assert client.call_tool("cwd").text == {str(workdir)!r}
+    """
+    )
+    args = ("-p", "no:cacheprovider", "--strict-markers")
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    assert '"method":"tools/call"' in (pytester.path / "cassettes" / "entry.jsonl").read_text()
+    entry["command"] = str(pytester.path / "no-such-server")
+    config.write_text(json.dumps({"mcpServers": {"envsrv": entry}}))
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)  # replayed

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack
@@ -11,25 +11,17 @@ from typing_extensions import Unpack
 from .targets import ConnectOptions, Target, open_client, split_options
 
 if TYPE_CHECKING:
-    from ..auth import AuthProvider
     from ..client import Client
     from ..config import Config
-    from ..transports.sandbox import Sandbox
 
-__all__ = ["connect"]
+__all__ = ["connect", "resolve_target"]
 
 
 def connect(
     target: Target,
     *,
-    headers: Mapping[str, str] | None = None,
-    auth: AuthProvider | None = None,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    on_stderr: Callable[[str], None] | None = None,
     timeout: float | None = None,
     config: Config | str | os.PathLike[str] | Mapping[str, Any] | None = None,
-    sandbox: Sandbox | bool | None = None,
     **options: Unpack[ConnectOptions],
 ) -> Client:
     """Connect a new :class:`Client` to ``target`` and return it, ready to call.
@@ -42,9 +34,11 @@ def connect(
     a new transport, an entry of a config (:class:`~mcp_sync.config.ServerConfig`), or a
     Python MCP server object (the official SDK's ``MCPServer``, or
     ``FastMCP`` in mcp 1.x, fastmcp's ``FastMCP``), served in this process by
-    :mod:`mcp_sync.integrations.inprocess`. ``headers`` and ``auth`` apply to HTTP. The
-    other keyword arguments are :class:`Client`'s options (:class:`~mcp_sync.ClientOptions`:
-    see ``Client``) and the HTTP settings below::
+    :mod:`mcp_sync.integrations.inprocess`. The other keyword arguments are
+    :class:`Client`'s options (:class:`~mcp_sync.ClientOptions`: see ``Client``) and how the
+    target is reached (:class:`~mcp_sync.TransportOptions`): ``headers`` and ``auth`` for
+    HTTP, ``env``, ``cwd`` and ``on_stderr`` for a command, ``sandbox`` and the HTTP settings
+    below::
 
         with mcp_sync.connect(["mcp-server-time"], request_timeout=10) as client:
             print(client.list_tools())
@@ -67,22 +61,21 @@ def connect(
     ``user_agent_suffix`` (``"my-app/1.2"``) names the application after mcp-sync in the
     ``User-Agent`` of every HTTP request to the server.
     """
-    if config is not None:
-        from ..config import resolve
-
-        if not isinstance(target, str):
-            raise TypeError("with config=, the target is a server name (a string)")
-        target = resolve(config)[target]
-    client_options, http = split_options(options)
+    target = resolve_target(target, config)
+    client_options, transport_options = split_options(options)
     return open_client(
-        target,
-        headers=headers,
-        auth=auth,
-        env=env,
-        cwd=cwd,
-        on_stderr=on_stderr,
-        timeout=timeout,
-        client_options=client_options,
-        sandbox=sandbox,
-        http=http,
+        target, timeout=timeout, client_options=client_options, transport_options=transport_options
     )
+
+
+def resolve_target(
+    target: Target, config: Config | str | os.PathLike[str] | Mapping[str, Any] | None
+) -> Target:
+    """``target`` itself, or with ``config`` the entry of that name in it."""
+    if config is None:
+        return target
+    from ..config import resolve
+
+    if not isinstance(target, str):
+        raise TypeError("with config=, the target is a server name (a string)")
+    return resolve(config)[target]

@@ -41,6 +41,7 @@ __all__ = [
     "Kind",
     "ServerConfig",
     "Target",
+    "TransportOptions",
     "open_client",
     "split_options",
     "transport_for",
@@ -54,24 +55,44 @@ RootsOption = (
 )
 
 
-class ConnectOptions(ClientOptions, HttpOptions, total=False):
-    """What ``connect()`` and the pytest fixtures take besides the target's own keywords: the
-    client's options (:class:`~mcp_sync.ClientOptions`) and the HTTP transport's settings
+class TransportOptions(HttpOptions, total=False):
+    """How a target is reached, declared once for ``connect()``, :func:`transport_for`, the
+    pytest fixtures and the CLI: ``headers`` and ``auth`` (HTTP), ``env`` (merged over this
+    process's environment), ``cwd`` and ``on_stderr`` (a command), ``sandbox`` (a command run
+    confined), and the HTTP transport's wire-level settings
     (:class:`~mcp_sync.transports._http.options.HttpOptions`: ``verify``, ``cert``, ``proxy``,
-    ``user_agent_suffix``), each declared once there."""
+    ``user_agent_suffix``)."""
+
+    headers: Mapping[str, str] | None
+    auth: AuthProvider | None
+    env: Mapping[str, str] | None
+    cwd: str | None
+    on_stderr: Callable[[str], None] | None
+    sandbox: Sandbox | bool | None
 
 
-def split_options(options: ConnectOptions) -> tuple[ClientOptions, HttpOptions]:
-    """``options`` as the client's and the HTTP transport's (an HTTP setting given as None is
-    not given: the environment's applies)."""
+class ConnectOptions(ClientOptions, TransportOptions, total=False):
+    """What ``connect()`` and the pytest fixtures take besides the target, ``timeout`` and
+    ``config``: the client's options (:class:`~mcp_sync.ClientOptions`) and how the target is
+    reached (:class:`TransportOptions`), each declared once there."""
+
+
+def split_options(options: ConnectOptions) -> tuple[ClientOptions, TransportOptions]:
+    """``options`` as the client's and the transport's (an HTTP setting given as None is not
+    given: the environment's applies)."""
     client: dict[str, Any] = {}
-    http: dict[str, Any] = {}
+    transport: dict[str, Any] = {}
     for name, value in options.items():
-        if name not in HttpOptions.__annotations__:
+        if name not in TransportOptions.__annotations__:
             client[name] = value
-        elif value is not None:
-            http[name] = value
-    return client, http  # type: ignore[return-value]
+        elif value is not None or name not in HttpOptions.__annotations__:
+            transport[name] = value
+    return client, transport  # type: ignore[return-value]
+
+
+def _http_options(options: TransportOptions) -> HttpOptions:
+    """The wire-level settings among ``options``."""
+    return {k: v for k, v in options.items() if k in HttpOptions.__annotations__}  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -93,26 +114,23 @@ class ServerConfig:
     #: A remote entry's ``verify``, ``clientCert``/``clientKey`` and ``proxy``.
     http: HttpOptions = field(default_factory=lambda: HttpOptions())
 
-    def transport(
-        self, *, on_stderr: Callable[[str], None] | None = None, auth: AuthProvider | None = None
-    ) -> Transport | str:
-        """The transport for this entry, or the URL itself when ``connect()`` should pick
+    def transport(self, **options: Unpack[TransportOptions]) -> Transport | str:
+        """The transport for this entry, reached with ``options`` merged over the entry's own
+        (see :func:`transport_for`), or the URL itself when ``connect()`` should pick
         (Streamable HTTP with the legacy fallback)."""
         if self.url is not None and _fallback_url(self) is not None:
             return self.url
-        return transport_for(self, on_stderr=on_stderr, auth=auth)
+        return transport_for(self, **options)
 
-    def connect(
-        self,
-        *,
-        timeout: float | None = None,
-        auth: AuthProvider | None = None,
-        on_stderr: Callable[[str], None] | None = None,
-        **client_options: Unpack[ClientOptions],
-    ) -> Client:
-        """A new :class:`~mcp_sync.Client` connected to this server."""
+    def connect(self, *, timeout: float | None = None, **options: Unpack[ConnectOptions]) -> Client:
+        """A new :class:`~mcp_sync.Client` connected to this server: ``options`` are what
+        :func:`mcp_sync.connect` takes, the transport's merged over the entry's own."""
+        client_options, transport_options = split_options(options)
         return open_client(
-            self, auth=auth, on_stderr=on_stderr, timeout=timeout, client_options=client_options
+            self,
+            timeout=timeout,
+            client_options=client_options,
+            transport_options=transport_options,
         )
 
 
@@ -126,26 +144,18 @@ this process."""
 
 
 def transport_for(
-    target: Target,
-    *,
-    headers: Mapping[str, str] | None = None,
-    auth: AuthProvider | None = None,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    on_stderr: Callable[[str], None] | None = None,
-    sandbox: Sandbox | bool | None = None,
-    roots: RootsOption = None,
-    http: HttpOptions | None = None,
+    target: Target, *, roots: RootsOption = None, **options: Unpack[TransportOptions]
 ) -> Transport:
     """The transport ``connect()`` would use first for ``target`` (a URL: Streamable HTTP).
 
-    ``headers`` and ``auth`` apply to HTTP, ``env`` (merged over this process's environment),
-    ``cwd`` and ``on_stderr`` to a command; for a :class:`ServerConfig` they are merged over
-    the entry's own. ``sandbox`` (or the entry's) confines a command, with the file paths
-    among ``roots`` (the client's) as its roots; a sandbox for a target that is not a command
-    raises ``ValueError``.
+    ``options`` (:class:`TransportOptions`): ``headers``, ``auth`` and the wire-level
+    settings apply to HTTP, ``env`` (merged over this process's environment), ``cwd`` and
+    ``on_stderr`` to a command; for a :class:`ServerConfig` they are merged over the entry's
+    own. ``sandbox`` (or the entry's) confines a command, with the file paths among ``roots``
+    (the client's) as its roots; a sandbox for a target that is not a command raises
+    ``ValueError``.
     """
-    wanted = _sandbox_for(target, sandbox)
+    wanted = _sandbox_for(target, options.get("sandbox"))
     if wanted is not None:
         wanted = wanted.with_roots(_root_paths(roots))
         if not isinstance(target, ServerConfig) and (
@@ -155,20 +165,14 @@ def transport_for(
     if isinstance(target, Transport):
         return target
     if isinstance(target, ServerConfig):
+        options = _over_entry(target, options)
         if target.kind == "stdio":
             assert target.command is not None
-            return _stdio(
-                [target.command, *target.args],
-                {**target.env, **(env or {})} or None,
-                cwd or target.cwd,
-                on_stderr,
-                wanted,
-            )
+            return _stdio([target.command, *target.args], options, wanted)
         assert target.url is not None
         if wanted is not None:
             raise ValueError(f"server {target.name!r} is not a command: it cannot be sandboxed")
-        options: HttpOptions = {**target.http, **(http or {})}
-        return _http(target.url, target.kind, {**target.headers, **(headers or {})}, auth, options)
+        return _http(target.url, target.kind, options)
     if callable(target):
         made: Transport = target()
         return made
@@ -182,11 +186,21 @@ def transport_for(
             ) from exc
         return InProcessTransport(target)
     if isinstance(target, str) and _is_url(target):
-        return _http(target, "http", headers, auth, http or {})
+        return _http(target, "http", options)
     argv = shlex.split(target) if isinstance(target, str) else list(target)
     if not argv:
         raise ValueError("connect() needs a command to run or a URL")
-    return _stdio(argv, env, cwd, on_stderr, wanted)
+    return _stdio(argv, options, wanted)
+
+
+def _over_entry(entry: ServerConfig, options: TransportOptions) -> TransportOptions:
+    """``options`` merged over a config entry's own: its headers, environment and HTTP
+    settings key by key, its working directory unless ``options`` names one."""
+    merged: TransportOptions = {**entry.http, **options}
+    merged["headers"] = {**entry.headers, **(options.get("headers") or {})}
+    merged["env"] = {**entry.env, **(options.get("env") or {})} or None
+    merged["cwd"] = options.get("cwd") or entry.cwd
+    return merged
 
 
 def _sandbox_for(target: Target, sandbox: Sandbox | bool | None) -> Sandbox | None:
@@ -220,17 +234,12 @@ def _root_paths(roots: RootsOption) -> list[str]:
 def open_client(
     target: Target,
     *,
-    headers: Mapping[str, str] | None = None,
-    auth: AuthProvider | None = None,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    on_stderr: Callable[[str], None] | None = None,
     timeout: float | None = None,
     client_options: ClientOptions,
-    sandbox: Sandbox | bool | None = None,
-    http: HttpOptions | None = None,
+    transport_options: TransportOptions | None = None,
 ) -> Client:
-    """A new :class:`Client` with ``client_options``, connected to ``target``.
+    """A new :class:`Client` with ``client_options``, connected to ``target`` reached with
+    ``transport_options``.
 
     It is given a function making transports (not one transport), so that ``recovery=`` can
     make a new one after a loss. A URL that does not name its transport whose Streamable
@@ -243,18 +252,10 @@ def open_client(
     # probe plus request_timeout), and other noise there is quoted in the error.
     watches: list[StdoutWatch] = []
 
+    reach: TransportOptions = transport_options or {}
+
     def make() -> Transport:
-        transport = transport_for(
-            target,
-            headers=headers,
-            auth=auth,
-            env=env,
-            cwd=cwd,
-            on_stderr=on_stderr,
-            sandbox=sandbox,
-            roots=client_options.get("roots"),
-            http=http,
-        )
+        transport = transport_for(target, roots=client_options.get("roots"), **reach)
         if not watches and isinstance(transport, StdioTransport):
             from ..transports._stdout_watch import StdoutWatch
 
@@ -284,13 +285,11 @@ def open_client(
             watch.stop()
     from ..transports.http import fallback_failed
 
-    options: HttpOptions = dict(http or {})  # type: ignore[assignment]
     if isinstance(target, ServerConfig):
-        headers = {**target.headers, **(headers or {})}
-        options = {**target.http, **options}
+        reach = _over_entry(target, reach)
 
     def make_legacy() -> Transport:
-        return _http(fallback, "sse", headers, auth, options)
+        return _http(fallback, "sse", reach)
 
     try:
         with under(deadline):
@@ -313,27 +312,23 @@ def _fallback_url(target: Target) -> str | None:
     return None
 
 
-def _http(
-    url: str,
-    kind: Kind,
-    headers: Mapping[str, str] | None,
-    auth: AuthProvider | None,
-    options: HttpOptions,
-) -> Transport:
+def _http(url: str, kind: Kind, options: TransportOptions) -> Transport:
+    headers, auth, settings = options.get("headers"), options.get("auth"), _http_options(options)
     if kind == "sse":
         from ..transports.sse_legacy import SseTransport
 
-        return SseTransport(url, headers=headers, auth=auth, **options)
+        return SseTransport(url, headers=headers, auth=auth, **settings)
     from ..transports.http import StreamableHttpTransport
 
-    return StreamableHttpTransport(url, headers=headers, auth=auth, **options)
+    return StreamableHttpTransport(url, headers=headers, auth=auth, **settings)
 
 
-def _stdio(
-    argv: Sequence[str],
-    env: Mapping[str, str] | None,
-    cwd: str | None,
-    on_stderr: Callable[[str], None] | None,
-    sandbox: Sandbox | None = None,
-) -> Transport:
-    return StdioTransport(argv[0], argv[1:], env=env, cwd=cwd, on_stderr=on_stderr, sandbox=sandbox)
+def _stdio(argv: Sequence[str], options: TransportOptions, sandbox: Sandbox | None) -> Transport:
+    return StdioTransport(
+        argv[0],
+        argv[1:],
+        env=options.get("env"),
+        cwd=options.get("cwd"),
+        on_stderr=options.get("on_stderr"),
+        sandbox=sandbox,
+    )

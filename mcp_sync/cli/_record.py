@@ -20,6 +20,7 @@ from ..errors import McpError
 
 if TYPE_CHECKING:
     from ..client import Client
+    from ..transports.base import Transport
 
 __all__ = ["explore", "output_of", "recording"]
 
@@ -33,31 +34,15 @@ def output_of(args: argparse.Namespace) -> str | None:
 def recording(path: str, connect: Callable[..., Client]) -> Callable[..., Client]:
     """``connect`` (:func:`mcp_sync.connect`), with its target's transport recorded to
     ``path``."""
-    from .. import transport_for
+    from .. import TransportOptions, transport_for
     from ..cassette import Cassette
 
-    def connect_recorded(
-        target: Any,
-        *,
-        headers: Any = None,
-        auth: Any = None,
-        on_stderr: Any = None,
-        sandbox: Any = None,
-        **options: Any,
-    ) -> Client:
-        # --verify, --cert and --proxy belong to the recorded transport, not to the client
-        http = {key: options.pop(key) for key in ("verify", "cert", "proxy") if key in options}
+    def connect_recorded(target: Any, **options: Any) -> Client:
+        # How the target is reached belongs to the recorded transport, not to the client.
+        reach = {k: options.pop(k) for k in list(options) if k in TransportOptions.__annotations__}
 
-        def make() -> Any:
-            return transport_for(
-                target,
-                headers=headers,
-                auth=auth,
-                on_stderr=on_stderr,
-                sandbox=sandbox,
-                roots=options.get("roots"),
-                http=http,  # type: ignore[arg-type]
-            )
+        def make() -> Transport:
+            return transport_for(target, roots=options.get("roots"), **reach)
 
         return connect(Cassette(path, make, mode="all"), **options)
 

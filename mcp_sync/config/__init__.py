@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack
 
-from .._client.targets import Kind, ServerConfig
+from .._client.targets import ConnectOptions, Kind, ServerConfig
 from .._connection.options import ClientOptions
 from .._rules.numbers import call_timeout
 from ..errors import ConfigError, InvalidHeaderValue, ServerConnectError
@@ -65,7 +65,6 @@ from ._files import parse_env_file, strip_jsonc
 from ._http import http_options
 
 if TYPE_CHECKING:
-    from ..auth import AuthProvider
     from ..client import Client
 
 __all__ = [
@@ -167,12 +166,10 @@ class Config(Mapping[str, ServerConfig]):
         /,
         *,
         timeout: float | None = None,
-        auth: AuthProvider | None = None,
-        on_stderr: Callable[[str], None] | None = None,
-        **client_options: Unpack[ClientOptions],
+        **options: Unpack[ConnectOptions],
     ) -> Client:
         """Connect to the server called ``name``; see :meth:`ServerConfig.connect`."""
-        return self[name].connect(timeout=timeout, auth=auth, on_stderr=on_stderr, **client_options)
+        return self[name].connect(timeout=timeout, **options)
 
 
 def load(
