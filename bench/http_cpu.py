@@ -25,16 +25,29 @@ python -m bench.http_cpu                         # JSON answers, 7 rounds of 2,0
 python -m bench.http_cpu --sse --rounds 3
 python -m bench.http_cpu --switch-interval 0.0005
 python -m bench.http_cpu --drive mcp_sync 8 10   # for py-spy
+python -m bench.http_cpu --perf mcp_sync         # where the client's CPU goes, 1 and 8 callers
+
+``--perf WAY`` drives 1, then 8 callers of one way in a child process, samples that process with
+Linux ``perf record --call-graph dwarf`` (it must be installed and allowed:
+``kernel.perf_event_paranoid`` <= 2 for one's own processes) and sorts each sample by the
+innermost frame that says what the thread was doing: waiting to take the GIL (``take_gil``),
+handing it over (``drop_gil``), a ``threading`` lock, ``Event``, ``Condition`` or ``Future``
+(``PyThread_acquire_lock_timed``, ``PyThread_release_lock``), a socket call, or running Python.
+Unlike ``py-spy --gil``, it needs no GIL holder to be found: every sample is CPU the process
+spent.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -44,6 +57,7 @@ from .raw_floor import RawHttp
 from .suite import (
     ECHO,
     PY,
+    ROOT,
     _threaded,
     _threaded_per_connection,
     free_port,
@@ -184,6 +198,63 @@ def drive(sse: bool, way: str, callers: int, seconds: float) -> None:
         print(f"{sum(made) / wall:,.0f} calls/s, client CPU {used / wall:.2f} cores", flush=True)
 
 
+#: What a sample's innermost telling frame says the thread was doing (first match wins).
+_KINDS = (
+    ("take_gil", "waiting to take the GIL"),
+    ("drop_gil", "handing the GIL over"),
+    ("PyThread_acquire_lock", "a threading lock, Event, Condition or Future"),
+    ("PyThread_release_lock", "a threading lock, Event, Condition or Future"),
+    ("sock_", "a socket call"),
+    ("internal_select", "a socket call"),
+    ("internal_setblocking", "a socket call"),
+    ("_PyEval_EvalFrame", "running Python"),
+)
+
+
+def _kind(sample: str) -> str:
+    for line in sample.splitlines()[1:]:  # innermost frame first
+        for needle, kind in _KINDS:
+            if needle in line:
+                return kind
+    return "elsewhere (kernel or C, no Python frame found)"
+
+
+def perf_profile(sse: bool, way: str, seconds: float) -> int:
+    """Where the client process's CPU goes with 1 and with 8 callers (``--perf``)."""
+    if shutil.which("perf") is None:
+        print("perf is not installed (linux-tools / linux-perf)", file=sys.stderr)
+        return 2
+    for callers in (1, 8):
+        argv = [PY, "-m", "bench.http_cpu", "--drive", way, str(callers), str(seconds + 3)]
+        child = subprocess.Popen(
+            argv + (["--sse"] if sse else []), stdout=subprocess.PIPE, text=True, cwd=ROOT
+        )
+        assert child.stdout is not None
+        pid = child.stdout.readline().split()[1].rstrip(":")
+        with tempfile.TemporaryDirectory() as scratch:
+            data = os.path.join(scratch, "perf.data")
+            record = ["perf", "record", "-q", "-F", "499", "--call-graph", "dwarf,16384"]
+            recorded = subprocess.run(
+                [*record, "-p", pid, "-o", data, "--", "sleep", str(seconds)],
+                capture_output=True,
+                text=True,
+            )
+            rate = child.stdout.read().strip()
+            child.wait()
+            if recorded.returncode != 0:
+                print(f"perf record failed: {recorded.stderr.strip()}", file=sys.stderr)
+                return 2
+            script = subprocess.run(
+                ["perf", "script", "-i", data], capture_output=True, text=True, check=True
+            ).stdout
+        samples = [s for s in script.split("\n\n") if s.strip()]
+        kinds = collections.Counter(_kind(s) for s in samples)
+        print(f"{way}, {callers} caller(s): {rate}; {len(samples):,} samples of its CPU")
+        for kind, count in kinds.most_common():
+            print(f"  {count / len(samples):6.1%}  {kind}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.http_cpu", description=__doc__)
     parser.add_argument("--sse", action="store_true", help="the server answers text/event-stream")
@@ -191,7 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=2000, help="calls per run (1 or 8 callers)")
     parser.add_argument("--switch-interval", type=float, help="sys.setswitchinterval(SECONDS)")
     parser.add_argument("--drive", nargs=3, metavar=("WAY", "N", "SECONDS"))
+    parser.add_argument("--perf", choices=WAYS, help="profile WAY's CPU with Linux perf")
+    parser.add_argument("--seconds", type=float, default=5.0, help="of sampling (--perf)")
     args = parser.parse_args(argv)
+    if args.perf:
+        return perf_profile(args.sse, args.perf, args.seconds)
     if args.switch_interval is not None:
         sys.setswitchinterval(args.switch_interval)
     if args.drive:
