@@ -44,6 +44,19 @@ def test_a_group_member_and_a_config_entry_take_the_client_name_option():
         assert client.client_info.name == "configured"
 
 
+def test_a_config_entry_s_connect_takes_how_connect_reaches_the_server(tmp_path):
+    """``Config.connect`` and ``ServerConfig.connect`` take ``connect()``'s transport options
+    (``TransportOptions``), merged over the entry's own; before, only ``auth`` and
+    ``on_stderr``, and ``env=`` was refused as an unknown client option."""
+    command = [sys.executable, str(SERVERS / "env_server.py")]
+    entry = {"command": command[0], "args": command[1:], "env": {"FROM_ENTRY": "entry"}}
+    config = mcp_sync.config.parse({"mcpServers": {"env": entry}})
+    with config.connect("env", env={"GIVEN": "given"}, cwd=str(tmp_path)) as client:
+        assert client.call_tool("getenv", {"name": "FROM_ENTRY"}).text == "entry"
+        assert client.call_tool("getenv", {"name": "GIVEN"}).text == "given"
+        assert client.call_tool("cwd").text == str(tmp_path)
+
+
 def test_transport_for_builds_the_transport_connect_would_use_first():
     from mcp_sync.config import parse
     from mcp_sync.transports.http import StreamableHttpTransport
