@@ -20,8 +20,10 @@ The orphan guarantee has three layers:
    normally (a transport that was never closed).
 3. A watchdog process covers the cases where no Python code runs: the client is killed with
    SIGKILL, crashes, or calls ``os._exit``. It is started once per client process, on the first
-   server start, from ``sys.executable`` (``-I -S``, about 10 ms). It double-forks (so it is not
-   our child: nothing to reap, nothing to count among our children), runs in its own session
+   server start, from ``sys.executable`` (``-I -S``), in the background of ``/bin/sh``, which
+   exits at once (so the first server's start waits a few ms, not for an interpreter's start:
+   10-25 ms). It forks again (so it is not our child: nothing to reap, nothing to count among
+   our children; without ``/bin/sh`` the start waits for that fork), runs in its own session
    (ignores SIGINT and SIGHUP, so the terminal signal that killed the client does not kill it)
    and reads its stdin, the read end of a pipe whose write end only the client holds
    (close-on-exec, never inherited by servers, closed in children made by ``os.fork``). The
@@ -347,6 +349,10 @@ send(signal.SIGKILL)
 """
 
 
+#: What starts the watchdog in the background, where there is one.
+_SHELL = "/bin/sh"
+
+
 class _GroupGuard:
     """Process groups of live servers, SIGTERMed at exit and watched by the watchdog."""
 
@@ -395,9 +401,15 @@ class _GroupGuard:
             self._give_up("sys.executable is unknown")
             return False
         read_end, write_end = os.pipe()  # both close-on-exec
+        watchdog = [sys.executable, "-I", "-S", "-c", _WATCHDOG_SOURCE, str(WATCHDOG_GRACE)]
+        if os.path.exists(_SHELL):
+            # The shell starts it in the background and exits at once, so the first server's
+            # start waits for a shell (a few ms), not for an interpreter (10-25 ms). (The pipe
+            # goes through fd 3: a background job's stdin is /dev/null before its redirections.)
+            watchdog = [_SHELL, "-c", 'exec 3<&0; "$@" <&3 3<&- &', "sh", *watchdog]
         try:
             intermediate = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _WATCHDOG_SOURCE, str(WATCHDOG_GRACE)],
+                watchdog,
                 stdin=read_end,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -411,7 +423,7 @@ class _GroupGuard:
             return False
         finally:
             os.close(read_end)
-        intermediate.wait()  # exits right after forking the watchdog
+        intermediate.wait()  # exits right after starting (or forking) the watchdog
         self._pipe = write_end
         return True
 
