@@ -24,8 +24,10 @@ from typing_extensions import Unpack
 
 from .._connection.options import ClientOptions
 from .._rules.deadline import call_deadline, under
+from .._rules.values import environment
 from ..client import Client
 from ..errors import McpError
+from ..protocol.headers import checked_headers
 from ..protocol.types import Root
 from ..transports._http.options import HttpOptions
 from ..transports.base import Transport
@@ -65,8 +67,8 @@ class TransportOptions(HttpOptions, total=False):
 
     headers: Mapping[str, str] | None
     auth: AuthProvider | None
-    env: Mapping[str, str] | None
-    cwd: str | None
+    env: Mapping[str, str | None] | None
+    cwd: str | os.PathLike[str] | None
     on_stderr: Callable[[str], None] | None
     sandbox: Sandbox | bool | None
 
@@ -155,6 +157,8 @@ def transport_for(
     (the client's) as its roots; a sandbox for a target that is not a command raises
     ``ValueError``.
     """
+    for name in options.keys() - TransportOptions.__annotations__.keys():
+        raise TypeError(f"transport_for() got an unexpected keyword argument {name!r}")
     wanted = _sandbox_for(target, options.get("sandbox"))
     if wanted is not None:
         wanted = wanted.with_roots(_root_paths(roots))
@@ -197,8 +201,8 @@ def _over_entry(entry: ServerConfig, options: TransportOptions) -> TransportOpti
     """``options`` merged over a config entry's own: its headers, environment and HTTP
     settings key by key, its working directory unless ``options`` names one."""
     merged: TransportOptions = {**entry.http, **options}
-    merged["headers"] = {**entry.headers, **(options.get("headers") or {})}
-    merged["env"] = {**entry.env, **(options.get("env") or {})} or None
+    merged["headers"] = {**entry.headers, **checked_headers(options.get("headers") or {})}
+    merged["env"] = {**entry.env, **(environment(options.get("env"), "env") or {})} or None
     merged["cwd"] = options.get("cwd") or entry.cwd
     return merged
 

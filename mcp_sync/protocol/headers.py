@@ -237,7 +237,10 @@ def checked_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """``headers`` (a user's: ``headers=``, ``extra_headers``, a config file's, ``-H``) as a
     dict, values kept as given (a :class:`~mcp_sync.redaction.Secret` stays one). Raises
     :class:`~mcp_sync.errors.InvalidHeaderValue` (a ``ValueError``) naming the first header
-    that :func:`header_problem` refuses, and why."""
+    that :func:`header_problem` refuses, and why; ``TypeError`` for what is no mapping."""
+    if not isinstance(headers, Mapping):
+        kind = type(headers).__name__
+        raise TypeError(f"headers must be a mapping of names to values, not {kind}")
     for name, value in headers.items():
         problem = header_problem(name, value)
         if problem is not None:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._rules.numbers import number, whole
+from .._rules.values import callback
 from ..abort import AbortSignal
 from ..errors import ConnectionClosed, ProtocolError
 from ..protocol import jsonrpc
@@ -72,7 +73,7 @@ class LineTransport(Transport):
         self._start_lock = threading.Lock()  # close() and the end of start() see each other
         self._writer: PipeWriter | None = None
         self._threads: list[threading.Thread] = []
-        self._stderr = StderrCapture(max_stderr_bytes, on_stderr)
+        self._stderr = StderrCapture(max_stderr_bytes, callback(on_stderr, f"{name}: on_stderr"))
         self._stderr_thread: threading.Thread | None = None
         self._has_stderr = False
         self._teardown_lock = threading.Lock()

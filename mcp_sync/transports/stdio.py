@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from .._rules.values import environment, os_text
 from ..errors import ConnectionClosed, SandboxUnavailable
 from ..redaction import Secret, hold, hold_fields, is_secret_name, redact
 from . import _process
@@ -134,14 +135,17 @@ class StdioTransport(LineTransport):
             raise ValueError(f"stderr must be 'pipe', 'inherit' or 'devnull', not {stderr!r}")
         if isinstance(args, (str, bytes)):
             raise TypeError("args must be a sequence of strings, not a string")
-        self.command = os.fspath(command)
+        self.command = os_text(command, "StdioTransport: command")
         # what the server is given may come back in its stderr or its errors: an env value
         # under a secret name (GITHUB_TOKEN; TZ=Europe/Paris is no secret), what a config
         # marked secret (a ${VAR} in an argument)
         hold(self, *(part for arg in args if isinstance(arg, Secret) for part in (arg, *arg.parts)))
-        self.args = tuple(str(arg) for arg in args)
-        self.cwd = None if cwd is None else os.fspath(cwd)
-        self.env = dict(env) if env is not None else None
+        self.args = tuple(
+            os_text(arg if isinstance(arg, os.PathLike) else str(arg), f"StdioTransport: args[{i}]")
+            for i, arg in enumerate(args)
+        )
+        self.cwd = None if cwd is None else os_text(cwd, "StdioTransport: cwd")
+        self.env = environment(env, "StdioTransport: env")
         hold_fields(self, self.env or {})
         self.inherit_env = inherit_env
         self.stderr = stderr

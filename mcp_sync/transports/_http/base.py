@@ -19,7 +19,7 @@ from ..base import Transport
 from .client import HttpClient
 from .exchange import Exchange
 from .options import HttpOptions
-from .user_agent import user_agent
+from .tls import check_options
 from .workers import LANE_STALL, Lane, Workers
 
 __all__ = ["ACK_TIMEOUT", "JOIN_TIMEOUT", "HttpTransportBase"]
@@ -57,7 +57,7 @@ class HttpTransportBase(Transport):
         name = type(self).__name__
         self.max_message_bytes = whole(max_message_bytes, f"{name}: max_message_bytes", minimum=1)
         self.connect_timeout = number(connect_timeout, f"{name}: connect_timeout", positive=True)
-        user_agent(options.get("user_agent_suffix"))  # refused where it is given, not at start
+        check_options(options)  # refused where they are given, not at start
         self._session = session
         self._auth = auth
         self._options = options

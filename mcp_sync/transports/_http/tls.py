@@ -27,12 +27,14 @@ from urllib.parse import urlsplit, urlunsplit
 import requests
 from typing_extensions import Unpack
 
+from ..._rules.values import os_text
 from ...errors import MissingExtra
 from .options import HttpOptions
 from .send import OwnAdapter
-from .user_agent import own_session
+from .user_agent import own_session, user_agent
 
 __all__ = [
+    "check_options",
     "SystemTrustAdapter",
     "own_adapter",
     "send_settings",
@@ -115,14 +117,43 @@ def own_adapter(options: HttpOptions, **pool: Any) -> OwnAdapter:
     return OwnAdapter(**pool)
 
 
+_PROXY_SCHEMES = ("http", "https", "socks4", "socks4a", "socks5", "socks5h")
+
+
+def check_options(options: HttpOptions) -> None:
+    """Refuse, naming it, a wire-level setting of the wrong kind where it is given (the
+    transports' constructors and :func:`tls_session`), not at the first request; and a
+    misspelt one (``verfy=``), which ``**Unpack`` would take silently."""
+    for name in options.keys() - HttpOptions.__annotations__.keys():
+        raise TypeError(f"unexpected keyword argument {name!r} (no HTTP setting is called so)")
+    verify = options.get("verify")
+    if verify is not None and not isinstance(verify, (bool, str)):
+        raise TypeError(f"verify= takes True, False, 'system' or a CA path, not {verify!r}")
+    cert = options.get("cert")
+    if cert is not None:
+        parts = tuple(cert) if isinstance(cert, (tuple, list)) else (cert,)
+        if isinstance(cert, (tuple, list)) and len(parts) != 2:
+            raise TypeError("cert= takes a PEM file's path, or (certificate path, key path)")
+        for part in parts:
+            os_text(part, "cert=")
+    proxy = options.get("proxy")
+    if proxy is not None:
+        if not isinstance(proxy, str):
+            raise TypeError(f"proxy= takes a URL (a string), not {type(proxy).__name__}")
+        parts_of = urlsplit(proxy if "://" in proxy else f"http://{proxy}")  # (as requests)
+        if parts_of.scheme not in _PROXY_SCHEMES or not parts_of.hostname:
+            raise ValueError(  # (not quoted: it may hold a password)
+                f"proxy= must be a URL with a host and a scheme of {', '.join(_PROXY_SCHEMES)}"
+            )
+    user_agent(options.get("user_agent_suffix"))
+
+
 def send_settings(options: HttpOptions, environment: Mapping[str, Any]) -> dict[str, Any]:
     """``proxies``, ``verify`` and ``cert`` for each request: ``options`` over the settings
     ``requests`` read from the environment."""
     verify = options.get("verify", environment.get("verify", True))
     if verify == "system":
         verify = True  # (the adapter's context does the checking)
-    elif not isinstance(verify, (bool, str)):
-        raise TypeError(f"verify= takes True, False, 'system' or a CA path, not {verify!r}")
     cert = options.get("cert", environment.get("cert"))
     if isinstance(cert, list):
         cert = tuple(cert)
@@ -144,6 +175,7 @@ def tls_session(**options: Unpack[HttpOptions]) -> requests.Session:
     """A ``requests.Session`` with these settings (``verify``, ``cert``, ``proxy``,
     ``user_agent_suffix``: see ``connect()``), for code that makes its own requests beside the
     transport (an OAuth provider's ``session=``, say)."""
+    check_options(options)
     verify, cert, proxy = options.get("verify"), options.get("cert"), options.get("proxy")
     session = own_session(options.get("user_agent_suffix"))
     if verify == "system":
