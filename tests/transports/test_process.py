@@ -17,7 +17,7 @@ import pytest
 
 from mcp_sync.transports import _process
 from tests.helpers.stdio_support import SERVERS, pid_alive, request, server, wait_gone
-from tests.helpers.support import child_pids
+from tests.helpers.support import child_pids, wait_until
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -101,6 +101,9 @@ def test_a_killed_watchdog_is_replaced() -> None:
     transport.start()  # the registration finds the pipe broken and starts another
     try:
         transport.send(request(1))
+        # (it starts in a shell's background: it is running, under its own command line, a
+        # moment after the start returns)
+        wait_until(lambda: len(_watchdog_pids()) == 1, timeout=10)
         replacement = _watchdog_pids()
         assert len(replacement) == 1 and replacement != watchdogs
     finally:
