@@ -22,8 +22,9 @@ The orphan guarantee has three layers:
    SIGKILL, crashes, or calls ``os._exit``. It is started once per client process, on the first
    server start, from ``sys.executable`` (``-I -S``), in the background of ``/bin/sh``, which
    exits at once (so the first server's start waits a few ms, not for an interpreter's start:
-   10-25 ms). It forks again (so it is not our child: nothing to reap, nothing to count among
-   our children; without ``/bin/sh`` the start waits for that fork), runs in its own session
+   10-25 ms), and is not our child once the shell has exited (nothing to reap, nothing to
+   count among our children; without ``/bin/sh`` it forks itself and the start waits for that
+   fork). It runs in its own session
    (ignores SIGINT and SIGHUP, so the terminal signal that killed the client does not kill it)
    and reads its stdin, the read end of a pipe whose write end only the client holds
    (close-on-exec, never inherited by servers, closed in children made by ``os.fork``). The
@@ -306,7 +307,7 @@ def _wait_group_gone(pgid: int, timeout: float) -> bool:
 
 _WATCHDOG_SOURCE = r"""
 import os, signal, sys, time
-if os.fork():
+if sys.argv[2:] == ["fork"] and os.fork():  # (not started by a shell: leave our parent)
     os._exit(0)
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -407,6 +408,8 @@ class _GroupGuard:
             # start waits for a shell (a few ms), not for an interpreter (10-25 ms). (The pipe
             # goes through fd 3: a background job's stdin is /dev/null before its redirections.)
             watchdog = [_SHELL, "-c", 'exec 3<&0; "$@" <&3 3<&- &', "sh", *watchdog]
+        else:
+            watchdog.append("fork")
         try:
             intermediate = subprocess.Popen(
                 watchdog,
@@ -423,7 +426,7 @@ class _GroupGuard:
             return False
         finally:
             os.close(read_end)
-        intermediate.wait()  # exits right after starting (or forking) the watchdog
+        intermediate.wait()  # the shell (or the interpreter that forks) exits at once
         self._pipe = write_end
         return True
 
