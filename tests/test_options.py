@@ -137,7 +137,7 @@ def test_no_function_but_a_transport_lists_how_a_target_is_reached_again():
     and the CLI's recorder, and the factory's cassette lost the HTTP settings on the way; now
     ``TransportOptions`` declares them once. A transport's own constructor takes the ones it
     uses (that is where they end)."""
-    assert REACH == {"headers", "auth", "env", "cwd", "on_stderr", "sandbox"}
+    assert {"headers", "auth", "env", "cwd", "on_stderr", "sandbox"} == REACH
     for where, function in _functions():
         if where.startswith(("mcp_sync.transports.", "mcp_sync.integrations.")):
             continue
