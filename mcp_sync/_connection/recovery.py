@@ -358,14 +358,13 @@ class Reconnector:
                 self._check(round_signal, signal, what)
                 if not worth_retrying(exc):
                     raise
+                before = self._last
                 policy = self.policy.increment(retry_after=_retry_after(exc))
                 self._failed(policy, exc, time.monotonic())
                 if policy.is_exhausted():
                     raise self._crash_loop(what, self._not_before - time.monotonic()) from exc
                 if self._not_before >= deadline.at:
-                    raise ConnectionClosed(
-                        f"{what}: could not reconnect ({policy.failures} attempts)", cause=exc
-                    ) from exc
+                    raise _gave_up(what, policy.failures, exc, before, deadline) from exc
                 logger.info(
                     "%s: could not reconnect (%s); next attempt in %.2f s",
                     what,
@@ -396,6 +395,29 @@ class Reconnector:
         )
         error.__cause__ = last
         return error
+
+
+def _gave_up(
+    what: str, attempts: int, last: BaseException, before: BaseException | None, deadline: Deadline
+) -> ConnectionClosed:
+    """The error of a call whose time ran out while reconnecting, ``last`` the failure of its
+    last attempt. When that attempt was cut short by the call's own timeout, what the attempt
+    ``before`` it met is named too: that says why the server was unreachable (a refused
+    connection, say), where the timeout only says the call ran out of time."""
+    text = f"{what}: could not reconnect ({attempts} attempts)"
+    if (
+        isinstance(last, RequestTimeout)
+        and deadline.passed()
+        and before is not None
+        and not isinstance(before, RequestTimeout)
+    ):
+        error = ConnectionClosed(
+            f"{text}: {_head(last)}; the attempt before it: {_head(before)}",
+            stderr_tail=getattr(before, "stderr_tail", None),
+        )
+        error.cause = last
+        return error
+    return ConnectionClosed(text, cause=last)
 
 
 def _head(error: BaseException | None) -> str:

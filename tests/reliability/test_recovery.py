@@ -10,7 +10,9 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import re
 import signal
+import socket
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -325,3 +327,55 @@ def test_a_host_that_does_not_resolve_counts_as_a_request_the_server_never_saw()
     with pytest.raises(mcp_sync.TransportError, match="cannot resolve host") as failed:
         mcp_sync.connect("http://mcp.invalid:9/mcp", protocol="handshake", request_timeout=10)
     assert refused_unprocessed(failed.value)
+
+
+def test_a_reconnection_cut_short_by_the_call_s_timeout_still_names_why_the_server_was_unreachable(
+    leaks: Any,
+) -> None:
+    """The last attempt of a call ran out of the call's time: the error names that, and what
+    the attempt before it met (here: connection refused, then a socket that never answers;
+    under load, a refused attempt followed by one begun with no time left reads the same)."""
+    with sdk_http_server() as server:
+        client = mcp_sync.connect(
+            server.url(),
+            protocol="handshake",
+            request_timeout=30,
+            recovery=Backoff(initial_delay=0.5, max_delay=0.5, max_retries=100, jitter=0),
+        )
+    refused = threading.Event()
+
+    class Seen(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "could not reconnect" in record.getMessage():
+                refused.set()
+
+    seen, logger = Seen(), logging.getLogger("mcp_sync")
+    level = logger.level
+    logger.addHandler(seen)
+    logger.setLevel(logging.INFO)
+    outcome: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            client.list_tools(timeout=3)
+        except BaseException as exc:  # handed to the test thread
+            outcome.append(exc)
+
+    caller = threading.Thread(target=call)
+    try:
+        caller.start()
+        assert refused.wait(10)
+        # the port listens again, but nothing there ever answers
+        with socket.create_server(("127.0.0.1", server.port)):
+            caller.join(30)
+    finally:
+        logger.removeHandler(seen)
+        logger.setLevel(level)
+        client.close()
+    assert not caller.is_alive()
+    (error,) = outcome
+    assert isinstance(error, ConnectionClosed)
+    assert isinstance(error.cause, mcp_sync.RequestTimeout), error
+    message = str(error)
+    assert "timed out after 3 s" in message
+    assert re.search(r"the attempt before it: cannot connect to \S+: connection refused", message)

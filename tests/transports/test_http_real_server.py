@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import mcp_sync
 from mcp_sync.errors import HttpError, SessionExpired
 from mcp_sync.protocol import jsonrpc
 from mcp_sync.transports.base import MessageOptions
@@ -202,19 +203,14 @@ def test_streamable_http_on_a_legacy_server_says_fall_back(
 
 
 @pytest.mark.parametrize("kind", ["streamable-http", "sse"])
-def test_connect_with_the_client_when_it_is_there(
+def test_connect_reaches_both_http_transports(
     kind: str, sse_server_port: int, legacy_server_port: int
 ) -> None:
-    import mcp_sync
-
-    connect = getattr(mcp_sync, "connect", None)
-    if connect is None:
-        pytest.skip("mcp_sync.connect is not there yet")
     if kind == "sse":  # Streamable HTTP first, then the fallback to HTTP+SSE
         url = f"http://127.0.0.1:{legacy_server_port}/sse"
     else:
         url = f"http://127.0.0.1:{sse_server_port}/mcp"
-    with connect(url) as client:
+    with mcp_sync.connect(url) as client:
         assert {tool.name for tool in client.list_tools()} >= {"add", "count", "echo"}
         assert client.call_tool("add", {"a": 40, "b": 2}).text == "42"
     assert not client_threads(("mcp-sync-http", "mcp-sync-sse"))
