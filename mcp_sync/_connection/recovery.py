@@ -336,6 +336,7 @@ class Reconnector:
         round_signal: AbortSignal,
         signal: AbortSignal | None,
     ) -> None:
+        before: BaseException | None = None  # what this call's previous attempt met
         while True:
             self._check(round_signal, signal, what)
             now = time.monotonic()
@@ -358,13 +359,13 @@ class Reconnector:
                 self._check(round_signal, signal, what)
                 if not worth_retrying(exc):
                     raise
-                before = self._last
                 policy = self.policy.increment(retry_after=_retry_after(exc))
                 self._failed(policy, exc, time.monotonic())
                 if policy.is_exhausted():
                     raise self._crash_loop(what, self._not_before - time.monotonic()) from exc
                 if self._not_before >= deadline.at:
                     raise _gave_up(what, policy.failures, exc, before, deadline) from exc
+                before = exc
                 logger.info(
                     "%s: could not reconnect (%s); next attempt in %.2f s",
                     what,
