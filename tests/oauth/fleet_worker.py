@@ -120,6 +120,8 @@ def chaos(provider: OAuthProvider, mcp_url: str, seconds: float, timeout: float)
                     outcome = "ok" if ok else "wrong"
                 except Exception as exc:
                     outcome = type(exc).__name__
+                    if outcome not in ("RequestTimeout", "StateStoreError"):  # when, among the log
+                        logging.warning("a call failed: %s: %s", outcome, str(exc)[:200])
                     with guard:
                         examples.setdefault(outcome, str(exc)[:300])
                 ended = time.monotonic()

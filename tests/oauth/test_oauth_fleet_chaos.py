@@ -95,11 +95,12 @@ def test_a_fleet_survives_a_frozen_a_killed_and_a_restarted_redis(tmp_path, monk
             pause(DOWN)
             store.start()
             after_a_refresh()  # the restarted Redis still has the tokens
-            reports = []
+            reports, logs = [], []
             for worker in workers:
                 out, err = worker.communicate(timeout=90)
                 assert worker.returncode == 0, err
                 reports.append(json.loads(out))
+                logs.append(err)
             ended = time.monotonic()
         finally:
             for worker in workers:
@@ -133,5 +134,7 @@ def test_a_fleet_survives_a_frozen_a_killed_and_a_restarted_redis(tmp_path, monk
     # the failures are the store's, named, or the call's timeout: never a 401 reaching a
     # caller, never a wrong answer; and the fleet mostly worked
     examples = {k: v for r in reports for k, v in r["examples"].items()}
-    assert set(outcomes) <= {"ok", "StateStoreError", "RequestTimeout"}, examples
+    # (what the workers' providers logged, the last lines of each: "ms pid message")
+    log = "\n".join(line for err in logs for line in err.splitlines()[-12:])
+    assert set(outcomes) <= {"ok", "StateStoreError", "RequestTimeout"}, f"{examples}\n{log}"
     assert outcomes["ok"] > 2 * sum(n for o, n in outcomes.items() if o != "ok"), outcomes
