@@ -139,7 +139,8 @@ class AuthProvider(ABC):
 
     Its methods are called on the transport's threads. ``on_unauthorized`` is called at most once
     per rejected token: when several requests are rejected at the same time it runs once and the
-    others wait for it, then retry with the new token.
+    others wait for it, then retry with the new token (or, when it answered False, fail with the
+    401). An error it raises is that request's own: the others ask it again.
     """
 
     def bind(self, url: str) -> None:  # noqa: B027 - an optional hook, no-op by default

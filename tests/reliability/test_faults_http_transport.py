@@ -778,6 +778,47 @@ def test_auth_provider_error_fails_only_that_request_keeping_its_type(make) -> N
         assert isinstance(error, Broken) and error.request_id == 2  # type: ignore[attr-defined]
 
 
+def test_a_provider_error_is_not_shared_with_a_request_in_flight(make) -> None:
+    """A provider's error (its store or its authorization server unreachable) is the failing
+    request's own: another request rejected while it was in flight asks the provider again.
+    Before, it shared the "refusal" and its caller got the server's bare HTTP 401."""
+
+    class StoreDown(McpError):
+        pass
+
+    sent = threading.Semaphore(0)
+
+    class Provider(AuthProvider):
+        current = "stale"
+        calls = 0
+
+        def token(self) -> str | None:
+            sent.release()
+            return self.current
+
+        def on_unauthorized(self, ctx: UnauthorizedContext) -> bool:
+            self.calls += 1
+            if self.calls == 1:  # once the other request is on its way too
+                assert sent.acquire(timeout=10) and sent.acquire(timeout=10)
+                raise StoreDown("the token store is down")
+            self.current = "fresh"
+            return True
+
+    def handler(req: Request) -> None:
+        if req.header("Authorization") != "Bearer fresh":
+            req.reply(401, "", {"WWW-Authenticate": "Bearer"})
+        else:
+            answer(req)
+
+    with FaultServer(handler) as server:
+        transport, inbox = make(server.url, auth=Provider(), open_get_stream=False)
+        transport.send(call(2))
+        transport.send(call(3))
+        error = inbox.error()
+        assert isinstance(error, StoreDown), error
+        assert "result" in inbox.response(error.request_id ^ 1)  # type: ignore[attr-defined]
+
+
 def test_injected_session_abort_after_headers_still_releases_the_reader(make) -> None:
     def handler(req: Request) -> None:
         if req.method == "POST" and req.json.get("method") == "tools/call":

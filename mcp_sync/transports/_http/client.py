@@ -303,16 +303,12 @@ class HttpClient:
                 return True  # someone got a new token since this request was sent
             if self._auth_refusals != refusals:
                 # refused while this request was in flight: share that answer. A request sent
-                # later asks again, so a failure during an outage is not permanent.
+                # later asks again, so a refusal during an outage is not permanent.
                 return False
-            try:
-                retry = self.auth.on_unauthorized(ctx)
-            except BaseException:
-                # An abort is that request's, not a refusal; so is a sign-in refused to a
-                # message nobody waits for (a request waiting behind it may still sign in).
-                if not ctx.cancelled.is_set() and ctx.interactive:
-                    self._auth_refusals += 1
-                raise
+            # A provider's error (an abort, its store or authorization server unreachable) is
+            # the failing request's own, not a refusal: a request in flight asks again, by its
+            # own deadline, and fails with an error of its own, never the server's bare 401.
+            retry = self.auth.on_unauthorized(ctx)
             if retry:
                 self._auth_generation += 1
             else:
