@@ -7,6 +7,7 @@ on the same port, in both protocol eras. Nothing here is scripted.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
@@ -15,6 +16,7 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -32,6 +34,27 @@ SDK = str(SERVERS / "sdk_server.py")
 HTTP_FIXTURE = str(SERVERS / "http_fixture_server.py")
 FAST = Backoff(initial_delay=0.05, max_delay=0.5, max_retries=200)
 ANSWER = {"role": "assistant", "content": {"type": "text", "text": "forty-two"}, "model": "m"}
+
+
+@contextlib.contextmanager
+def logged(text: str) -> Iterator[threading.Event]:
+    """An event set once mcp_sync logs a record containing ``text`` (INFO and up)."""
+    seen_it = threading.Event()
+
+    class Seen(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if text in record.getMessage():
+                seen_it.set()
+
+    seen, logger = Seen(), logging.getLogger("mcp_sync")
+    level = logger.level
+    logger.addHandler(seen)
+    logger.setLevel(logging.INFO)
+    try:
+        yield seen_it
+    finally:
+        logger.removeHandler(seen)
+        logger.setLevel(level)
 
 
 def kill_the_server(client: mcp_sync.Client) -> int:
@@ -285,17 +308,6 @@ def test_close_ends_a_call_that_waits_to_reconnect(leaks: Any) -> None:
             request_timeout=120,
             recovery=Backoff(initial_delay=0.2, max_delay=0.5, max_retries=1000),
         )
-    retrying = threading.Event()
-
-    class Seen(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if "reconnecting" in record.getMessage():
-                retrying.set()
-
-    seen, logger = Seen(), logging.getLogger("mcp_sync")
-    level = logger.level
-    logger.addHandler(seen)
-    logger.setLevel(logging.INFO)
     outcome: list[BaseException] = []
 
     def call() -> None:
@@ -306,13 +318,12 @@ def test_close_ends_a_call_that_waits_to_reconnect(leaks: Any) -> None:
 
     caller = threading.Thread(target=call)
     try:
-        caller.start()
-        assert retrying.wait(30)  # refused: the call now waits between attempts
-        client.close()
-        caller.join(10)
+        with logged("reconnecting") as retrying:
+            caller.start()
+            assert retrying.wait(30)  # refused: the call now waits between attempts
+            client.close()
+            caller.join(10)
     finally:
-        logger.removeHandler(seen)
-        logger.setLevel(level)
         client.close()
     assert not caller.is_alive()
     assert len(outcome) == 1 and isinstance(outcome[0], ConnectionClosed)
@@ -342,17 +353,6 @@ def test_a_reconnection_cut_short_by_the_call_s_timeout_still_names_why_the_serv
             request_timeout=30,
             recovery=Backoff(initial_delay=0.5, max_delay=0.5, max_retries=100, jitter=0),
         )
-    refused = threading.Event()
-
-    class Seen(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if "could not reconnect" in record.getMessage():
-                refused.set()
-
-    seen, logger = Seen(), logging.getLogger("mcp_sync")
-    level = logger.level
-    logger.addHandler(seen)
-    logger.setLevel(logging.INFO)
     outcome: list[BaseException] = []
 
     def call() -> None:
@@ -363,14 +363,13 @@ def test_a_reconnection_cut_short_by_the_call_s_timeout_still_names_why_the_serv
 
     caller = threading.Thread(target=call)
     try:
-        caller.start()
-        assert refused.wait(10)
-        # the port listens again, but nothing there ever answers
-        with socket.create_server(("127.0.0.1", server.port)):
-            caller.join(30)
+        with logged("could not reconnect") as refused:
+            caller.start()
+            assert refused.wait(10)
+            # the port listens again, but nothing there ever answers
+            with socket.create_server(("127.0.0.1", server.port)):
+                caller.join(30)
     finally:
-        logger.removeHandler(seen)
-        logger.setLevel(level)
         client.close()
     assert not caller.is_alive()
     (error,) = outcome
